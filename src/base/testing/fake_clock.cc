@@ -1,0 +1,1 @@
+#include "base/testing/fake_clock.h"

@@ -1,0 +1,141 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/unique_fd.h"
+#include "net/http.h"
+
+namespace warren::net {
+
+// The body of a response sent piece by piece (watch streams, Connect server streams, process
+// output). Thread-safe: any thread may call any method. Writes go out in call order, each as one
+// HTTP/1.1 chunk flushed to the socket as soon as the connection can take it.
+class ResponseStream {
+ public:
+  virtual ~ResponseStream() = default;
+
+  // Queues `data` as one chunk. Returns false when the stream is finished or the client is gone;
+  // the producer should then stop. Never blocks.
+  virtual bool Write(std::string data) = 0;
+
+  // For producers on their own threads: blocks while more than `high_water` bytes are queued
+  // and not yet written, so a slow client slows the producer instead of growing memory.
+  // Returns false when the client is gone or `timeout` passes. Never call it on a loop thread.
+  virtual bool WaitWritable(size_t high_water, std::chrono::milliseconds timeout) = 0;
+
+  // Ends the body cleanly (terminating chunk); the connection may then serve the next request.
+  virtual void Finish() = 0;
+
+  // Drops the connection without a clean end, so the client sees the body terminate. Used when
+  // a sandbox is killed under an open stream (the E2B SDK relies on exactly that).
+  virtual void Abort() = 0;
+
+  // True once finished, aborted, or the client has disconnected.
+  virtual bool closed() const = 0;
+
+  // Runs `callback` once, on some thread, when the stream closes for any reason (including the
+  // client going away). Runs immediately if already closed.
+  virtual void OnClose(std::function<void()> callback) = 0;
+};
+
+struct ProxyOptions {
+  // Bytes of the client's request already read past the headers are forwarded first; the
+  // server arranges that. Upstream connect has already happened (the socket is connected).
+  std::chrono::seconds idle_timeout{600};
+  // Headers to set on the request forwarded upstream (e.g. rewritten Host), and to remove.
+  Headers set_request_headers;
+  std::vector<std::string> remove_request_headers;
+  // Called once when the relay ends (either side closed, idle timeout, or Abort via the handle).
+  std::function<void()> on_done;
+};
+
+// Cancels a relay in flight, from any thread (the gateway aborts a killed sandbox's connections).
+class ProxyHandle {
+ public:
+  virtual ~ProxyHandle() = default;
+  virtual void Abort() = 0;
+};
+
+// How a handler answers. Exactly one of Send, Stream or Proxy must be called, once. A Responder
+// is a cheap movable handle; it may be moved to another thread and answered later. If the last
+// handle is destroyed without answering, the server sends 500 with a message saying so.
+class Responder {
+ public:
+  class Impl;
+  explicit Responder(std::shared_ptr<Impl> impl);
+  Responder(Responder&&) noexcept;
+  Responder& operator=(Responder&&) noexcept;
+  ~Responder();
+
+  void Send(Response response);
+
+  // Sends the status and headers now and returns the stream for the body. The body is chunked
+  // unless `headers` carries Content-Length, in which case exactly that many bytes must be
+  // written before Finish (a download of a file of known size).
+  std::shared_ptr<ResponseStream> Stream(int status, Headers headers);
+
+  // Hands the connection to a byte relay with `upstream` (already connected): the request
+  // (start line, headers, body as it arrives) is forwarded, and the upstream's response is
+  // relayed back without buffering, including Upgrade (WebSocket) where both directions are
+  // pumped until either side closes. Returns a handle that can abort the relay.
+  std::shared_ptr<ProxyHandle> Proxy(base::UniqueFd upstream, ProxyOptions options);
+
+  // Whether the client is still connected (best effort).
+  bool client_connected() const;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+// Handlers run on a loop thread unless their route is `blocking`, in which case they run on the
+// server's blocking pool and may block (SQLite, fork/exec, waiting on a process).
+using Handler = std::function<void(Request&& request, Responder responder)>;
+
+struct RouteOptions {
+  bool blocking = false;
+  // The handler reads the body itself through Request::body_reader (large uploads); requires
+  // `blocking`. The handler is called once the head is in.
+  bool stream_body = false;
+  // Largest body accepted for this route; larger → 413 before the handler runs. 0 = server
+  // default.
+  size_t max_body_bytes = 0;
+};
+
+// Maps method + path pattern to handlers. Patterns are literal segments and "{name}" captures
+// ("/apis/{group}/{version}/namespaces/{ns}/{plural}/{name}"); a final "{name...}" captures the
+// rest of the path including slashes. Literal segments win over captures. Unknown path → 404,
+// known path with another method → 405 with Allow. Build it fully before the server starts;
+// then it is read-only and thread-safe.
+class Router {
+ public:
+  Router();
+  ~Router();
+  Router(Router&&) noexcept;
+  Router& operator=(Router&&) noexcept;
+
+  void Add(std::string_view method, std::string_view pattern, Handler handler,
+           RouteOptions options = {});
+  // Answers every request no route matched (the gateway routes by Host and headers).
+  void SetFallback(Handler handler, RouteOptions options = {});
+
+  struct Match {
+    const Handler* handler = nullptr;
+    const RouteOptions* options = nullptr;
+    std::map<std::string, std::string, std::less<>> params;
+    int error_status = 0;  // 404 or 405 when handler is null
+    std::string allow;     // for 405
+  };
+  Match Find(std::string_view method, std::string_view path) const;
+
+ private:
+  struct Node;
+  std::unique_ptr<Node> root_;
+  std::unique_ptr<std::pair<Handler, RouteOptions>> fallback_;
+};
+
+}  // namespace warren::net
