@@ -40,7 +40,8 @@ std::string Join(const std::string& rel, const std::string& name) {
 Result<std::unique_ptr<DirWatcher>> DirWatcher::Start(WatchOptions options,
                                                       const FilesystemOps& ops,
                                                       EventCallback on_event,
-                                                      ErrorCallback on_error) {
+                                                      ErrorCallback on_error,
+                                                      std::function<void()> on_started) {
   struct stat st;
   if (stat(options.path.c_str(), &st) != 0) {
     if (errno == ENOENT) {
@@ -78,6 +79,7 @@ Result<std::unique_ptr<DirWatcher>> DirWatcher::Start(WatchOptions options,
       for (const auto& s : subdirs) w->AddTree(s);
     }
   }
+  if (on_started) on_started();
   DirWatcher* raw = w.get();
   w->thread_ = std::thread([raw] { raw->Run(); });
   return w;

@@ -32,9 +32,11 @@ class DirWatcher {
   using ErrorCallback = std::function<void(Status)>;
 
   // Validates like E2B (NotFound: no such path; InvalidArgument: not a directory, or a network
-  // or FUSE mount without allow_network_mounts) and starts watching.
+  // or FUSE mount without allow_network_mounts) and starts watching. `on_started` (optional)
+  // runs once the watches are in place and before any event can be reported.
   static Result<std::unique_ptr<DirWatcher>> Start(WatchOptions options, const FilesystemOps& ops,
-                                                   EventCallback on_event, ErrorCallback on_error);
+                                                   EventCallback on_event, ErrorCallback on_error,
+                                                   std::function<void()> on_started = {});
   ~DirWatcher();
   DirWatcher(const DirWatcher&) = delete;
   DirWatcher& operator=(const DirWatcher&) = delete;

@@ -77,16 +77,30 @@ bool StreamSession::Send(std::string json) {
 }
 
 void StreamSession::End(const Status& status) {
+  std::vector<std::function<void()>> on_end;
   {
     std::lock_guard lock(mu_);
     if (ended_) return;
     ended_ = true;
     timers_.Cancel(keepalive_timer_);
     timers_.Cancel(deadline_timer_);
+    on_end.swap(on_end_);
   }
   // Outside the lock (the sink may call back into the session); no message can follow the
   // end-of-stream frame because Send checks ended_ under the lock.
   sink_->Finish(status);
+  for (auto& callback : on_end) callback();
+}
+
+void StreamSession::OnEnd(std::function<void()> callback) {
+  {
+    std::lock_guard lock(mu_);
+    if (!ended_) {
+      on_end_.push_back(std::move(callback));
+      return;
+    }
+  }
+  callback();
 }
 
 bool StreamSession::ended() const {

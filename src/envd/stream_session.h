@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -56,6 +57,9 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
   // Ends the stream with `status` (ok → "{}"); later calls do nothing.
   void End(const Status& status);
   bool ended() const;
+  // Runs `callback` once after the stream has ended (right away if it has), on whichever thread
+  // ended it; it must not block.
+  void OnEnd(std::function<void()> callback);
   // Backpressure for producers on their own threads.
   bool WaitWritable(size_t high_water, std::chrono::milliseconds timeout);
 
@@ -72,10 +76,11 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
   std::function<void()> on_deadline_;
 
   mutable std::mutex mu_;
-  bool ended_ = false;                       // guarded by mu_
-  base::MonoTime last_sent_;                 // guarded by mu_
-  TimerQueue::TimerId keepalive_timer_ = 0;  // guarded by mu_
-  TimerQueue::TimerId deadline_timer_ = 0;   // guarded by mu_
+  bool ended_ = false;                         // guarded by mu_
+  base::MonoTime last_sent_;                   // guarded by mu_
+  TimerQueue::TimerId keepalive_timer_ = 0;    // guarded by mu_
+  TimerQueue::TimerId deadline_timer_ = 0;     // guarded by mu_
+  std::vector<std::function<void()>> on_end_;  // guarded by mu_
 };
 
 }  // namespace warren::envd
