@@ -53,6 +53,11 @@ Response ConnectError(const Status& status) {
   return Response::Json(HttpStatusFromCode(status.code()), ConnectErrorJson(status));
 }
 
+// The Connect protocol answers an unsupported codec with HTTP 415.
+Response UnsupportedMediaType(const Status& status) {
+  return Response::Json(415, ConnectErrorJson(status));
+}
+
 Response Unauthorized(const Status& status) { return HttpError(401, status.message()); }
 
 // The media type of a Content-Type value, lower-cased, without parameters.
@@ -179,7 +184,7 @@ class Envd::Impl {
   void Unary(Request& req, Responder& r, const UnaryFn& fn) {
     if (Status s = CheckToken(req); !s.ok()) return r.Send(Unauthorized(s));
     if (MediaType(req) != "application/json") {
-      return r.Send(ConnectError(InvalidArgumentError(fmt::format(
+      return r.Send(UnsupportedMediaType(InvalidArgumentError(fmt::format(
           "unsupported content type '{}': this server speaks the Connect protocol with JSON "
           "(application/json)",
           req.headers.Get("Content-Type").value_or("")))));
@@ -199,7 +204,7 @@ class Envd::Impl {
   void ServerStream(Request& req, Responder& r, const StreamFn& fn) {
     if (Status s = CheckToken(req); !s.ok()) return r.Send(Unauthorized(s));
     if (MediaType(req) != "application/connect+json") {
-      return r.Send(ConnectError(InvalidArgumentError(fmt::format(
+      return r.Send(UnsupportedMediaType(InvalidArgumentError(fmt::format(
           "unsupported content type '{}' for a streaming call: use application/connect+json",
           req.headers.Get("Content-Type").value_or("")))));
     }
