@@ -46,8 +46,7 @@ void ValidateObjectMeta(const KindInfo& kind, const ObjectMeta& meta, FieldError
       errors.Add("metadata.namespace", *err);
     }
   } else if (!meta.namespace_.empty()) {
-    errors.Add("metadata.namespace",
-               fmt::format("not allowed: {} is cluster-scoped", kind.kind));
+    errors.Add("metadata.namespace", fmt::format("not allowed: {} is cluster-scoped", kind.kind));
   }
   ValidateLabels(meta.labels, "metadata.labels", errors);
   ValidateAnnotations(meta.annotations, "metadata.annotations", errors);

@@ -1,6 +1,7 @@
+#include "api/admission.h"
+
 #include <gtest/gtest.h>
 
-#include "api/admission.h"
 #include "api/kinds.h"
 #include "api/object_codec.h"
 #include "api/typed_codec.h"
@@ -242,8 +243,7 @@ spec: {templateName: pool, replicas: 2})");
   updated.spec()["replicas"] = 3;
   Status s = AdmitUpdate(SandboxClaimKind(), old_claim, updated);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("spec.replicas: Invalid value: field is immutable"),
-            std::string::npos)
+  EXPECT_NE(s.message().find("spec.replicas: Invalid value: field is immutable"), std::string::npos)
       << s;
 }
 
@@ -297,8 +297,7 @@ status:
   auto status = DecodeStatus<SandboxStatus>(obj);
   ASSERT_TRUE(status.ok());
   status->phase = "Paused";
-  SetCondition(status->conditions, Condition{.type = "Ready", .status = "False"},
-               base::WallTime{});
+  SetCondition(status->conditions, Condition{.type = "Ready", .status = "False"}, base::WallTime{});
   EncodeStatus(*status, obj);
   EXPECT_EQ(obj.status()["phase"], "Paused");
   EXPECT_EQ(obj.status()["futureStatus"], 7);

@@ -150,17 +150,15 @@ void ValidateMaxUnavailable(const std::optional<IntOrString>& v, std::string_vie
                  fmt::format("Invalid value: \"{}\": must not be greater than 100%", v->str_value));
     }
   } else if (v->int_value < 0) {
-    errors.Add(std::string(path),
-               fmt::format("Invalid value: {}: must be >= 0", v->int_value));
+    errors.Add(std::string(path), fmt::format("Invalid value: {}: must be >= 0", v->int_value));
   }
 }
 
 void ValidateNonNegative(std::optional<Duration>& d, std::string_view path, FieldErrors& errors,
                          std::chrono::nanoseconds min) {
   if (d && d->value < min) {
-    errors.Add(std::string(path),
-               fmt::format("Invalid value: \"{}\": must be >= {}", FormatGoDuration(d->value),
-                           FormatGoDuration(min)));
+    errors.Add(std::string(path), fmt::format("Invalid value: \"{}\": must be >= {}",
+                                              FormatGoDuration(d->value), FormatGoDuration(min)));
   }
 }
 
@@ -198,8 +196,8 @@ Status AdmitSandboxSet(Object& object) {
     }
     ValidateMaxUnavailable(spec.update_strategy.max_unavailable,
                            "spec.updateStrategy.maxUnavailable", errors);
-    ValidateMaxUnavailable(spec.scale_strategy.max_unavailable,
-                           "spec.scaleStrategy.maxUnavailable", errors);
+    ValidateMaxUnavailable(spec.scale_strategy.max_unavailable, "spec.scaleStrategy.maxUnavailable",
+                           errors);
     ValidateTemplateChoice(spec.pod_template, spec.template_ref, errors);
     RejectVolumeClaimTemplates(object, errors);
     ValidatePauseStrategy(spec.pause_strategy, errors);
@@ -256,25 +254,23 @@ Status AdmitSandboxClaimUpdate(const Object& old_object, const Object& object) {
   return errors.ToStatus();
 }
 
-Status AdmitSandboxClaimStatus(Object& object) {
-  return AdmitStatusAs<SandboxClaimStatus>(object);
-}
+Status AdmitSandboxClaimStatus(Object& object) { return AdmitStatusAs<SandboxClaimStatus>(object); }
 
 Status AdmitSandboxTemplate(Object& object) {
-  return AdmitSpec<SandboxTemplateSpec>(object,
-                                        [&](SandboxTemplateSpec& spec, FieldErrors& errors) {
-    if (!spec.pod_template) {
-      errors.Required("spec.template");
-    } else {
-      DefaultPodTemplate(*spec.pod_template);
-      ValidatePodTemplate(*spec.pod_template, "spec.template", errors);
-    }
-    RejectVolumeClaimTemplates(object, errors);
-    ValidatePauseStrategy(spec.pause_strategy, errors);
-    ValidateOneOf(spec.persistent_contents, "spec.persistentContents",
-                  {"ip", "memory", "filesystem"}, errors);
-    ValidateRuntimes(spec.runtimes, "spec.runtimes", errors);
-  });
+  return AdmitSpec<SandboxTemplateSpec>(
+      object, [&](SandboxTemplateSpec& spec, FieldErrors& errors) {
+        if (!spec.pod_template) {
+          errors.Required("spec.template");
+        } else {
+          DefaultPodTemplate(*spec.pod_template);
+          ValidatePodTemplate(*spec.pod_template, "spec.template", errors);
+        }
+        RejectVolumeClaimTemplates(object, errors);
+        ValidatePauseStrategy(spec.pause_strategy, errors);
+        ValidateOneOf(spec.persistent_contents, "spec.persistentContents",
+                      {"ip", "memory", "filesystem"}, errors);
+        ValidateRuntimes(spec.runtimes, "spec.runtimes", errors);
+      });
 }
 
 Status AdmitSandboxUpdateOps(Object& object) {

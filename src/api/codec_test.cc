@@ -98,8 +98,9 @@ o: |
 }
 
 TEST(YamlCodec, DumpQuotesStringsThatWouldChangeType) {
-  Json j = {{"a", "true"}, {"b", "1"}, {"c", ""}, {"d", "null"}, {"e", "plain"},
-            {"f", 2},      {"g", 1.0}, {"h", "x\ny\n"}, {"i", Json::array()}, {"j", Json::object()}};
+  Json j = {
+      {"a", "true"}, {"b", "1"}, {"c", ""},       {"d", "null"},        {"e", "plain"},
+      {"f", 2},      {"g", 1.0}, {"h", "x\ny\n"}, {"i", Json::array()}, {"j", Json::object()}};
   auto back = ParseYaml(DumpYaml(j));
   ASSERT_TRUE(back.ok()) << back.status() << "\n" << DumpYaml(j);
   EXPECT_EQ(*back, j) << DumpYaml(j);
@@ -119,8 +120,7 @@ TEST(YamlCodec, ErrorsNameLineAndColumn) {
   auto bad = ParseYaml("a: 1\nb: [1, 2\nc: 3\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.status().message().find("invalid YAML at line"), std::string::npos)
-      << bad.status();
+  EXPECT_NE(bad.status().message().find("invalid YAML at line"), std::string::npos) << bad.status();
 
   auto dup = ParseYaml("a: 1\nb: 2\na: 3\n");
   ASSERT_FALSE(dup.ok());
@@ -139,8 +139,8 @@ TEST(YamlCodec, AliasBombAndDeepNestingFailCleanly) {
   std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
   char prev = 'a';
   for (char c = 'b'; c <= 'k'; ++c) {
-    bomb += fmt::format("{}: &{} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n",
-                        c, c, fmt::arg("p", prev));
+    bomb += fmt::format("{}: &{} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n", c,
+                        c, fmt::arg("p", prev));
     prev = c;
   }
   auto r = ParseYaml(bomb);
@@ -189,8 +189,7 @@ TEST(ObjectCodec, WrongMetadataTypesAreNamed) {
   EXPECT_NE(m.find("metadata.resourceVersion: must be a positive decimal revision"),
             std::string::npos)
       << m;
-  EXPECT_NE(m.find("metadata.creationTimestamp: must be an RFC 3339 time"), std::string::npos)
-      << m;
+  EXPECT_NE(m.find("metadata.creationTimestamp: must be an RFC 3339 time"), std::string::npos) << m;
 
   auto not_object = ObjectFromJsonText("[1]");
   ASSERT_FALSE(not_object.ok());

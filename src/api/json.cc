@@ -53,7 +53,9 @@ Result<Json> ParseJson(std::string_view text) {
   }
 }
 
-std::string DumpJson(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string DumpJson(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 std::string DumpJsonPretty(const Json& j) {
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

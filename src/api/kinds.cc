@@ -34,8 +34,7 @@ const KindInfo& KindRegistry::Add(KindInfo info) {
   return *kinds_.back();
 }
 
-const KindInfo* KindRegistry::ForObject(std::string_view api_version,
-                                        std::string_view kind) const {
+const KindInfo* KindRegistry::ForObject(std::string_view api_version, std::string_view kind) const {
   for (const KindInfo* k : all_) {
     if (k->kind == kind && k->ApiVersion() == api_version) return k;
   }

@@ -34,9 +34,9 @@ struct PrinterColumn {
 struct KindInfo {
   std::string group;
   std::string version;
-  std::string kind;      // "SandboxSet"
-  std::string plural;    // "sandboxsets"
-  std::string singular;  // "sandboxset"
+  std::string kind;                      // "SandboxSet"
+  std::string plural;                    // "sandboxsets"
+  std::string singular;                  // "sandboxset"
   std::vector<std::string> short_names;  // "sbs"
   bool namespaced = true;
   // With a status subresource, updates of the main resource keep the stored status and

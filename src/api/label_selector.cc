@@ -129,8 +129,8 @@ class Parser {
   }
 
   Status Error(std::string message) const {
-    return InvalidArgumentError(fmt::format("unable to parse label selector \"{}\": {} at column {}",
-                                            text_, message, tok_.column));
+    return InvalidArgumentError(fmt::format(
+        "unable to parse label selector \"{}\": {} at column {}", text_, message, tok_.column));
   }
   Status Expected(std::string_view what) const {
     return Error(fmt::format("expected {}, found {}", what,
@@ -216,7 +216,8 @@ class Parser {
   Status ParseSet(LabelRequirement& r) {
     if (tok_.kind != Tok::kOpen) return Expected("'('");
     Advance();
-    if (tok_.kind == Tok::kClose) return Error("for 'in' and 'notin' the set of values can't be empty");
+    if (tok_.kind == Tok::kClose)
+      return Error("for 'in' and 'notin' the set of values can't be empty");
     while (true) {
       if (tok_.kind == Tok::kIdent) {
         RETURN_IF_ERROR(CheckValue(tok_.text, tok_.column));

@@ -11,7 +11,16 @@ namespace warren::api {
 
 // One requirement of a label selector.
 struct LabelRequirement {
-  enum class Op { kEquals, kNotEquals, kIn, kNotIn, kExists, kDoesNotExist, kGreaterThan, kLessThan };
+  enum class Op {
+    kEquals,
+    kNotEquals,
+    kIn,
+    kNotIn,
+    kExists,
+    kDoesNotExist,
+    kGreaterThan,
+    kLessThan
+  };
   std::string key;
   Op op = Op::kExists;
   std::vector<std::string> values;  // sorted; one for =, !=, >, <; none for exists

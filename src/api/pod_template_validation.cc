@@ -77,9 +77,9 @@ void ValidateContainer(const Container& c, std::string_view path,
     if (!m.sub_path.empty() &&
         (m.sub_path.front() == '/' || m.sub_path == ".." || m.sub_path.starts_with("../") ||
          m.sub_path.find("/../") != std::string::npos || m.sub_path.ends_with("/.."))) {
-      errors.Add(ChildPath(mp, "subPath"),
-                 fmt::format("Invalid value: \"{}\": must be a relative path without '..'",
-                             m.sub_path));
+      errors.Add(
+          ChildPath(mp, "subPath"),
+          fmt::format("Invalid value: \"{}\": must be a relative path without '..'", m.sub_path));
     }
   }
 }

@@ -104,10 +104,10 @@ Result<Quantity> Quantity::Parse(std::string_view text) {
     }
     exp10 = std::stoi(std::string(e)) * (eneg ? -1 : 1);
   } else {
-    return Malformed(text, fmt::format(
-                               "unknown suffix \"{}\" (use m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, "
-                               "Pi, Ei or an exponent)",
-                               suffix));
+    return Malformed(text,
+                     fmt::format("unknown suffix \"{}\" (use m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, "
+                                 "Pi, Ei or an exponent)",
+                                 suffix));
   }
   // value_milli = mantissa * multiplier * 10^exp10 / 10^frac_digits, rounded up.
   int net_exp = exp10 - frac_digits;
@@ -143,8 +143,8 @@ Quantity Quantity::FromMilli(int64_t milli) {
 Quantity Quantity::FromValue(int64_t value) {
   Quantity q;
   q.milli_ = value * 1000;
-  static constexpr std::pair<const char*, int> kBinary[] = {
-      {"Ei", 60}, {"Pi", 50}, {"Ti", 40}, {"Gi", 30}, {"Mi", 20}, {"Ki", 10}};
+  static constexpr std::pair<const char*, int> kBinary[] = {{"Ei", 60}, {"Pi", 50}, {"Ti", 40},
+                                                            {"Gi", 30}, {"Mi", 20}, {"Ki", 10}};
   q.text_ = std::to_string(value);
   if (value == 0) return q;
   for (const auto& [suffix, shift] : kBinary) {

@@ -1,8 +1,9 @@
+#include "api/quantity.h"
+
 #include <gtest/gtest.h>
 
 #include "api/go_duration.h"
 #include "api/int_or_string.h"
-#include "api/quantity.h"
 
 namespace warren::api {
 namespace {

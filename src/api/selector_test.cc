@@ -16,8 +16,8 @@ bool Match(std::string_view selector, const Labels& labels) {
 }
 
 TEST(LabelSelector, FullKubernetesSyntax) {
-  Labels l = {{"app", "web"}, {"tier", "front"}, {"agents.kruise.io/sandbox-claimed", "false"},
-              {"n", "5"}};
+  Labels l = {
+      {"app", "web"}, {"tier", "front"}, {"agents.kruise.io/sandbox-claimed", "false"}, {"n", "5"}};
   EXPECT_TRUE(Match("", l));
   EXPECT_TRUE(Match("app=web", l));
   EXPECT_TRUE(Match("app==web", l));

@@ -28,7 +28,9 @@
 namespace warren::api {
 
 template <class T>
-concept ApiStruct = requires { typename T::IsApiStruct; };
+concept ApiStruct = requires {
+  typename T::IsApiStruct;
+};
 
 namespace codec {
 

@@ -99,7 +99,8 @@ std::optional<std::string> CheckQualifiedName(std::string_view s) {
   if (auto slash = s.find('/'); slash != std::string_view::npos) {
     std::string_view prefix = s.substr(0, slash);
     name = s.substr(slash + 1);
-    if (prefix.empty()) return fmt::format("invalid value {}: prefix part must be non-empty", Quote(s));
+    if (prefix.empty())
+      return fmt::format("invalid value {}: prefix part must be non-empty", Quote(s));
     if (auto err = CheckDns1123Subdomain(prefix)) {
       return fmt::format("invalid value {}: prefix part {}", Quote(s), *err);
     }
@@ -108,7 +109,8 @@ std::optional<std::string> CheckQualifiedName(std::string_view s) {
   for (char c : name) ok = ok && (IsAlnum(c) || c == '-' || c == '_' || c == '.');
   if (ok) return std::nullopt;
   if (name.empty()) return fmt::format("invalid value {}: name part must be non-empty", Quote(s));
-  if (name.size() > 63) return fmt::format("invalid value {}: name part must be no more than 63 characters", Quote(s));
+  if (name.size() > 63)
+    return fmt::format("invalid value {}: name part must be no more than 63 characters", Quote(s));
   return fmt::format(
       "invalid value {}: name part must consist of alphanumeric characters, '-', '_' or '.', "
       "and must start and end with an alphanumeric character (e.g. 'MyName', 'my.name', or "
@@ -121,7 +123,8 @@ std::optional<std::string> CheckLabelValue(std::string_view s) {
   bool ok = s.size() <= 63 && IsAlnum(s.front()) && IsAlnum(s.back());
   for (char c : s) ok = ok && (IsAlnum(c) || c == '-' || c == '_' || c == '.');
   if (ok) return std::nullopt;
-  if (s.size() > 63) return fmt::format("invalid value {}: must be no more than 63 characters", Quote(s));
+  if (s.size() > 63)
+    return fmt::format("invalid value {}: must be no more than 63 characters", Quote(s));
   return fmt::format(
       "invalid value {}: a valid label must be an empty string or consist of alphanumeric "
       "characters, '-', '_' or '.', and must start and end with an alphanumeric character",

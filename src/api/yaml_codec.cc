@@ -39,9 +39,8 @@ class YamlError {
 // ([[[[...) and absurd indentation (block nesting needs at least one column per level).
 Status CheckShape(std::string_view text) {
   if (text.size() > kMaxYamlBytes) {
-    return InvalidArgumentError(
-        fmt::format("invalid YAML: document is {} bytes; the limit is {}", text.size(),
-                    kMaxYamlBytes));
+    return InvalidArgumentError(fmt::format("invalid YAML: document is {} bytes; the limit is {}",
+                                            text.size(), kMaxYamlBytes));
   }
   size_t depth = 0;
   size_t line = 1;
@@ -93,7 +92,9 @@ Status CheckShape(std::string_view text) {
   return Status::Ok();
 }
 
-bool IsNullWord(std::string_view s) { return s == "null" || s == "Null" || s == "NULL" || s == "~" || s.empty(); }
+bool IsNullWord(std::string_view s) {
+  return s == "null" || s == "Null" || s == "NULL" || s == "~" || s.empty();
+}
 bool IsTrueWord(std::string_view s) { return s == "true" || s == "True" || s == "TRUE"; }
 bool IsFalseWord(std::string_view s) { return s == "false" || s == "False" || s == "FALSE"; }
 

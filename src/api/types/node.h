@@ -22,12 +22,12 @@ struct NodeSpec {
 
 struct NodeStatus {
   WARREN_API_STRUCT;
-  std::map<std::string, Quantity> capacity;     // cpu, memory, sandboxes
+  std::map<std::string, Quantity> capacity;  // cpu, memory, sandboxes
   std::map<std::string, Quantity> allocatable;
-  std::vector<Condition> conditions;            // Ready
-  std::string address;                          // where the node agent listens
-  std::vector<std::string> runtime_classes;     // native, gvisor
-  std::string version;                          // warren version
+  std::vector<Condition> conditions;         // Ready
+  std::string address;                       // where the node agent listens
+  std::vector<std::string> runtime_classes;  // native, gvisor
+  std::string version;                       // warren version
   std::string kernel_version;
   int32_t sandboxes = 0;
   std::optional<base::WallTime> last_heartbeat_time;

@@ -25,7 +25,7 @@ struct InplaceUpdateSpec {
 // SandboxClaim (agents.kruise.io/v1alpha1, sbc): claim sandboxes out of a SandboxSet.
 struct SandboxClaimSpec {
   WARREN_API_STRUCT;
-  std::string template_name;  // the SandboxSet to claim from
+  std::string template_name;        // the SandboxSet to claim from
   std::optional<int32_t> replicas;  // default 1, immutable
   std::optional<base::WallTime> shutdown_time;
   std::optional<Duration> claim_timeout;        // default 1m, >= 1s
@@ -36,8 +36,8 @@ struct SandboxClaimSpec {
   std::optional<InplaceUpdateSpec> inplace_update;
   std::vector<RuntimeRef> runtimes;
   bool reserve_failed_sandbox = false;
-  std::optional<bool> create_on_no_stock;        // default true
-  std::optional<Duration> wait_ready_timeout;    // default 30s
+  std::optional<bool> create_on_no_stock;      // default true
+  std::optional<Duration> wait_ready_timeout;  // default 30s
   bool skip_init_runtime = false;
   // dynamicVolumesMount stays in the document (CSI mounts are not supported here).
 
