@@ -71,7 +71,7 @@ Table ListImagesCommand(const ImageStore& store) {
 
 Result<Table> RemoveImagesCommand(ImageStore& store, const std::vector<std::string>& names) {
   Table table{{"NAME", "RESULT"}, {}};
-  bool failed = false;
+  Status first_failure;
   size_t layers = 0;
   uint64_t freed = 0;
   for (const auto& name : names) {
@@ -82,11 +82,13 @@ Result<Table> RemoveImagesCommand(ImageStore& store, const std::vector<std::stri
       freed += report->freed_bytes;
     } else {
       table.rows.push_back({name, report.status().message()});
-      failed = true;
+      if (first_failure.ok()) first_failure = report.status();
     }
   }
   table.rows.push_back({"(gc)", fmt::format("{} layers, {} freed", layers, HumanSize(freed))});
-  if (failed) return NotFoundError("not every image was removed:\n" + FormatTable(table));
+  if (!first_failure.ok()) {
+    return Status(first_failure.code(), "not every image was removed:\n" + FormatTable(table));
+  }
   return table;
 }
 
