@@ -230,16 +230,20 @@ class Envd::Impl {
 
   void Start(const std::string& payload, const os::UserInfo& user,
              const std::shared_ptr<MessageSink>& sink, StreamOptions options) {
-    auto slot = std::make_shared<std::weak_ptr<ManagedProcess>>();
-    // Start's deadline is the process's lifetime (e2b-protocol.md §3.4 rule 4).
-    auto session = StreamSession::Create(sink, e_.timers_, options, KeepaliveEventJson(), [slot] {
-      if (auto p = slot->lock()) p->Signal(SIGKILL).IgnoreError();
-    });
+    auto session = StreamSession::Create(sink, e_.timers_, options, KeepaliveEventJson());
     auto plan = PlanStart(payload, user);
     if (!plan.ok()) return session->End(plan.status());
     auto p = e_.processes_.Start(std::move(*plan), session);
     if (!p.ok()) return session->End(p.status());
-    *slot = *p;
+    // Start's deadline is also the process's lifetime (e2b-protocol.md §3.4 rule 4), whether or
+    // not the client is still there to see the stream end: the SDK aborts its request at the
+    // same moment, which ends the session first.
+    if (options.timeout) {
+      std::weak_ptr<ManagedProcess> weak = *p;
+      e_.timers_.ScheduleAfter(*options.timeout, [weak] {
+        if (auto proc = weak.lock()) proc->Signal(SIGKILL).IgnoreError();
+      });
+    }
   }
 
   Result<SpawnPlan> PlanStart(const std::string& payload, const os::UserInfo& user) {

@@ -67,9 +67,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::string boundary(in.substr(0, nl == std::string_view::npos ? 0 : nl));
       if (boundary.empty()) boundary = "B";
       std::string_view body = nl == std::string_view::npos ? in : in.substr(nl + 1);
-      MultipartParser parser(boundary, {[](const MultipartPart&) { return Status::Ok(); },
-                                        [](std::string_view) { return Status::Ok(); },
-                                        [] { return Status::Ok(); }});
+      MultipartParser parser(
+          boundary, {[](const MultipartPart&) { return Status::Ok(); },
+                     [](std::string_view) { return Status::Ok(); }, [] { return Status::Ok(); }});
       const size_t step = 1 + selector % 13;
       for (size_t i = 0; i < body.size(); i += step) {
         if (!parser.Feed(body.substr(i, step)).ok()) break;
@@ -96,7 +96,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (auto line : base::Split(in, '\n')) {
         auto colon = line.find(':');
         if (colon == std::string_view::npos) continue;
-        headers.emplace_back(std::string(line.substr(0, colon)), std::string(line.substr(colon + 1)));
+        headers.emplace_back(std::string(line.substr(0, colon)),
+                             std::string(line.substr(colon + 1)));
       }
       MetadataFromHeaders(headers).status().IgnoreError();
       break;

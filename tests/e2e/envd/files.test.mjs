@@ -16,7 +16,9 @@ after(async () => { await envd?.stop(); });
 
 test('write and read text; the result names the file', async () => {
   const info = await sbx.files.write('hello.txt', 'Hello, Warren!\n');
-  assert.deepEqual({ ...info }, { path: '/home/user/hello.txt', name: 'hello.txt', type: 'file' });
+  assert.deepEqual({ path: info.path, name: info.name, type: info.type },
+      { path: '/home/user/hello.txt', name: 'hello.txt', type: 'file' });
+  assert.equal(info.metadata, undefined);
   assert.equal(await sbx.files.read('hello.txt'), 'Hello, Warren!\n');
   assert.equal(await sbx.files.read('/home/user/hello.txt'), 'Hello, Warren!\n');
   assert.equal((await sbx.commands.run('cat ~/hello.txt')).stdout, 'Hello, Warren!\n');

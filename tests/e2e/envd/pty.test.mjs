@@ -13,13 +13,13 @@ before(async () => {
 });
 after(async () => { await envd?.stop(); });
 
-async function until(pred, what, ms = 10000) {
+async function until(pred, what, ms = 10000, dump = () => '') {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (pred()) return;
     await new Promise((r) => setTimeout(r, 50));
   }
-  assert.fail(`timed out waiting for ${what}`);
+  assert.fail(`timed out waiting for ${what}: ${JSON.stringify(dump())}`);
 }
 
 test('create, input, resize, kill', async () => {
@@ -29,12 +29,12 @@ test('create, input, resize, kill', async () => {
   assert.ok(h.pid > 0);
   const enc = new TextEncoder();
   await sbx.pty.sendInput(h.pid, enc.encode('echo "pty-$((6*7))"; tty; stty size\n'));
-  await until(() => out.includes('pty-42') && /\n24 80\r?\n/.test(out), 'echo and size 24 80');
+  await until(() => out.includes('pty-42') && /[\r\n]24 80\r?\n/.test(out), 'echo and size 24 80');
   assert.match(out, /\/dev\/pts\/\d+/);
   await sbx.pty.resize(h.pid, { cols: 120, rows: 40 });
   await sbx.pty.sendInput(h.pid, enc.encode('stty size; echo $TERM; whoami\n'));
-  await until(() => /\n40 120\r?\n/.test(out) && out.includes('xterm-256color') &&
-      /\nuser\r?\n/.test(out), 'resized to 40 120 as user');
+  await until(() => /[\r\n]40 120\r?\n/.test(out) && out.includes('xterm-256color') &&
+      /[\r\n]user\r?\n/.test(out), 'resized to 40 120 as user', 10000, () => out);
   assert.equal(await sbx.pty.kill(h.pid), true);
   const r = await h.wait().catch((e) => e);
   assert.equal(r.exitCode, -1);
