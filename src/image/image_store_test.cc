@@ -235,6 +235,8 @@ TEST_F(ImageStoreTest, LeasesAreIdempotentAndExclusivePerId) {
   ASSERT_TRUE(store_->AcquireLease("s", "a:1").ok());  // Again: the same pin.
   EXPECT_EQ(store_->AcquireLease("s", "b:1").status().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(store_->AcquireLease("t", "nope:1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->AcquireLease("import:x", "a:1").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->AcquireLease("", "a:1").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->ListLeases().size(), 1u);
   ASSERT_TRUE(store_->ReleaseLease("s").ok());
   ASSERT_TRUE(store_->ReleaseLease("s").ok());  // Releasing twice is fine.
