@@ -443,10 +443,9 @@ asio::awaitable<void> Session::HandleRequest() {
   uint64_t limit = route.max_body_bytes ? route.max_body_bytes : opts().max_body_bytes;
   if (head.content_length && *head.content_length > limit) {
     keep_alive_ = false;
-    co_await SendError(413,
-                       fmt::format("request body of {} bytes exceeds the limit of {} bytes",
-                                   *head.content_length, limit),
-                       /*close=*/true);
+    std::string message = fmt::format("request body of {} bytes exceeds the limit of {} bytes",
+                                      *head.content_length, limit);
+    co_await SendError(413, message, /*close=*/true);
     co_return;
   }
   parser_.SetBodyLimit(limit);
