@@ -53,6 +53,11 @@ Response ConnectError(const Status& status) {
   return Response::Json(HttpStatusFromCode(status.code()), ConnectErrorJson(status));
 }
 
+// The Connect protocol answers an unsupported codec with HTTP 415.
+Response UnsupportedMediaType(const Status& status) {
+  return Response::Json(415, ConnectErrorJson(status));
+}
+
 Response Unauthorized(const Status& status) { return HttpError(401, status.message()); }
 
 // The media type of a Content-Type value, lower-cased, without parameters.
@@ -179,7 +184,7 @@ class Envd::Impl {
   void Unary(Request& req, Responder& r, const UnaryFn& fn) {
     if (Status s = CheckToken(req); !s.ok()) return r.Send(Unauthorized(s));
     if (MediaType(req) != "application/json") {
-      return r.Send(ConnectError(InvalidArgumentError(fmt::format(
+      return r.Send(UnsupportedMediaType(InvalidArgumentError(fmt::format(
           "unsupported content type '{}': this server speaks the Connect protocol with JSON "
           "(application/json)",
           req.headers.Get("Content-Type").value_or("")))));
@@ -199,7 +204,7 @@ class Envd::Impl {
   void ServerStream(Request& req, Responder& r, const StreamFn& fn) {
     if (Status s = CheckToken(req); !s.ok()) return r.Send(Unauthorized(s));
     if (MediaType(req) != "application/connect+json") {
-      return r.Send(ConnectError(InvalidArgumentError(fmt::format(
+      return r.Send(UnsupportedMediaType(InvalidArgumentError(fmt::format(
           "unsupported content type '{}' for a streaming call: use application/connect+json",
           req.headers.Get("Content-Type").value_or("")))));
     }
@@ -225,16 +230,20 @@ class Envd::Impl {
 
   void Start(const std::string& payload, const os::UserInfo& user,
              const std::shared_ptr<MessageSink>& sink, StreamOptions options) {
-    auto slot = std::make_shared<std::weak_ptr<ManagedProcess>>();
-    // Start's deadline is the process's lifetime (e2b-protocol.md §3.4 rule 4).
-    auto session = StreamSession::Create(sink, e_.timers_, options, KeepaliveEventJson(), [slot] {
-      if (auto p = slot->lock()) p->Signal(SIGKILL).IgnoreError();
-    });
+    auto session = StreamSession::Create(sink, e_.timers_, options, KeepaliveEventJson());
     auto plan = PlanStart(payload, user);
     if (!plan.ok()) return session->End(plan.status());
     auto p = e_.processes_.Start(std::move(*plan), session);
     if (!p.ok()) return session->End(p.status());
-    *slot = *p;
+    // Start's deadline is also the process's lifetime (e2b-protocol.md §3.4 rule 4), whether or
+    // not the client is still there to see the stream end: the SDK aborts its request at the
+    // same moment, which ends the session first.
+    if (options.timeout) {
+      std::weak_ptr<ManagedProcess> weak = *p;
+      e_.timers_.ScheduleAfter(*options.timeout, [weak] {
+        if (auto proc = weak.lock()) proc->Signal(SIGKILL).IgnoreError();
+      });
+    }
   }
 
   Result<SpawnPlan> PlanStart(const std::string& payload, const os::UserInfo& user) {

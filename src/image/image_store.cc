@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "base/encoding.h"
 #include "base/ids.h"
@@ -200,9 +201,21 @@ Result<ImageRecord> ImageStore::ImportFromLayout(const OciLayout& layout,
   Lease pin;
   pin.id = std::string(kImportLeasePrefix) + staging.id();
   pin.created_at = Now();
-  auto drop_pin = base::ScopeExit([&] {
+  bool pinned = true;
+  auto drop_pin = [&] {
+    if (!std::exchange(pinned, false)) return;
     auto locked = Locked::Take(*this);
     if (locked.ok()) unlink(Path("leases/" + RecordFileName(pin.id)).c_str());
+  };
+  auto drop_pin_at_exit = base::ScopeExit([&] { drop_pin(); });
+
+  // A failed import takes back the layers it unpacked that nothing else holds.
+  std::vector<Digest> unpacked_here;
+  auto collect_on_failure = base::ScopeExit([&] {
+    if (unpacked_here.empty()) return;
+    drop_pin();
+    auto report = Gc();
+    if (!report.ok()) Log()->warn("gc after a failed import: {}", report.status().ToString());
   });
 
   ImageRecord record;
@@ -270,6 +283,7 @@ Result<ImageRecord> ImageStore::ImportFromLayout(const OciLayout& layout,
         return ErrnoError(fmt::format("moving layer {} into the store", layer.digest.ToString()),
                           errno);
       }
+      unpacked_here.push_back(layer.digest);
       pin.layers.push_back(layer.digest);
       RETURN_IF_ERROR(WriteFileAtomic(Path("leases"), RecordFileName(pin.id), LeaseToJson(pin)));
     }
@@ -287,6 +301,7 @@ Result<ImageRecord> ImageStore::ImportFromLayout(const OciLayout& layout,
     RETURN_IF_ERROR(
         WriteFileAtomic(Path("images"), RecordFileName(record.name), ImageRecordToJson(record)));
   }
+  collect_on_failure.Dismiss();
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   Log()->info("image imported name={} manifest={} layers={} ms={:.0f}", record.name,
