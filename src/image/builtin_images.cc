@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "image/logger.h"
@@ -40,6 +41,10 @@ Result<std::vector<BuiltinImageResult>> ImportBuiltinImages(ImageStore& store,
                 imported->manifest_digest.Short());
     out.push_back({name, "imported"});
   }
+  // A rebuilt recipe leaves its previous layers unreferenced; they are hundreds of MB.
+  bool imported = std::any_of(out.begin(), out.end(),
+                              [](const BuiltinImageResult& r) { return r.action == "imported"; });
+  if (imported) RETURN_IF_ERROR(store.Gc().status());
   return out;
 }
 

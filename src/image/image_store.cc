@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "base/encoding.h"
 #include "base/ids.h"
@@ -36,6 +37,17 @@ constexpr std::string_view kImportLeasePrefix = "import:";
 constexpr uint64_t kMaxArchiveBytes = uint64_t{64} << 30;
 
 std::string RecordFileName(std::string_view key) { return base::Sha256Hex(key) + ".json"; }
+
+Status CheckLeaseId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxLeaseIdBytes) {
+    return InvalidArgumentError(fmt::format("lease id must be 1 to {} bytes", kMaxLeaseIdBytes));
+  }
+  if (id.starts_with(kImportLeasePrefix)) {
+    return InvalidArgumentError(
+        fmt::format("lease ids starting with '{}' are the store's own", kImportLeasePrefix));
+  }
+  return Status::Ok();
+}
 
 // Names in a directory, without "." and "..". Missing directory: empty.
 std::vector<std::string> ListDir(const std::string& path) {
@@ -200,9 +212,21 @@ Result<ImageRecord> ImageStore::ImportFromLayout(const OciLayout& layout,
   Lease pin;
   pin.id = std::string(kImportLeasePrefix) + staging.id();
   pin.created_at = Now();
-  auto drop_pin = base::ScopeExit([&] {
+  bool pinned = true;
+  auto drop_pin = [&] {
+    if (!std::exchange(pinned, false)) return;
     auto locked = Locked::Take(*this);
     if (locked.ok()) unlink(Path("leases/" + RecordFileName(pin.id)).c_str());
+  };
+  auto drop_pin_at_exit = base::ScopeExit([&] { drop_pin(); });
+
+  // A failed import takes back the layers it unpacked that nothing else holds.
+  std::vector<Digest> unpacked_here;
+  auto collect_on_failure = base::ScopeExit([&] {
+    if (unpacked_here.empty()) return;
+    drop_pin();
+    auto report = Gc();
+    if (!report.ok()) Log()->warn("gc after a failed import: {}", report.status().ToString());
   });
 
   ImageRecord record;
@@ -270,6 +294,7 @@ Result<ImageRecord> ImageStore::ImportFromLayout(const OciLayout& layout,
         return ErrnoError(fmt::format("moving layer {} into the store", layer.digest.ToString()),
                           errno);
       }
+      unpacked_here.push_back(layer.digest);
       pin.layers.push_back(layer.digest);
       RETURN_IF_ERROR(WriteFileAtomic(Path("leases"), RecordFileName(pin.id), LeaseToJson(pin)));
     }
@@ -287,6 +312,7 @@ Result<ImageRecord> ImageStore::ImportFromLayout(const OciLayout& layout,
     RETURN_IF_ERROR(
         WriteFileAtomic(Path("images"), RecordFileName(record.name), ImageRecordToJson(record)));
   }
+  collect_on_failure.Dismiss();
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   Log()->info("image imported name={} manifest={} layers={} ms={:.0f}", record.name,
@@ -425,9 +451,7 @@ Result<GcReport> ImageStore::Remove(std::string_view name) {
 }
 
 Result<ResolvedImage> ImageStore::AcquireLease(std::string_view lease_id, std::string_view image) {
-  if (lease_id.empty() || lease_id.size() > kMaxLeaseIdBytes) {
-    return InvalidArgumentError(fmt::format("lease id must be 1 to {} bytes", kMaxLeaseIdBytes));
-  }
+  RETURN_IF_ERROR(CheckLeaseId(lease_id));
   ASSIGN_OR_RETURN(ImageRef ref, ParseImageRef(image));
   ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
   ASSIGN_OR_RETURN(ImageRecord record, ReadImage(ref.ToString()));
@@ -450,9 +474,7 @@ Result<ResolvedImage> ImageStore::AcquireLease(std::string_view lease_id, std::s
 
 Result<Lease> ImageStore::AcquireLayerLease(std::string_view lease_id,
                                             const std::vector<Digest>& layers) {
-  if (lease_id.empty() || lease_id.size() > kMaxLeaseIdBytes) {
-    return InvalidArgumentError(fmt::format("lease id must be 1 to {} bytes", kMaxLeaseIdBytes));
-  }
+  RETURN_IF_ERROR(CheckLeaseId(lease_id));
   ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
   for (const auto& d : layers) {
     if (access(LayerDir(d).c_str(), F_OK) != 0) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <string_view>
 
@@ -19,8 +21,9 @@ struct UnpackLimits {
 
 struct UnpackOptions {
   // Keep numeric uid/gid and security.capability from the archive. Needs root (CAP_CHOWN,
-  // CAP_SETFCAP); without it files belong to the caller, like GNU tar run by a user.
-  bool same_owner = true;
+  // CAP_SETFCAP); without it files belong to the caller, like GNU tar run by a user. Defaults
+  // to whether the process is root.
+  bool same_owner = geteuid() == 0;
   UnpackLimits limits;
 };
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <deque>
 
 #include "base/strings.h"
 #include "image/reference.h"
@@ -116,13 +117,13 @@ Result<SelectedImage> OciLayout::Select(std::string_view want) const {
     std::string hint;
     bool matches;
   };
-  std::vector<Pending> pending;
+  std::deque<Pending> pending;  // In index order, so errors and choices follow the file.
   for (const auto& d : index.manifests) {
     pending.push_back({d, 0, NameHint(d), !want.empty() && Matches(d, want)});
   }
   while (!pending.empty()) {
-    Pending p = std::move(pending.back());
-    pending.pop_back();
+    Pending p = std::move(pending.front());
+    pending.pop_front();
     std::string media_type = p.descriptor.media_type;
     if (IsIndexMediaType(media_type)) {
       if (p.depth >= kMaxIndexDepth) {

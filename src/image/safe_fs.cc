@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "base/ids.h"
 #include "base/scope_guard.h"
 
 namespace warren::image {
@@ -230,7 +231,8 @@ Status RemoveTree(const std::string& path) {
 }
 
 Status WriteFileAtomic(const std::string& dir, const std::string& name, std::string_view data) {
-  std::string tmp = fmt::format("{}/.{}.tmp{}", dir, name, getpid());
+  // Unique per writer, so concurrent writers of one name never share a temporary file.
+  std::string tmp = fmt::format("{}/.{}.{}.tmp", dir, name, base::RandomHex(8));
   int raw = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (raw < 0) return ErrnoError(fmt::format("create '{}'", tmp), errno);
   base::UniqueFd fd(raw);
