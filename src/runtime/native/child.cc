@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -27,7 +28,17 @@ const char* const kMaskedSysPaths[] = {"firmware", "devices/virtual/powercap", n
 const char* const kReadOnlyProcPaths[] = {"bus", "fs", "irq", "sys", "sysrq-trigger", nullptr};
 const char* const kDevNodes[] = {"null", "zero", "full", "random", "urandom", "tty", nullptr};
 
+uint64_t MonotonicNs() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 namespace {
+
+void Mark(const ChildPlan& plan, LaunchPhase phase) {
+  if (plan.trace != nullptr) plan.trace->ns[static_cast<int>(phase)] = MonotonicNs();
+}
 
 [[noreturn]] void Fail(const ChildPlan& plan, ChildStep step, int err, int index = 0) {
   ChildFailure f;
@@ -187,6 +198,7 @@ void SetUpStdio(const ChildPlan& plan) {
 
 int ChildMain(void* arg) noexcept {
   const ChildPlan& plan = *static_cast<const ChildPlan*>(arg);
+  Mark(plan, LaunchPhase::kChildEntered);
   SetUpStdio(plan);
   os::ResetSignalsForExec();
 
@@ -211,17 +223,22 @@ int ChildMain(void* arg) noexcept {
     // of /proc/self/cgroup there.
     CheckErrno(plan, unshare(CLONE_NEWCGROUP), ChildStep::kCgroupNamespace);
   }
+  Mark(plan, LaunchPhase::kChildReady);
   CheckErrno(plan, sethostname(plan.hostname.data(), plan.hostname.size()), ChildStep::kHostname);
   Check(plan, os::BringLoopbackUpRaw(), ChildStep::kLoopback);
 
+  Mark(plan, LaunchPhase::kNamespacesSet);
   Check(plan, os::MakeMountsPrivateRaw(), ChildStep::kPrivateMounts);
   int root = os::MountOverlayRaw(plan.overlay, plan.rootfs_dir.c_str());
   Check(plan, root, ChildStep::kOverlay);
+  Mark(plan, LaunchPhase::kOverlayMounted);
   // proc and sysfs must be mounted while the host's instances are still visible in this mount
   // namespace: the kernel refuses a new one in a user namespace otherwise.
   MountProc(plan, root);
   MountSys(plan, root);
+  Mark(plan, LaunchPhase::kProcSysMounted);
   MountDev(plan, root);
+  Mark(plan, LaunchPhase::kDevMounted);
   for (size_t i = 0; i < plan.binds.size(); ++i) {
     const ChildBind& b = plan.binds[i];
     int target = os::MakePathInRootRaw(root, b.target.c_str(), b.is_dir);
@@ -231,6 +248,7 @@ int ChildMain(void* arg) noexcept {
   }
   Check(plan, os::PivotRootRaw(root), ChildStep::kPivotRoot);
   close(root);
+  Mark(plan, LaunchPhase::kPivoted);
 
   size_t failed = 0;
   int rc = os::ApplyRlimitsRaw(plan.rlimits.data(), plan.rlimits.size(), &failed);
@@ -247,6 +265,7 @@ int ChildMain(void* arg) noexcept {
   Check(plan, os::SetCapabilitiesRaw(plan.uid == 0 ? plan.capabilities : 0),
         ChildStep::kCapabilities);
 
+  Mark(plan, LaunchPhase::kCredentialsSet);
   CheckErrno(plan, chdir(plan.working_dir.c_str()), ChildStep::kWorkingDir);
   CheckErrno(plan, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), ChildStep::kNoNewPrivs);
   // Nothing of the server (sockets, database files, other sandboxes' fds) may reach the
@@ -254,6 +273,7 @@ int ChildMain(void* arg) noexcept {
   CheckErrno(plan, static_cast<int>(syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC)),
              ChildStep::kCloseFds);
   if (plan.seccomp != nullptr) Check(plan, plan.seccomp->LoadRaw(), ChildStep::kSeccomp);
+  Mark(plan, LaunchPhase::kSeccompLoaded);
 
   // Like execvp: report the most telling error (a found-but-unusable file beats "not found").
   int best_err = ENOENT;

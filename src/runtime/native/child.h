@@ -26,6 +26,29 @@ struct ChildBind {
   bool is_dir = true;
 };
 
+// Monotonic timestamps (ns) of the launch phases, written by the parent and the child into a
+// shared page when tracing is on (the bench prints them). Slots are fixed; 0 = not reached.
+enum class LaunchPhase : int {
+  kCallStart = 0,   // parent: LaunchSandboxProcess entered
+  kCloned,          // parent: clone3 returned
+  kChildEntered,    // child: first instruction of ChildMain
+  kReleased,        // parent: maps and cgroups written, child released
+  kChildReady,      // child: past the sync read, ids set
+  kNamespacesSet,   // child: hostname, loopback
+  kOverlayMounted,  // child: root overlay attached
+  kProcSysMounted,  // child: /proc (masked, read-only parts) and /sys
+  kDevMounted,      // child: /dev
+  kPivoted,         // child: binds done, pivot_root done
+  kCredentialsSet,  // child: rlimits, capabilities, user
+  kSeccompLoaded,   // child: about to execve
+  kExecSeen,        // parent: EOF on the report pipe
+  kCount
+};
+struct LaunchTrace {
+  uint64_t ns[static_cast<int>(LaunchPhase::kCount)] = {};
+};
+uint64_t MonotonicNs() noexcept;
+
 struct ChildPlan {
   std::string sandbox_id;
   int sync_fd = -1;   // read end: one byte from the parent once uid maps and cgroups are set
@@ -52,6 +75,7 @@ struct ChildPlan {
   std::vector<std::string> exec_candidates;  // argv[0] resolved against PATH, in order
   std::vector<char*> argv;                   // null-terminated, pointing into the spec
   std::vector<char*> envp;                   // null-terminated
+  LaunchTrace* trace = nullptr;              // shared with the parent, or null
 };
 
 // The step at which the child failed.

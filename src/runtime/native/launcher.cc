@@ -43,6 +43,10 @@ Result<std::optional<ChildFailure>> ReadReport(int fd, std::chrono::milliseconds
 }  // namespace
 
 Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& options) {
+  auto mark = [&](LaunchPhase phase) {
+    if (plan.trace != nullptr) plan.trace->ns[static_cast<int>(phase)] = MonotonicNs();
+  };
+  mark(LaunchPhase::kCallStart);
   int sync[2], report[2];
   if (pipe2(sync, O_CLOEXEC) != 0) return ErrnoError("pipe", errno);
   base::UniqueFd sync_read(sync[0]), sync_write(sync[1]);
@@ -68,6 +72,7 @@ Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& opt
 
   ASSIGN_OR_RETURN(os::ClonedProcess child, os::Clone(req, ChildMain, &plan));
   os::Pidfd process(child.pid, std::move(child.pidfd));
+  mark(LaunchPhase::kCloned);
   sync_read.reset();
   report_write.reset();
   auto kill_child = base::ScopeExit([&] {
@@ -88,10 +93,12 @@ Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& opt
   if (write(sync_write.get(), &go, 1) != 1) {
     return ErrnoError(fmt::format("sandbox {}: release pid 1", plan.sandbox_id), errno);
   }
+  mark(LaunchPhase::kReleased);
   sync_write.reset();
 
   ASSIGN_OR_RETURN(auto failure, ReadReport(report_read.get(), options.timeout, plan.sandbox_id));
   if (failure) return ChildFailureToStatus(*failure, plan);
+  mark(LaunchPhase::kExecSeen);
   kill_child.Dismiss();
   return process;
 }

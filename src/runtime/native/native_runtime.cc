@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <new>
 
 #include "base/log.h"
 #include "base/scope_guard.h"
@@ -475,7 +477,19 @@ Status NativeRuntime::Start(std::string_view id_view) {
   launch.timeout = kExecTimeout;
   uint64_t oom_before = 0;
   if (auto stats = sb->cgroup.Stats(); stats.ok()) oom_before = stats->oom_kills;
-  ASSIGN_OR_RETURN(os::Pidfd process, LaunchSandboxProcess(plan, launch));
+  void* shared = MAP_FAILED;
+  if (options_.trace_launches) {
+    shared = mmap(nullptr, sizeof(LaunchTrace), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                  -1, 0);
+    if (shared != MAP_FAILED) plan.trace = new (shared) LaunchTrace();
+  }
+  auto unmap = base::ScopeExit([&] {
+    if (shared != MAP_FAILED) munmap(shared, sizeof(LaunchTrace));
+  });
+  auto launched = LaunchSandboxProcess(plan, launch);
+  if (plan.trace != nullptr) sb->trace = *plan.trace;
+  if (!launched.ok()) return launched.status();
+  os::Pidfd process = std::move(launched).value();
 
   SandboxRecord& r = sb->record;
   r.pid = process.pid();
@@ -647,6 +661,12 @@ Result<int> NativeRuntime::Pid(std::string_view id) {
     return FailedPreconditionError(fmt::format("sandbox {} is not running", id));
   }
   return static_cast<int>(sb->process->pid());
+}
+
+Result<LaunchTrace> NativeRuntime::LaunchTraceOf(std::string_view id) {
+  ASSIGN_OR_RETURN(SandboxPtr sb, Find(id));
+  std::lock_guard lock(sb->mu);
+  return sb->trace;
 }
 
 Result<ExitStatus> NativeRuntime::Wait(std::string_view id, std::chrono::milliseconds timeout) {

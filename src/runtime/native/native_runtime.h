@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "os/cgroup.h"
 #include "os/pidfd.h"
+#include "runtime/native/child.h"
 #include "runtime/native/idmap_cache.h"
 #include "runtime/native/reaper.h"
 #include "runtime/native/state_record.h"
@@ -32,6 +33,8 @@ struct NativeRuntimeOptions {
   std::chrono::milliseconds freeze_timeout{5000};
   std::chrono::milliseconds kill_timeout{10000};
   base::Clock* clock = nullptr;  // borrowed; the real clock when null
+  // Record per-phase timestamps of every Start (LaunchTraceOf): for benches; costs a page map.
+  bool trace_launches = false;
 };
 
 // The native runtime: our own namespaces, overlayfs, cgroups, capabilities and seccomp, no
@@ -62,6 +65,8 @@ class NativeRuntime final : public Runtime {
   const os::CgroupHierarchies& cgroups() const { return hierarchies_; }
   // The host pid of a running sandbox's pid 1 (tests, the gateway's netns dialer).
   Result<int> Pid(std::string_view id);
+  // The phases of the sandbox's last Start (with trace_launches).
+  Result<LaunchTrace> LaunchTraceOf(std::string_view id);
 
  private:
   // One sandbox. Shared (shared_ptr) between the table and operations in flight, so an
@@ -72,6 +77,7 @@ class NativeRuntime final : public Runtime {
     os::Cgroup cgroup;                 // guarded by mu
     std::optional<os::Pidfd> process;  // guarded by mu; set while pid 1 runs
     bool gone = false;                 // guarded by mu; destroyed, no longer in the table
+    LaunchTrace trace;                 // guarded by mu
   };
   using SandboxPtr = std::shared_ptr<Sandbox>;
 
