@@ -19,11 +19,18 @@
 namespace warren::os {
 namespace {
 
-// The helper waits until the parent closes the pipe, then exits.
+struct HelperFds {
+  int read_end;
+  int write_end;
+};
+
+// The helper waits until the parent closes the pipe, then exits. It drops its own copy of the
+// write end first, or it would never see EOF.
 int WaitForParent(void* arg) noexcept {
-  int fd = *static_cast<int*>(arg);
+  const auto* fds = static_cast<const HelperFds*>(arg);
+  close(fds->write_end);
   char c;
-  while (read(fd, &c, 1) < 0 && errno == EINTR) {
+  while (read(fds->read_end, &c, 1) < 0 && errno == EINTR) {
   }
   return 0;
 }
@@ -34,10 +41,10 @@ Result<base::UniqueFd> NewUserNamespaceFd(const IdMapping& uids, const IdMapping
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) return ErrnoError("pipe", errno);
   base::UniqueFd read_end(p[0]), write_end(p[1]);
-  int child_fd = read_end.get();
+  HelperFds fds{read_end.get(), write_end.get()};
   CloneRequest req;
   req.namespaces = CLONE_NEWUSER;
-  ASSIGN_OR_RETURN(ClonedProcess child, Clone(req, WaitForParent, &child_fd));
+  ASSIGN_OR_RETURN(ClonedProcess child, Clone(req, WaitForParent, &fds));
   Pidfd helper(child.pid, std::move(child.pidfd));
   Status st = WriteIdMappings(child.pid, uids, gids);
   Result<base::UniqueFd> ns =

@@ -199,6 +199,8 @@ void SetUpStdio(const ChildPlan& plan) {
 int ChildMain(void* arg) noexcept {
   const ChildPlan& plan = *static_cast<const ChildPlan*>(arg);
   Mark(plan, LaunchPhase::kChildEntered);
+  close(plan.parent_fds[0]);
+  close(plan.parent_fds[1]);
   SetUpStdio(plan);
   os::ResetSignalsForExec();
 

@@ -53,6 +53,9 @@ struct ChildPlan {
   std::string sandbox_id;
   int sync_fd = -1;   // read end: one byte from the parent once uid maps and cgroups are set
   int error_fd = -1;  // write end, O_CLOEXEC: a ChildFailure on error, EOF once exec succeeded
+  // The parent's ends of both pipes: the child closes its copies at once, so that it sees EOF
+  // on sync_fd if the parent gives up, and the parent sees EOF on the report pipe at exec.
+  int parent_fds[2] = {-1, -1};
   int stdio[3] = {-1, -1, -1};
 
   bool user_namespace = false;

@@ -54,6 +54,8 @@ Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& opt
   base::UniqueFd report_read(report[0]), report_write(report[1]);
   plan.sync_fd = sync_read.get();
   plan.error_fd = report_write.get();
+  plan.parent_fds[0] = sync_write.get();
+  plan.parent_fds[1] = report_read.get();
 
   os::CloneRequest req;
   req.namespaces = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET;

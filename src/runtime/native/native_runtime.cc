@@ -62,7 +62,8 @@ Status MkdirAllModes(const std::string& path, mode_t mode) {
 // to its upper dir and its rootfs mount point.
 Status CheckSearchableByOthers(const std::string& path, const std::string& id) {
   std::string p;
-  for (std::string_view part : base::SplitNonEmpty(Parent(path), '/')) {
+  const std::string parent = Parent(path);  // outlives the views Split returns
+  for (std::string_view part : base::SplitNonEmpty(parent, '/')) {
     p += "/" + std::string(part);
     struct stat st;
     if (stat(p.c_str(), &st) != 0) return ErrnoError(fmt::format("stat {}", p), errno);
