@@ -10,23 +10,36 @@
 #include <cerrno>
 
 #include "base/scope_guard.h"
+#include "base/small_file.h"
 #include "base/unique_fd.h"
 #include "os/clone.h"
 
 namespace warren::runtime::native {
 namespace {
 
+// Where a process is stuck: its state and kernel wait channel, for error messages.
+std::string Whereabouts(pid_t pid) {
+  auto stat = base::ReadSmallFile(fmt::format("/proc/{}/stat", pid));
+  auto wchan = base::ReadSmallFile(fmt::format("/proc/{}/wchan", pid));
+  std::string state = "?";
+  if (stat.ok()) {
+    size_t close = stat->rfind(')');
+    if (close != std::string::npos && close + 2 < stat->size()) state = stat->substr(close + 2, 1);
+  }
+  return fmt::format("state {}, wchan {}", state, wchan.ok() ? *wchan : "?");
+}
+
 // Reads the child's report: nullopt on EOF (it exec'd), the failure otherwise.
 Result<std::optional<ChildFailure>> ReadReport(int fd, std::chrono::milliseconds timeout,
-                                               const std::string& id) {
+                                               const std::string& id, pid_t pid) {
   pollfd p = {fd, POLLIN, 0};
   int n;
   do {
     n = poll(&p, 1, static_cast<int>(timeout.count()));
   } while (n < 0 && errno == EINTR);
   if (n == 0) {
-    return DeadlineExceededError(
-        fmt::format("sandbox {}: pid 1 did not exec within {} ms", id, timeout.count()));
+    return DeadlineExceededError(fmt::format("sandbox {}: pid 1 did not exec within {} ms ({})",
+                                             id, timeout.count(), Whereabouts(pid)));
   }
   ChildFailure f;
   ssize_t got;
@@ -98,7 +111,7 @@ Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& opt
   mark(LaunchPhase::kReleased);
   sync_write.reset();
 
-  ASSIGN_OR_RETURN(auto failure, ReadReport(report_read.get(), options.timeout, plan.sandbox_id));
+  ASSIGN_OR_RETURN(auto failure, ReadReport(report_read.get(), options.timeout, plan.sandbox_id, child.pid));
   if (failure) return ChildFailureToStatus(*failure, plan);
   mark(LaunchPhase::kExecSeen);
   kill_child.Dismiss();
