@@ -1,7 +1,7 @@
 // Pause/resume, stop/start, wait, exits, stats and dialing, as the node agent uses them.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -74,7 +74,8 @@ TEST_F(SandboxTest, StopKeepsTheWritableLayerAndStartRunsAgain) {
 }
 
 TEST_F(SandboxTest, StopLetsAProcessThatHandlesTermExitOnItsOwn) {
-  SandboxSpec spec = ShellSpec("term", "trap 'echo got-term; exit 7' TERM; while :; do sleep 0.1; done");
+  SandboxSpec spec =
+      ShellSpec("term", "trap 'echo got-term; exit 7' TERM; while :; do sleep 0.1; done");
   ASSERT_OK(rt_->Create(spec));
   ASSERT_OK(rt_->Start("term"));
   std::this_thread::sleep_for(200ms);
@@ -109,7 +110,8 @@ TEST_F(SandboxTest, ExitCallbackAndWaitReportTheExitCode) {
 }
 
 TEST_F(SandboxTest, ListInspectAndStatsDescribeSandboxes) {
-  ASSERT_TRUE(rt_->Create(ShellSpec("s1", "head -c 1048576 /dev/urandom > /root/blob; sleep 100")).ok());
+  ASSERT_TRUE(
+      rt_->Create(ShellSpec("s1", "head -c 1048576 /dev/urandom > /root/blob; sleep 100")).ok());
   ASSERT_OK(rt_->Create(ShellSpec("s2", "true")));
   ASSERT_OK(rt_->Start("s1"));
   auto list = rt_->List();

@@ -14,9 +14,10 @@ using ::testing::HasSubstr;
 
 TEST_F(SandboxTest, MemoryHogIsOomKilledAtItsLimit) {
   // The hog is a child shell that reads 200 MB into a variable; pid 1 reports how it ended.
-  SandboxSpec spec = ShellSpec(
-      "hog", "sh -c 'x=$(head -c 200000000 /dev/zero | tr \"\\0\" a); echo survived'; "
-             "echo hog-exit=$?");
+  SandboxSpec spec =
+      ShellSpec("hog",
+                "sh -c 'x=$(head -c 200000000 /dev/zero | tr \"\\0\" a); echo survived'; "
+                "echo hog-exit=$?");
   spec.resources.memory_bytes = 32 << 20;
   std::string out = Run(spec, std::chrono::seconds(60));
   EXPECT_THAT(out, HasSubstr("hog-exit=137"));  // SIGKILL

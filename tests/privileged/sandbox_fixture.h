@@ -12,14 +12,14 @@
 #include "runtime/testing/busybox_rootfs.h"
 
 // Asserts that a Status or Result is ok, printing the error otherwise.
-#define ASSERT_OK(expr)                                   \
-  do {                                                    \
-    const ::warren::Status warren_st_ = (expr);           \
+#define ASSERT_OK(expr)                                          \
+  do {                                                           \
+    const ::warren::Status warren_st_ = (expr);                  \
     ASSERT_TRUE(warren_st_.ok()) << #expr << ": " << warren_st_; \
   } while (0)
-#define EXPECT_OK(expr)                                   \
-  do {                                                    \
-    const ::warren::Status warren_st_ = (expr);           \
+#define EXPECT_OK(expr)                                          \
+  do {                                                           \
+    const ::warren::Status warren_st_ = (expr);                  \
     EXPECT_TRUE(warren_st_.ok()) << #expr << ": " << warren_st_; \
   } while (0)
 
