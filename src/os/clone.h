@@ -11,7 +11,9 @@ namespace warren::os {
 
 // The function a cloned child runs. It executes in a copy of a possibly multi-threaded
 // process, so it must be async-signal-safe: no allocation, no locks, no logging, no
-// exceptions — only system calls on data prepared by the parent. Its return value is the
+// exceptions — only system calls on data prepared by the parent. Beware of libc wrappers
+// that coordinate threads: setuid/setgid/setgroups and friends wait for the parent's threads
+// in the child and can hang forever; use syscall(SYS_setresuid, ...). Its return value is the
 // child's exit status.
 using ChildFn = int (*)(void* arg) noexcept;
 

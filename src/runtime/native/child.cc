@@ -36,6 +36,17 @@ uint64_t MonotonicNs() noexcept {
 
 namespace {
 
+// glibc's setresuid/setresgid/setgroups are "setxid" wrappers: in a multi-threaded process they
+// lock glibc's thread list and signal every thread so all change credentials together. In a
+// cloned child that list describes the parent's threads, and the wrapper can wait for them
+// forever (seen as a child stuck in futex_wait). The child is single-threaded: plain system
+// calls are both correct and safe.
+int RawSetresuid(uid_t id) noexcept { return static_cast<int>(syscall(SYS_setresuid, id, id, id)); }
+int RawSetresgid(gid_t id) noexcept { return static_cast<int>(syscall(SYS_setresgid, id, id, id)); }
+int RawSetgroups(size_t n, const gid_t* groups) noexcept {
+  return static_cast<int>(syscall(SYS_setgroups, n, groups));
+}
+
 void Mark(const ChildPlan& plan, LaunchPhase phase) {
   if (plan.trace != nullptr) plan.trace->ns[static_cast<int>(phase)] = MonotonicNs();
 }
@@ -217,8 +228,8 @@ int ChildMain(void* arg) noexcept {
   if (plan.user_namespace) {
     // Become the namespace's root (a mapped uid): until now we ran as the host's root, which
     // is unmapped here, so files we created would be owned by nobody.
-    CheckErrno(plan, setresgid(0, 0, 0), ChildStep::kBecomeRoot);
-    CheckErrno(plan, setresuid(0, 0, 0), ChildStep::kBecomeRoot);
+    CheckErrno(plan, RawSetresgid(0), ChildStep::kBecomeRoot);
+    CheckErrno(plan, RawSetresuid(0), ChildStep::kBecomeRoot);
   }
   if (plan.unshare_cgroup_ns) {
     // Now that we sit in the sandbox's cgroups, a new cgroup namespace roots the sandbox's view
@@ -259,11 +270,11 @@ int ChildMain(void* arg) noexcept {
   int failed_cap = 0;
   rc = os::DropBoundingSetRaw(plan.capabilities, plan.last_cap, &failed_cap);
   Check(plan, rc, ChildStep::kBoundingSet, failed_cap);
-  CheckErrno(plan, setgroups(plan.groups.size(), plan.groups.data()), ChildStep::kGroups);
-  CheckErrno(plan, setresgid(plan.gid, plan.gid, plan.gid), ChildStep::kGid);
+  CheckErrno(plan, RawSetgroups(plan.groups.size(), plan.groups.data()), ChildStep::kGroups);
+  CheckErrno(plan, RawSetresgid(plan.gid), ChildStep::kGid);
   // Leaving uid 0 clears the permitted and effective sets (no keepcaps): a non-root user runs
   // with no capabilities, as in Docker; the bounding set stays.
-  CheckErrno(plan, setresuid(plan.uid, plan.uid, plan.uid), ChildStep::kUid);
+  CheckErrno(plan, RawSetresuid(plan.uid), ChildStep::kUid);
   Check(plan, os::SetCapabilitiesRaw(plan.uid == 0 ? plan.capabilities : 0),
         ChildStep::kCapabilities);
 
