@@ -32,6 +32,10 @@ void SandboxTest::TearDown() {
     rt_.reset();
   }
   if (!cgroup_parent_.empty()) {
+    auto v2 = os::CgroupHierarchies::Detect(os::CgroupVersion::kV2);
+    if (v2.ok()) {
+      for (const std::string& d : v2->DirsFor(cgroup_parent_)) rmdir(d.c_str());
+    }
     auto h = os::CgroupHierarchies::Detect();
     if (h.ok()) {
       for (const std::string& d : h->DirsFor(cgroup_parent_)) rmdir(d.c_str());

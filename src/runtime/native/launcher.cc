@@ -38,8 +38,8 @@ Result<std::optional<ChildFailure>> ReadReport(int fd, std::chrono::milliseconds
     n = poll(&p, 1, static_cast<int>(timeout.count()));
   } while (n < 0 && errno == EINTR);
   if (n == 0) {
-    return DeadlineExceededError(fmt::format("sandbox {}: pid 1 did not exec within {} ms ({})",
-                                             id, timeout.count(), Whereabouts(pid)));
+    return DeadlineExceededError(fmt::format("sandbox {}: pid 1 did not exec within {} ms ({})", id,
+                                             timeout.count(), Whereabouts(pid)));
   }
   ChildFailure f;
   ssize_t got;
@@ -111,7 +111,8 @@ Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& opt
   mark(LaunchPhase::kReleased);
   sync_write.reset();
 
-  ASSIGN_OR_RETURN(auto failure, ReadReport(report_read.get(), options.timeout, plan.sandbox_id, child.pid));
+  ASSIGN_OR_RETURN(auto failure,
+                   ReadReport(report_read.get(), options.timeout, plan.sandbox_id, child.pid));
   if (failure) return ChildFailureToStatus(*failure, plan);
   mark(LaunchPhase::kExecSeen);
   kill_child.Dismiss();
