@@ -19,6 +19,8 @@ struct ClientRequest {
   Headers headers;
   std::string body;
   std::chrono::milliseconds timeout{30'000};  // whole exchange, connect included
+  // Do() fails with ResourceExhausted past this many body bytes (DoStreaming has no limit).
+  size_t max_response_bytes = 256u << 20;
 };
 
 // Opens a connected socket to an endpoint. The default dials TCP; the gateway and the envd

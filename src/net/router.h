@@ -83,6 +83,11 @@ class Responder {
   // (start line, headers, body as it arrives) is forwarded, and the upstream's response is
   // relayed back without buffering, including Upgrade (WebSocket) where both directions are
   // pumped until either side closes. Returns a handle that can abort the relay.
+  // The method, target, headers and (on buffered routes) body are taken from the Request as it
+  // stands when Proxy is called. On stream_body routes the body must still be unread.
+  // Hop-by-hop fields are dropped, the upstream is asked to close after its response, and the
+  // client connection stays keep-alive after a complete response. A failure before the
+  // upstream's response head answers 502; after it, the client connection is dropped.
   std::shared_ptr<ProxyHandle> Proxy(base::UniqueFd upstream, ProxyOptions options);
 
   // Whether the client is still connected (best effort).
@@ -98,8 +103,11 @@ using Handler = std::function<void(Request&& request, Responder responder)>;
 
 struct RouteOptions {
   bool blocking = false;
-  // The handler reads the body itself through Request::body_reader (large uploads); requires
-  // `blocking`. The handler is called once the head is in.
+  // The handler reads the body itself through Request::body_reader (large uploads); the
+  // handler is called once the head is in, and nothing of the body is read until it asks.
+  // Read blocks, so call it from a blocking route or another thread: on a loop thread it fails
+  // with FailedPrecondition. An inline handler may instead hand the unread body to
+  // Responder::Proxy, which relays it as it arrives (what the gateway wants).
   bool stream_body = false;
   // Largest body accepted for this route; larger → 413 before the handler runs. 0 = server
   // default.
@@ -130,6 +138,9 @@ class Router {
     int error_status = 0;  // 404 or 405 when handler is null
     std::string allow;     // for 405
   };
+  // `path` is the path as received, still percent-encoded and without the query: each segment
+  // is decoded before matching, so an encoded '/' stays inside its capture. HEAD falls back to
+  // the GET route. With a fallback set, every unmatched request (404 or 405) goes to it.
   Match Find(std::string_view method, std::string_view path) const;
 
  private:

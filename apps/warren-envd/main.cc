@@ -1,0 +1,148 @@
+// warren-envd: the E2B-compatible agent inside every sandbox. It usually runs as pid 1: it
+// serves the envd protocol on port 49983, reaps every orphan, forwards SIGTERM/SIGINT to what it
+// runs, and supervises the template's own command (given after `--`).
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include "base/log.h"
+#include "base/strings.h"
+#include "envd/command_supervisor.h"
+#include "envd/envd_server.h"
+#include "envd/version.h"
+#include "net/http_server.h"
+#include "os/user_db.h"
+
+namespace {
+
+using namespace warren;
+
+std::optional<std::string> EnvOr(const std::string& flag_value, const char* env_name) {
+  if (!flag_value.empty()) return flag_value;
+  const char* v = getenv(env_name);
+  if (v && *v) return std::string(v);
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"warren-envd: the E2B-compatible agent inside a Warren sandbox"};
+  std::string listen = fmt::format("0.0.0.0:{}", envd::kEnvdPort);
+  std::string default_user = "root";
+  std::string default_workdir;
+  std::string access_token;
+  std::string node_secret;
+  std::string log_file;
+  std::string log_level = "info";
+  std::string command_user = "root";
+  int threads = 2;
+  int blocking_threads = 128;
+  std::vector<std::string> command;
+  bool version = false;
+  app.add_option("--listen", listen, "address:port to serve on");
+  app.add_option("--default-user", default_user, "user of requests that name none (until /init)");
+  app.add_option("--default-workdir", default_workdir, "cwd and base of empty paths");
+  app.add_option("--access-token", access_token,
+                 "require X-Access-Token (also WARREN_ENVD_ACCESS_TOKEN); usually set by /init");
+  app.add_option("--node-secret", node_secret,
+                 "secret of the node agent for POST /reset (also WARREN_ENVD_NODE_SECRET)");
+  app.add_option("--command-log", log_file, "file that keeps the template command's output");
+  app.add_option("--command-user", command_user, "user the template command runs as");
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error|off");
+  app.add_option("--threads", threads, "HTTP loop threads");
+  app.add_option("--blocking-threads", blocking_threads, "threads for blocking handlers");
+  app.add_flag("--version", version, "print the envd protocol version and exit");
+  app.add_option("command", command, "the template's own command, after --");
+  CLI11_PARSE(app, argc, argv);
+  if (version) {
+    std::cout << envd::kEnvdVersion << "\n";
+    return 0;
+  }
+  base::SetLogLevel(log_level);
+  auto log = base::Logger("envd");
+
+  // Files created for users get 0644 and directories 0755, as E2B's tests expect.
+  umask(022);
+  // Orphans of the processes we start become ours to reap even when we are not pid 1.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // Termination signals are taken by one thread (sigwait); every thread inherits this mask, and
+  // children get a clean one (os::Spawn).
+  sigset_t wanted;
+  sigemptyset(&wanted);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&wanted, s);
+  pthread_sigmask(SIG_BLOCK, &wanted, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto colon = listen.rfind(':');
+  auto port =
+      colon == std::string::npos ? std::nullopt : base::ParseUint64(listen.substr(colon + 1));
+  if (!port || *port > 65535) {
+    std::cerr << "warren-envd: --listen must be address:port, got '" << listen << "'\n";
+    return 2;
+  }
+
+  envd::EnvdOptions options;
+  options.defaults.default_user = default_user;
+  if (!default_workdir.empty()) options.defaults.default_workdir = default_workdir;
+  options.defaults.access_token = EnvOr(access_token, "WARREN_ENVD_ACCESS_TOKEN");
+  options.defaults.reset_secret = EnvOr(node_secret, "WARREN_ENVD_NODE_SECRET");
+  options.log_file = log_file;
+  envd::Envd agent(options);
+
+  net::ServerOptions server_options;
+  server_options.address = listen.substr(0, colon);
+  server_options.port = static_cast<uint16_t>(*port);
+  server_options.loop_threads = threads;
+  server_options.blocking_threads = blocking_threads;
+  server_options.max_body_bytes = 16 * 1024 * 1024;
+  auto server = net::HttpServer::Start(server_options, agent.BuildRouter());
+  if (!server.ok()) {
+    std::cerr << "warren-envd: " << server.status().ToString() << "\n";
+    return 1;
+  }
+  log->info("serving addr={}:{} version={}", server_options.address, (*server)->port(),
+            envd::kEnvdVersion);
+  // Tests and the node agent read the bound port from here when they asked for port 0.
+  std::cout << "warren-envd listening on " << server_options.address << ":" << (*server)->port()
+            << std::endl;
+
+  envd::CommandSupervisor supervisor(agent.command_log());
+  if (!command.empty()) {
+    os::UserDb users;
+    auto user = users.LookupUser(command_user);
+    if (!user.ok()) {
+      std::cerr << "warren-envd: --command-user: " << user.status().ToString() << "\n";
+      return 2;
+    }
+    os::SpawnOptions spawn;
+    spawn.argv = command;
+    const char* path = getenv("PATH");
+    spawn.env = {fmt::format("PATH={}", path ? path : "/usr/local/bin:/usr/bin:/bin"),
+                 "HOME=" + user->home, "USER=" + user->name, "LOGNAME=" + user->name};
+    spawn.cwd = default_workdir.empty() ? "/" : default_workdir;
+    spawn.credentials = os::Credentials{user->uid, user->gid, user->groups};
+    if (auto s = supervisor.Start(spawn); !s.ok()) {
+      log->error("template command failed to start error=\"{}\"", s.ToString());
+    }
+  }
+
+  int sig = 0;
+  sigwait(&wanted, &sig);
+  log->info("signal={} forwarding and shutting down", sig);
+  const int forward = sig == SIGINT ? SIGINT : SIGTERM;
+  supervisor.Signal(forward);
+  for (const auto& p : agent.processes().List()) {
+    kill(-static_cast<pid_t>(p.pid), forward);
+  }
+  supervisor.WaitExited(std::chrono::seconds(5));
+  (*server)->Shutdown(std::chrono::milliseconds(500));
+  return 0;
+}

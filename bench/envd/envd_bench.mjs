@@ -1,0 +1,99 @@
+// Whole-system figures of warren-envd through the real e2b SDK, each printed beside a reference
+// measured in the same run on the same machine:
+//   - commands.run('true') round trips: p50 / p99 / per second, beside fork+exec of
+//     `/bin/bash -l -c true` by node itself (the work envd does, without the protocol);
+//   - files.write + files.read of 1 MiB and 100 MiB, beside `cp` + `cat` of the same bytes and
+//     beside raw HTTP (curl) against the same envd.
+// `--quick` (what ctest runs) uses small sizes so the bench only proves it still works.
+
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const { startEnvd, debugSandbox, init } = await import(
+  path.resolve(here, '../../tests/e2e/envd/harness.mjs'));
+
+const quick = process.argv.includes('--quick');
+const runs = quick ? 30 : 500;
+const sizes = quick ? [1 << 20] : [1 << 20, 100 << 20];
+const fileRounds = quick ? 1 : 3;
+
+function pct(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+function fmtMs(x) { return `${x.toFixed(2)} ms`; }
+function median(xs) { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; }
+function now() { return Number(process.hrtime.bigint()) / 1e6; }
+
+const envd = await startEnvd();
+try {
+  if ((await init(envd, { defaultUser: 'user' })).status !== 204) throw new Error('init failed');
+  const sbx = await debugSandbox(envd);
+
+  // --- commands.run('true') ---
+  for (let i = 0; i < 5; i++) await sbx.commands.run('true');
+  const lat = [];
+  const t0 = now();
+  for (let i = 0; i < runs; i++) {
+    const s = now();
+    await sbx.commands.run('true');
+    lat.push(now() - s);
+  }
+  const total = now() - t0;
+  lat.sort((a, b) => a - b);
+  const ref = [];
+  for (let i = 0; i < runs; i++) {
+    const s = now();
+    spawnSync('/bin/bash', ['-l', '-c', 'true'], { env: { PATH: process.env.PATH, HOME: '/tmp' } });
+    ref.push(now() - s);
+  }
+  ref.sort((a, b) => a - b);
+  console.log(`commands.run('true') x${runs}: p50 ${fmtMs(pct(lat, 50))}  p99 ${fmtMs(pct(lat, 99))}  ` +
+      `${(runs / (total / 1000)).toFixed(0)} runs/s`);
+  console.log(`  reference: node spawnSync('/bin/bash -l -c true'): p50 ${fmtMs(pct(ref, 50))}  ` +
+      `p99 ${fmtMs(pct(ref, 99))}`);
+
+  // --- file write + read ---
+  const scratch = mkdtempSync(path.join(tmpdir(), 'warren-envd-bench-'));
+  try {
+    for (const size of sizes) {
+      const label = size >= (1 << 20) ? `${size >> 20} MiB` : `${size} B`;
+      const data = randomBytes(size);
+      const src = path.join(scratch, 'src.bin');
+      writeFileSync(src, data);
+      const sdk = [];
+      const copy = [];
+      const curl = [];
+      for (let r = 0; r < fileRounds; r++) {
+        let s = now();
+        await sbx.files.write(`/tmp/bench-${r}.bin`, data);
+        const back = await sbx.files.read(`/tmp/bench-${r}.bin`, { format: 'bytes' });
+        sdk.push(now() - s);
+        if (back.length !== size) throw new Error(`read ${back.length} of ${size} bytes`);
+
+        s = now();
+        execFileSync('cp', [src, path.join(scratch, 'copy.bin')]);
+        execFileSync('sh', ['-c', `cat ${path.join(scratch, 'copy.bin')} > /dev/null`]);
+        copy.push(now() - s);
+
+        s = now();
+        execFileSync('curl', ['-sf', '-o', '/dev/null', '-H', 'content-type: application/octet-stream',
+          '--data-binary', `@${src}`, `${envd.url}/files?path=/tmp/curl-${r}.bin`]);
+        execFileSync('curl', ['-sf', '-o', '/dev/null', `${envd.url}/files?path=/tmp/curl-${r}.bin`]);
+        curl.push(now() - s);
+      }
+      const mibps = (ms) => `${((2 * size) / (1 << 20) / (ms / 1000)).toFixed(0)} MiB/s`;
+      console.log(`files.write+read ${label}: median ${fmtMs(median(sdk))} (${mibps(median(sdk))} moved)`);
+      console.log(`  reference: cp+cat ${fmtMs(median(copy))} (${mibps(median(copy))}); ` +
+          `curl POST+GET /files ${fmtMs(median(curl))} (${mibps(median(curl))})`);
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+} finally {
+  await envd.stop();
+}

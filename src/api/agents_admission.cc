@@ -1,0 +1,356 @@
+// Defaulting and validation of the agents.kruise.io kinds, following the upstream webhooks and
+// CRD defaults (reference/openkruise-agents.md §1).
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "api/admission.h"
+#include "api/go_duration.h"
+#include "api/label_selector.h"
+#include "api/pod_template_validation.h"
+#include "api/typed_codec.h"
+#include "api/types/checkpoint.h"
+#include "api/types/sandbox.h"
+#include "api/types/sandbox_claim.h"
+#include "api/types/sandbox_set.h"
+#include "api/types/sandbox_template.h"
+#include "api/types/sandbox_update_ops.h"
+#include "base/time_format.h"
+
+namespace warren::api {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Decodes the spec as T, lets `fn` default and validate it, and writes it back.
+template <class T, class Fn>
+Status AdmitSpec(Object& object, Fn&& fn) {
+  ASSIGN_OR_RETURN(T spec, DecodeSpec<T>(object));
+  FieldErrors errors;
+  fn(spec, errors);
+  RETURN_IF_ERROR(errors.ToStatus());
+  EncodeSpec(spec, object);
+  return Status::Ok();
+}
+
+// A status write must at least decode as the kind's status type.
+template <class T>
+Status AdmitStatusAs(Object& object) {
+  return DecodeStatus<T>(object).status();
+}
+
+void ValidateOneOf(const std::vector<std::string>& values, std::string_view path,
+                   const std::vector<std::string_view>& allowed, FieldErrors& errors) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (std::find(allowed.begin(), allowed.end(), values[i]) == allowed.end()) {
+      errors.Unsupported(IndexPath(path, i), values[i], allowed);
+    }
+  }
+}
+
+void ValidatePauseStrategy(const std::optional<PauseStrategy>& ps, FieldErrors& errors) {
+  if (!ps) return;
+  if (!ps->type.empty() && ps->type != "Stop" && ps->type != "Hibernate") {
+    errors.Unsupported("spec.pauseStrategy.type", ps->type, {"Stop", "Hibernate"});
+  }
+  if (ps->hibernate_strategy && !ps->hibernate_strategy->type.empty() &&
+      ps->hibernate_strategy->type != "Snapshot") {
+    errors.Unsupported("spec.pauseStrategy.hibernateStrategy.type", ps->hibernate_strategy->type,
+                       {"Snapshot"});
+  }
+}
+
+void ValidateRuntimes(const std::vector<RuntimeRef>& runtimes, std::string_view path,
+                      FieldErrors& errors) {
+  for (size_t i = 0; i < runtimes.size(); ++i) {
+    std::string p = ChildPath(IndexPath(path, i), "name");
+    if (runtimes[i].name.empty()) {
+      errors.Required(p);
+    } else if (auto err = CheckDns1123Label(runtimes[i].name)) {
+      errors.Add(p, *err);
+    }
+  }
+}
+
+void DefaultLifecycle(std::optional<SandboxLifecycle>& lifecycle) {
+  if (!lifecycle) return;
+  for (auto* action : {&lifecycle->pre_upgrade, &lifecycle->post_upgrade}) {
+    if (*action && !(*action)->timeout_seconds) (*action)->timeout_seconds = 60;
+  }
+}
+
+void ValidateLifecycle(const std::optional<SandboxLifecycle>& lifecycle, std::string_view path,
+                       FieldErrors& errors) {
+  if (!lifecycle) return;
+  auto check = [&](const std::optional<UpgradeAction>& action, std::string_view name) {
+    if (!action) return;
+    std::string p = ChildPath(path, name);
+    if (!action->exec || action->exec->command.empty()) {
+      errors.Required(ChildPath(ChildPath(p, "exec"), "command"));
+    }
+    if (action->timeout_seconds && *action->timeout_seconds <= 0) {
+      errors.Add(ChildPath(p, "timeoutSeconds"),
+                 fmt::format("Invalid value: {}: must be > 0", *action->timeout_seconds));
+    }
+  };
+  check(lifecycle->pre_upgrade, "preUpgrade");
+  check(lifecycle->post_upgrade, "postUpgrade");
+}
+
+// template and templateRef are mutually exclusive and one is required.
+void ValidateTemplateChoice(std::optional<PodTemplateSpec>& tmpl,
+                            const std::optional<TemplateRef>& ref, FieldErrors& errors) {
+  if (tmpl && ref) {
+    errors.Add("spec", "Invalid value: template and templateRef are mutually exclusive");
+    return;
+  }
+  if (!tmpl && !ref) {
+    errors.Add("spec.template", "Required value: one of template or templateRef is required");
+    return;
+  }
+  if (ref) {
+    if (ref->name.empty()) {
+      errors.Required("spec.templateRef.name");
+    } else if (auto err = CheckDns1123Subdomain(ref->name)) {
+      errors.Add("spec.templateRef.name", *err);
+    }
+    if (!ref->kind.empty() && ref->kind != "SandboxTemplate") {
+      errors.Unsupported("spec.templateRef.kind", ref->kind, {"SandboxTemplate"});
+    }
+    if (!ref->api_version.empty() && ref->api_version != kAgentsApiVersion) {
+      errors.Unsupported("spec.templateRef.apiVersion", ref->api_version, {kAgentsApiVersion});
+    }
+    return;
+  }
+  DefaultPodTemplate(*tmpl);
+  ValidatePodTemplate(*tmpl, "spec.template", errors);
+}
+
+void RejectVolumeClaimTemplates(const Object& object, FieldErrors& errors) {
+  const Json& spec = object.spec();
+  if (!spec.is_object()) return;
+  auto it = spec.find("volumeClaimTemplates");
+  if (it != spec.end() && !it->is_null() && !(it->is_array() && it->empty())) {
+    errors.Add("spec.volumeClaimTemplates",
+               "Forbidden: persistent volume claims are not supported by Warren; use emptyDir "
+               "or hostPath volumes");
+  }
+}
+
+void ValidateMaxUnavailable(const std::optional<IntOrString>& v, std::string_view path,
+                            FieldErrors& errors) {
+  if (!v) return;
+  if (v->is_string) {
+    auto scaled = v->Scaled(100, false);
+    if (!scaled.ok()) {
+      errors.Add(std::string(path), scaled.status().message());
+    } else if (*scaled > 100) {
+      errors.Add(std::string(path),
+                 fmt::format("Invalid value: \"{}\": must not be greater than 100%", v->str_value));
+    }
+  } else if (v->int_value < 0) {
+    errors.Add(std::string(path), fmt::format("Invalid value: {}: must be >= 0", v->int_value));
+  }
+}
+
+void ValidateNonNegative(std::optional<Duration>& d, std::string_view path, FieldErrors& errors,
+                         std::chrono::nanoseconds min) {
+  if (d && d->value < min) {
+    errors.Add(std::string(path), fmt::format("Invalid value: \"{}\": must be >= {}",
+                                              FormatGoDuration(d->value), FormatGoDuration(min)));
+  }
+}
+
+}  // namespace
+
+Status AdmitSandbox(Object& object) {
+  return AdmitSpec<SandboxSpec>(object, [&](SandboxSpec& spec, FieldErrors& errors) {
+    ValidateTemplateChoice(spec.pod_template, spec.template_ref, errors);
+    RejectVolumeClaimTemplates(object, errors);
+    ValidatePauseStrategy(spec.pause_strategy, errors);
+    ValidateOneOf(spec.persistent_contents, "spec.persistentContents",
+                  {"ip", "memory", "filesystem"}, errors);
+    ValidateRuntimes(spec.runtimes, "spec.runtimes", errors);
+    DefaultLifecycle(spec.lifecycle);
+    ValidateLifecycle(spec.lifecycle, "spec.lifecycle", errors);
+    if (spec.upgrade_policy && !spec.upgrade_policy->type.empty() &&
+        spec.upgrade_policy->type != "Recreate" &&
+        spec.upgrade_policy->type != "CheckpointRestore") {
+      errors.Unsupported("spec.upgradePolicy.type", spec.upgrade_policy->type,
+                         {"Recreate", "CheckpointRestore"});
+    }
+  });
+}
+
+Status AdmitSandboxStatus(Object& object) { return AdmitStatusAs<SandboxStatus>(object); }
+
+Status AdmitSandboxSet(Object& object) {
+  return AdmitSpec<SandboxSetSpec>(object, [&](SandboxSetSpec& spec, FieldErrors& errors) {
+    if (!spec.replicas) spec.replicas = 0;
+    if (*spec.replicas < 0) {
+      errors.Add("spec.replicas", fmt::format("Invalid value: {}: must be >= 0", *spec.replicas));
+    }
+    if (!spec.update_strategy.max_unavailable) {
+      spec.update_strategy.max_unavailable = IntOrString::String("20%");
+    }
+    ValidateMaxUnavailable(spec.update_strategy.max_unavailable,
+                           "spec.updateStrategy.maxUnavailable", errors);
+    ValidateMaxUnavailable(spec.scale_strategy.max_unavailable, "spec.scaleStrategy.maxUnavailable",
+                           errors);
+    ValidateTemplateChoice(spec.pod_template, spec.template_ref, errors);
+    RejectVolumeClaimTemplates(object, errors);
+    ValidatePauseStrategy(spec.pause_strategy, errors);
+    ValidateOneOf(spec.persistent_contents, "spec.persistentContents",
+                  {"ip", "memory", "filesystem"}, errors);
+    ValidateRuntimes(spec.runtimes, "spec.runtimes", errors);
+  });
+}
+
+Status AdmitSandboxSetStatus(Object& object) { return AdmitStatusAs<SandboxSetStatus>(object); }
+
+Status AdmitSandboxClaim(Object& object) {
+  return AdmitSpec<SandboxClaimSpec>(object, [&](SandboxClaimSpec& spec, FieldErrors& errors) {
+    if (spec.template_name.empty()) {
+      errors.Required("spec.templateName");
+    } else if (auto err = CheckDns1123Subdomain(spec.template_name)) {
+      errors.Add("spec.templateName", *err);
+    }
+    if (!spec.replicas) spec.replicas = 1;
+    if (*spec.replicas < 1) {
+      errors.Add("spec.replicas", fmt::format("Invalid value: {}: must be >= 1", *spec.replicas));
+    }
+    if (!spec.claim_timeout) spec.claim_timeout = Duration{1min};
+    ValidateNonNegative(spec.claim_timeout, "spec.claimTimeout", errors, 1s);
+    if (!spec.ttl_after_completed) spec.ttl_after_completed = Duration{60min};
+    if (!spec.create_on_no_stock) spec.create_on_no_stock = true;
+    if (!spec.wait_ready_timeout) spec.wait_ready_timeout = Duration{30s};
+    ValidateNonNegative(spec.wait_ready_timeout, "spec.waitReadyTimeout", errors, 0s);
+    ValidateLabels(spec.labels, "spec.labels", errors);
+    ValidateAnnotations(spec.annotations, "spec.annotations", errors);
+    for (const auto& [name, value] : spec.env_vars) {
+      if (auto err = CheckEnvVarName(name)) errors.Add("spec.envVars", *err);
+    }
+    if (spec.inplace_update) {
+      std::string p = "spec.inplaceUpdate.resources";
+      for (const auto& [name, q] : spec.inplace_update->resources.requests) {
+        if (q.MilliValue() < 0) errors.Add(KeyPath(p + ".requests", name), "must be >= 0");
+      }
+    }
+    ValidateRuntimes(spec.runtimes, "spec.runtimes", errors);
+  });
+}
+
+Status AdmitSandboxClaimUpdate(const Object& old_object, const Object& object) {
+  ASSIGN_OR_RETURN(auto old_spec, DecodeSpec<SandboxClaimSpec>(old_object));
+  ASSIGN_OR_RETURN(auto new_spec, DecodeSpec<SandboxClaimSpec>(object));
+  FieldErrors errors;
+  if (old_spec.replicas != new_spec.replicas) {
+    errors.Add("spec.replicas", "Invalid value: field is immutable");
+  }
+  if (old_spec.template_name != new_spec.template_name) {
+    errors.Add("spec.templateName", "Invalid value: field is immutable");
+  }
+  return errors.ToStatus();
+}
+
+Status AdmitSandboxClaimStatus(Object& object) { return AdmitStatusAs<SandboxClaimStatus>(object); }
+
+Status AdmitSandboxTemplate(Object& object) {
+  return AdmitSpec<SandboxTemplateSpec>(
+      object, [&](SandboxTemplateSpec& spec, FieldErrors& errors) {
+        if (!spec.pod_template) {
+          errors.Required("spec.template");
+        } else {
+          DefaultPodTemplate(*spec.pod_template);
+          ValidatePodTemplate(*spec.pod_template, "spec.template", errors);
+        }
+        RejectVolumeClaimTemplates(object, errors);
+        ValidatePauseStrategy(spec.pause_strategy, errors);
+        ValidateOneOf(spec.persistent_contents, "spec.persistentContents",
+                      {"ip", "memory", "filesystem"}, errors);
+        ValidateRuntimes(spec.runtimes, "spec.runtimes", errors);
+      });
+}
+
+Status AdmitSandboxUpdateOps(Object& object) {
+  return AdmitSpec<SandboxUpdateOpsSpec>(object, [&](SandboxUpdateOpsSpec& spec,
+                                                     FieldErrors& errors) {
+    if (!spec.selector) {
+      errors.Required("spec.selector");
+    } else {
+      std::vector<LabelSelector::Expression> exprs;
+      for (const auto& e : spec.selector->match_expressions) {
+        exprs.push_back({e.key, e.op, e.values});
+      }
+      auto sel = LabelSelector::FromParts(spec.selector->match_labels, exprs, "spec.selector");
+      if (!sel.ok()) {
+        errors.Add("", sel.status().message());
+      } else if (sel->empty()) {
+        errors.Add("spec.selector", "Invalid value: empty selector would select every sandbox");
+      }
+    }
+    if (spec.update_strategy.type.empty()) spec.update_strategy.type = "Recreate";
+    if (spec.update_strategy.type != "Recreate" &&
+        spec.update_strategy.type != "CheckpointRestore") {
+      errors.Unsupported("spec.updateStrategy.type", spec.update_strategy.type,
+                         {"Recreate", "CheckpointRestore"});
+    }
+    if (!spec.update_strategy.max_unavailable) {
+      spec.update_strategy.max_unavailable = IntOrString::Int(1);
+    }
+    ValidateMaxUnavailable(spec.update_strategy.max_unavailable,
+                           "spec.updateStrategy.maxUnavailable", errors);
+    if (!spec.patch.text.empty() && spec.patch.text.front() != '{') {
+      errors.Add("spec.patch", "must be an object (a strategic-merge patch of the pod template)");
+    }
+    DefaultLifecycle(spec.lifecycle);
+    ValidateLifecycle(spec.lifecycle, "spec.lifecycle", errors);
+    if (!spec.state_filter) spec.state_filter = StateFilter{};
+    if (spec.state_filter->states.empty()) spec.state_filter->states = {"Running"};
+    ValidateOneOf(spec.state_filter->states, "spec.stateFilter.states", {"Running", "Paused"},
+                  errors);
+  });
+}
+
+Status AdmitSandboxUpdateOpsUpdate(const Object& old_object, const Object& object) {
+  FieldErrors errors;
+  for (const char* field : {"selector", "patch", "lifecycle"}) {
+    const Json& a = old_object.spec();
+    const Json& b = object.spec();
+    Json va = a.is_object() && a.contains(field) ? a.at(field) : Json();
+    Json vb = b.is_object() && b.contains(field) ? b.at(field) : Json();
+    if (va != vb) errors.Add(ChildPath("spec", field), "Invalid value: field is immutable");
+  }
+  return errors.ToStatus();
+}
+
+Status AdmitSandboxUpdateOpsStatus(Object& object) {
+  return AdmitStatusAs<SandboxUpdateOpsStatus>(object);
+}
+
+Status AdmitCheckpoint(Object& object) {
+  return AdmitSpec<CheckpointSpec>(object, [&](CheckpointSpec& spec, FieldErrors& errors) {
+    if (spec.sandbox_name.empty()) {
+      errors.Required("spec.sandboxName");
+    } else if (auto err = CheckDns1123Subdomain(spec.sandbox_name)) {
+      errors.Add("spec.sandboxName", *err);
+    }
+    if (!spec.keep_running) spec.keep_running = true;
+    ValidateOneOf(spec.persistent_contents, "spec.persistentContents",
+                  {"podInfo", "memory", "filesystem"}, errors);
+    if (!spec.ttl_after_finished.empty()) {
+      auto d = base::ParseDuration(spec.ttl_after_finished);
+      if (!d || d->count() < 0) {
+        errors.Add("spec.ttlAfterFinished",
+                   fmt::format("Invalid value: \"{}\": must be a non-negative duration (e.g. "
+                               "\"30s\", \"30m\", \"30d\")",
+                               spec.ttl_after_finished));
+      }
+    }
+  });
+}
+
+Status AdmitCheckpointStatus(Object& object) { return AdmitStatusAs<CheckpointStatus>(object); }
+
+}  // namespace warren::api

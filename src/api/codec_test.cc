@@ -1,0 +1,257 @@
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "api/json.h"
+#include "api/merge_patch.h"
+#include "api/object_codec.h"
+#include "api/yaml_codec.h"
+
+namespace warren::api {
+namespace {
+
+constexpr const char* kManifest = R"(apiVersion: agents.kruise.io/v1alpha1
+kind: SandboxSet
+metadata:
+  name: pool
+  namespace: default
+  labels:
+    app: demo
+  managedFields:            # metadata we do not model
+  - manager: kubectl
+spec:
+  replicas: 3
+  futureField: {nested: [1, 2, {deep: true}]}
+  template:
+    spec:
+      containers:
+      - name: main
+        image: base
+        livenessProbe:      # a pod field Warren ignores
+          exec: {command: [true]}
+status:
+  replicas: 1
+extraTopLevel: "kept"
+)";
+
+TEST(YamlCodec, ManifestRoundTripsWithUnknownFieldsKept) {
+  auto doc = ParseYaml(kManifest);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  auto obj = ObjectFromJson(*doc);
+  ASSERT_TRUE(obj.ok()) << obj.status();
+  EXPECT_EQ(obj->metadata.name, "pool");
+  EXPECT_EQ(obj->metadata.labels.at("app"), "demo");
+  EXPECT_EQ(obj->metadata.extra["managedFields"][0]["manager"], "kubectl");
+
+  Json back = ObjectToJson(*obj);
+  EXPECT_EQ(back, *doc);
+  EXPECT_EQ(back["spec"]["futureField"]["nested"][2]["deep"], true);
+  EXPECT_EQ(back["extraTopLevel"], "kept");
+
+  // Through YAML text and back again: still the same document.
+  auto again = ParseYaml(DumpYaml(back));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *doc);
+  // And through JSON text.
+  auto from_json = ObjectFromJsonText(ObjectToJsonText(*obj));
+  ASSERT_TRUE(from_json.ok());
+  EXPECT_EQ(ObjectToJson(*from_json), *doc);
+}
+
+TEST(YamlCodec, ScalarsFollowTheCoreSchema) {
+  auto doc = ParseYaml(R"(
+a: 1
+b: "1"
+c: true
+d: 'true'
+e: null
+f: ~
+g:
+h: 1.5
+i: 0x1f
+j: yes
+k: -7
+l: !!str 12
+m: 1e3
+n: "multi
+  word"
+o: |
+  line one
+  line two
+)");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  const Json& j = *doc;
+  EXPECT_EQ(j["a"], 1);
+  EXPECT_EQ(j["b"], "1");
+  EXPECT_EQ(j["c"], true);
+  EXPECT_EQ(j["d"], "true");
+  EXPECT_TRUE(j["e"].is_null());
+  EXPECT_TRUE(j["f"].is_null());
+  EXPECT_TRUE(j["g"].is_null());
+  EXPECT_EQ(j["h"], 1.5);
+  EXPECT_EQ(j["i"], 31);
+  EXPECT_EQ(j["j"], "yes");  // YAML 1.2: not a boolean
+  EXPECT_EQ(j["k"], -7);
+  EXPECT_EQ(j["l"], "12");
+  EXPECT_EQ(j["m"], 1000.0);
+  EXPECT_EQ(j["n"], "multi word");
+  EXPECT_EQ(j["o"], "line one\nline two\n");
+}
+
+TEST(YamlCodec, DumpQuotesStringsThatWouldChangeType) {
+  Json j = {
+      {"a", "true"}, {"b", "1"}, {"c", ""},       {"d", "null"},        {"e", "plain"},
+      {"f", 2},      {"g", 1.0}, {"h", "x\ny\n"}, {"i", Json::array()}, {"j", Json::object()}};
+  auto back = ParseYaml(DumpYaml(j));
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << DumpYaml(j);
+  EXPECT_EQ(*back, j) << DumpYaml(j);
+  EXPECT_TRUE((*back)["g"].is_number_float());
+}
+
+TEST(YamlCodec, MultiDocumentStreamSkipsEmptyDocuments) {
+  auto docs = ParseYamlDocuments("---\na: 1\n---\n# only a comment\n---\nb: 2\n...\n---\nc: 3\n");
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  ASSERT_EQ(docs->size(), 3u);
+  EXPECT_EQ((*docs)[0]["a"], 1);
+  EXPECT_EQ((*docs)[1]["b"], 2);
+  EXPECT_EQ((*docs)[2]["c"], 3);
+}
+
+TEST(YamlCodec, ErrorsNameLineAndColumn) {
+  auto bad = ParseYaml("a: 1\nb: [1, 2\nc: 3\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("invalid YAML at line"), std::string::npos) << bad.status();
+
+  auto dup = ParseYaml("a: 1\nb: 2\na: 3\n");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.status().message().find("line 3"), std::string::npos) << dup.status();
+  EXPECT_NE(dup.status().message().find("duplicate key \"a\""), std::string::npos);
+
+  auto tag = ParseYaml("a: !custom x\n");
+  ASSERT_FALSE(tag.ok());
+  EXPECT_NE(tag.status().message().find("unsupported tag"), std::string::npos) << tag.status();
+
+  EXPECT_FALSE(ParseYaml("").ok());
+  EXPECT_FALSE(ParseYaml("a: 1\n---\nb: 2\n").ok());
+}
+
+TEST(YamlCodec, AliasBombAndDeepNestingFailCleanly) {
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  char prev = 'a';
+  for (char c = 'b'; c <= 'k'; ++c) {
+    bomb += fmt::format("{}: &{} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n", c,
+                        c, fmt::arg("p", prev));
+    prev = c;
+  }
+  auto r = ParseYaml(bomb);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("too many nodes"), std::string::npos) << r.status();
+
+  auto deep = ParseYaml(std::string(5000, '[') + std::string(5000, ']'));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("nested deeper"), std::string::npos) << deep.status();
+
+  auto deep_json = ParseJson(std::string(5000, '[') + std::string(5000, ']'));
+  ASSERT_FALSE(deep_json.ok());
+  EXPECT_NE(deep_json.status().message().find("nested deeper"), std::string::npos);
+}
+
+TEST(JsonCodec, MalformedJsonNamesThePosition) {
+  auto r = ParseJson(R"({"a": 1,})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("line 1, column 9"), std::string::npos) << r.status();
+  EXPECT_FALSE(ParseJson(R"({"a": 1} trailing)").ok());
+}
+
+TEST(JsonCodec, ManifestsAcceptJsonAndYaml) {
+  auto j = ParseManifests(R"(  {"kind": "A"})");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)[0]["kind"], "A");
+  auto arr = ParseManifests(R"([{"kind": "A"}, {"kind": "B"}])");
+  ASSERT_TRUE(arr.ok());
+  EXPECT_EQ(arr->size(), 2u);
+  auto y = ParseManifests("# comment\nkind: A\n---\nkind: B\n");
+  ASSERT_TRUE(y.ok());
+  EXPECT_EQ(y->size(), 2u);
+}
+
+TEST(ObjectCodec, WrongMetadataTypesAreNamed) {
+  auto r = ObjectFromJsonText(
+      R"({"apiVersion": 1, "metadata": {"name": 5, "labels": {"a": 1}, "finalizers": "x",
+          "resourceVersion": "abc", "creationTimestamp": "yesterday"}})");
+  ASSERT_FALSE(r.ok());
+  std::string m = r.status().message();
+  EXPECT_NE(m.find("apiVersion: must be a string, got integer"), std::string::npos) << m;
+  EXPECT_NE(m.find("metadata.name: must be a string, got integer"), std::string::npos) << m;
+  EXPECT_NE(m.find("metadata.labels.a: must be a string"), std::string::npos) << m;
+  EXPECT_NE(m.find("metadata.finalizers: must be an array of strings"), std::string::npos) << m;
+  EXPECT_NE(m.find("metadata.resourceVersion: must be a positive decimal revision"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("metadata.creationTimestamp: must be an RFC 3339 time"), std::string::npos) << m;
+
+  auto not_object = ObjectFromJsonText("[1]");
+  ASSERT_FALSE(not_object.ok());
+  EXPECT_NE(not_object.status().message().find("must be a JSON object"), std::string::npos);
+}
+
+TEST(ObjectCodec, MetadataRoundTrips) {
+  auto r = ObjectFromJsonText(R"({"apiVersion": "warren.dev/v1alpha1", "kind": "Node",
+    "metadata": {"name": "n1", "uid": "u", "resourceVersion": "42", "generation": 3,
+      "creationTimestamp": "2026-01-02T03:04:05Z", "finalizers": ["a/b"],
+      "ownerReferences": [{"apiVersion": "v", "kind": "K", "name": "o", "uid": "x",
+                           "controller": true}]}})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->metadata.resource_version, 42);
+  EXPECT_EQ(r->metadata.generation, 3);
+  ASSERT_NE(r->ControllerRef(), nullptr);
+  EXPECT_EQ(r->ControllerRef()->name, "o");
+  Json j = ObjectToJson(*r);
+  EXPECT_EQ(j["metadata"]["resourceVersion"], "42");
+  EXPECT_EQ(j["metadata"]["creationTimestamp"], "2026-01-02T03:04:05Z");
+  EXPECT_EQ(j["metadata"]["ownerReferences"][0]["controller"], true);
+  EXPECT_FALSE(j["metadata"]["ownerReferences"][0].contains("blockOwnerDeletion"));
+}
+
+// RFC 7386 appendix A.
+TEST(MergePatch, RfcExamples) {
+  struct Case {
+    const char* target;
+    const char* patch;
+    const char* result;
+  } cases[] = {
+      {R"({"a":"b"})", R"({"a":"c"})", R"({"a":"c"})"},
+      {R"({"a":"b"})", R"({"b":"c"})", R"({"a":"b","b":"c"})"},
+      {R"({"a":"b"})", R"({"a":null})", R"({})"},
+      {R"({"a":"b","b":"c"})", R"({"a":null})", R"({"b":"c"})"},
+      {R"({"a":["b"]})", R"({"a":"c"})", R"({"a":"c"})"},
+      {R"({"a":"c"})", R"({"a":["b"]})", R"({"a":["b"]})"},
+      {R"({"a":{"b":"c"}})", R"({"a":{"b":"d","c":null}})", R"({"a":{"b":"d"}})"},
+      {R"({"a":[{"b":"c"}]})", R"({"a":[1]})", R"({"a":[1]})"},
+      {R"(["a","b"])", R"(["c","d"])", R"(["c","d"])"},
+      {R"({"a":"b"})", R"(["c"])", R"(["c"])"},
+      {R"({"a":"foo"})", "null", "null"},
+      {R"({"a":"foo"})", R"("bar")", R"("bar")"},
+      {R"({"e":null})", R"({"a":1})", R"({"e":null,"a":1})"},
+      {R"([1,2])", R"({"a":"b","c":null})", R"({"a":"b"})"},
+      {R"({})", R"({"a":{"bb":{"ccc":null}}})", R"({"a":{"bb":{}}})"},
+  };
+  for (const auto& c : cases) {
+    Json target = Json::parse(c.target);
+    ApplyMergePatch(target, Json::parse(c.patch));
+    EXPECT_EQ(target, Json::parse(c.result)) << c.target << " + " << c.patch;
+  }
+}
+
+TEST(MergePatch, CreateIsTheInverseOfApply) {
+  Json from = Json::parse(R"({"a":1,"b":{"c":2,"d":3},"e":[1]})");
+  Json to = Json::parse(R"({"a":1,"b":{"c":5},"e":[2],"f":"new"})");
+  Json patch = CreateMergePatch(from, to);
+  EXPECT_EQ(patch, Json::parse(R"({"b":{"c":5,"d":null},"e":[2],"f":"new"})"));
+  ApplyMergePatch(from, patch);
+  EXPECT_EQ(from, to);
+}
+
+}  // namespace
+}  // namespace warren::api

@@ -1,0 +1,83 @@
+#include "envd/command_supervisor.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "base/log.h"
+#include "envd/process_messages.h"
+#include "os/spawn_reaper.h"
+
+namespace warren::envd {
+
+Status CommandSupervisor::Start(os::SpawnOptions options) {
+  options.stdin_pipe = false;
+  options.new_session = true;
+  auto child = os::ChildReaper::Get().Spawn(options, [this](int status) {
+    {
+      std::lock_guard lock(mu_);
+      running_ = false;
+      wait_status_ = status;
+    }
+    exited_cv_.notify_all();
+    base::Logger("envd")->info("template command exited status=\"{}\"",
+                               ProcessExitFromWaitStatus(status).status);
+  });
+  if (!child.ok()) return child.status();
+  {
+    std::lock_guard lock(mu_);
+    pid_ = child->pid;
+    running_ = true;
+  }
+  base::Logger("envd")->info("template command started pid={}", child->pid);
+  // Both pipes go into the one log, in the order the bytes arrive.
+  std::thread(
+      [this](base::UniqueFd out, base::UniqueFd err) {
+        std::vector<pollfd> fds = {{out.get(), POLLIN, 0}, {err.get(), POLLIN, 0}};
+        char buf[16 * 1024];
+        while (!fds.empty()) {
+          if (poll(fds.data(), fds.size(), -1) < 0) {
+            if (errno == EINTR) continue;
+            return;
+          }
+          for (size_t i = 0; i < fds.size();) {
+            if (fds[i].revents == 0) {
+              ++i;
+              continue;
+            }
+            ssize_t n = read(fds[i].fd, buf, sizeof buf);
+            if (n > 0) {
+              log_.Append(std::string_view(buf, static_cast<size_t>(n)));
+              ++i;
+            } else if (n < 0 && errno == EINTR) {
+              ++i;
+            } else {
+              fds.erase(fds.begin() + static_cast<long>(i));
+            }
+          }
+        }
+      },
+      std::move(child->stdout_r), std::move(child->stderr_r))
+      .detach();
+  return Status::Ok();
+}
+
+void CommandSupervisor::Signal(int signal) {
+  std::lock_guard lock(mu_);
+  if (!running_) return;
+  if (kill(-pid_, signal) != 0) kill(pid_, signal);
+}
+
+bool CommandSupervisor::WaitExited(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return exited_cv_.wait_for(lock, timeout, [&] { return !running_; });
+}
+
+std::optional<int> CommandSupervisor::wait_status() const {
+  std::lock_guard lock(mu_);
+  return wait_status_;
+}
+
+}  // namespace warren::envd

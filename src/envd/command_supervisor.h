@@ -1,0 +1,41 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "envd/log_ring.h"
+#include "os/spawn.h"
+
+namespace warren::envd {
+
+// Runs the template's own command (given after `--` on envd's command line) as a child of envd,
+// with stdout and stderr captured into a LogRing (GET /logs). It is started once; its exit is
+// logged and kept (envd keeps serving: the sandbox is still useful to an agent). Thread-safe.
+class CommandSupervisor {
+ public:
+  explicit CommandSupervisor(LogRing& log) : log_(log) {}
+
+  Status Start(os::SpawnOptions options);
+  // Sends `signal` to the command's process group; no-op when it is not running.
+  void Signal(int signal);
+  // Waits until the command has exited or `timeout` passes; true when it has exited (or never
+  // ran).
+  bool WaitExited(std::chrono::milliseconds timeout);
+  std::optional<int> wait_status() const;
+
+ private:
+  LogRing& log_;
+  mutable std::mutex mu_;
+  std::condition_variable exited_cv_;
+  pid_t pid_ = -1;                  // guarded by mu_
+  bool running_ = false;            // guarded by mu_
+  std::optional<int> wait_status_;  // guarded by mu_
+};
+
+}  // namespace warren::envd

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "envd/envd_state.h"
+#include "envd/filesystem_ops.h"
+#include "envd/log_ring.h"
+#include "envd/process_manager.h"
+#include "envd/timer_queue.h"
+#include "envd/watcher_registry.h"
+#include "net/router.h"
+#include "os/user_db.h"
+
+namespace warren::envd {
+
+struct EnvdOptions {
+  EnvdDefaults defaults;
+  std::string passwd_path = "/etc/passwd";
+  std::string group_path = "/etc/group";
+  // The template command's output kept for GET /logs.
+  size_t log_capacity = 1024 * 1024;
+  std::string log_file;
+};
+
+// The header the node agent authenticates POST /reset (and a token-replacing POST /init) with.
+inline constexpr std::string_view kNodeSecretHeader = "X-Warren-Node-Secret";
+
+// warren-envd's HTTP surface (e2b-protocol.md §3): the process.Process and filesystem.Filesystem
+// Connect services (JSON; unary and server-streaming), /health, /files, /envs, /metrics, /init,
+// and Warren's own /logs and /reset (README.md). Owns the agent's state: processes, watchers,
+// settings, the template command's log. Thread-safe; must outlive the server serving its router.
+class Envd {
+ public:
+  explicit Envd(EnvdOptions options);
+  ~Envd();
+  Envd(const Envd&) = delete;
+  Envd& operator=(const Envd&) = delete;
+
+  net::Router BuildRouter();
+
+  // Kills every process, stops every watcher and forgets tokens, env vars and defaults given
+  // by /init (sandbox recycling).
+  void Reset();
+
+  LogRing& command_log() { return command_log_; }
+  ProcessManager& processes() { return processes_; }
+  EnvdState& state() { return state_; }
+
+ private:
+  class Impl;
+  EnvdState state_;
+  os::UserDb users_;
+  FilesystemOps fs_;
+  TimerQueue timers_;
+  ProcessManager processes_;
+  WatcherRegistry watchers_;
+  LogRing command_log_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace warren::envd

@@ -1,0 +1,326 @@
+#include "envd/process_manager.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <thread>
+
+#include "base/log.h"
+#include "os/pty.h"
+#include "os/spawn_reaper.h"
+
+namespace warren::envd {
+namespace {
+
+// E2B's envd reads pipes in 32 KiB and ptys in 16 KiB chunks; one data event per read.
+constexpr size_t kPipeChunk = 32 * 1024;
+constexpr size_t kPtyChunk = 16 * 1024;
+// A subscriber with this much unsent output slows the process's output pump down.
+constexpr size_t kHighWater = 4 * 1024 * 1024;
+// How long an ended process stays visible to Connect.
+constexpr auto kEndedRetention = std::chrono::seconds(30);
+
+Status WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) {
+        pollfd p{fd, POLLOUT, 0};
+        poll(&p, 1, 1000);
+        continue;
+      }
+      if (errno == EPIPE) return InternalError("the process closed its input");
+      return ErrnoError("write input", errno);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+Status NotFoundPid(const ProcessSelector& sel) {
+  if (sel.pid) return NotFoundError(fmt::format("process with pid {} not found", *sel.pid));
+  return NotFoundError(fmt::format("process with tag {} not found", sel.tag.value_or("")));
+}
+
+}  // namespace
+
+ManagedProcess::ManagedProcess(StartRequest request, bool is_pty)
+    : request_(std::move(request)), is_pty_(is_pty) {}
+
+void ManagedProcess::Subscribe(const std::shared_ptr<StreamSession>& session) {
+  std::lock_guard lock(mu_);
+  session->Send(StartEventJson(pid_));
+  if (end_) {
+    session->Send(EndEventJson(*end_));
+    session->End(Status::Ok());
+    return;
+  }
+  subscribers_.push_back(session);
+}
+
+void ManagedProcess::Broadcast(const std::string& json) {
+  std::vector<std::shared_ptr<StreamSession>> subs;
+  {
+    std::lock_guard lock(mu_);
+    subs = subscribers_;
+  }
+  bool dropped = false;
+  for (const auto& s : subs) {
+    s->WaitWritable(kHighWater, std::chrono::seconds(30));
+    if (!s->Send(json)) dropped = true;
+  }
+  if (dropped) {
+    std::lock_guard lock(mu_);
+    std::erase_if(subscribers_, [](const auto& s) { return s->ended(); });
+  }
+}
+
+void ManagedProcess::OnExit(int wait_status) {
+  {
+    std::lock_guard lock(mu_);
+    wait_status_ = wait_status;
+  }
+  exited_cv_.notify_all();
+}
+
+void ManagedProcess::Pump(base::UniqueFd out, base::UniqueFd err, int pty) {
+  struct Source {
+    int fd;
+    OutputKind kind;
+  };
+  std::vector<Source> sources;
+  if (pty >= 0) {
+    sources.push_back({pty, OutputKind::kPty});
+  } else {
+    sources.push_back({out.get(), OutputKind::kStdout});
+    sources.push_back({err.get(), OutputKind::kStderr});
+  }
+  std::string buf(is_pty_ ? kPtyChunk : kPipeChunk, '\0');
+  while (!sources.empty()) {
+    std::vector<pollfd> fds;
+    for (const auto& s : sources) fds.push_back({s.fd, POLLIN, 0});
+    int r = poll(fds.data(), fds.size(), -1);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    std::vector<size_t> done;
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      ssize_t n = read(fds[i].fd, buf.data(), buf.size());
+      if (n > 0) {
+        Broadcast(DataEventJson(sources[i].kind, std::string_view(buf.data(), n)));
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        // EOF, or EIO from a pty master once every slave descriptor is closed.
+        done.push_back(i);
+      }
+    }
+    for (auto it = done.rbegin(); it != done.rend(); ++it) sources.erase(sources.begin() + *it);
+  }
+  out.reset();
+  err.reset();
+
+  std::vector<std::shared_ptr<StreamSession>> subs;
+  ProcessExit exit;
+  {
+    std::unique_lock lock(mu_);
+    exited_cv_.wait(lock, [&] { return wait_status_.has_value(); });
+    exit = ProcessExitFromWaitStatus(*wait_status_);
+    end_ = exit;
+    subs.swap(subscribers_);
+  }
+  const std::string end_json = EndEventJson(exit);
+  for (const auto& s : subs) {
+    s->Send(end_json);
+    s->End(Status::Ok());
+  }
+  {
+    std::lock_guard lock(input_mu_);
+    stdin_.reset();
+  }
+  if (on_ended_) on_ended_();
+}
+
+Status ManagedProcess::WriteInput(InputKind kind, const std::string& data) {
+  if (kind == InputKind::kNone || data.empty()) return Status::Ok();
+  if (is_pty_ && kind == InputKind::kStdin) {
+    return InternalError("process has a pty: send its input as 'pty', not 'stdin'");
+  }
+  if (!is_pty_ && kind == InputKind::kPty) {
+    return InternalError("process has no pty: send its input as 'stdin'");
+  }
+  std::lock_guard lock(input_mu_);
+  if (is_pty_) {
+    if (ended()) return InternalError("process has ended");
+    return WriteAll(pty_master_.get(), data);
+  }
+  if (!stdin_) return InternalError("stdin is not enabled or was closed for this process");
+  return WriteAll(stdin_.get(), data);
+}
+
+Status ManagedProcess::CloseStdin() {
+  if (is_pty_) {
+    return InternalError("cannot close stdin of a pty process; send Ctrl-D (0x04) instead");
+  }
+  std::lock_guard lock(input_mu_);
+  stdin_.reset();
+  return Status::Ok();
+}
+
+Status ManagedProcess::Resize(PtySize size) {
+  if (!is_pty_) return InternalError("process has no pty to resize");
+  if (size.cols == 0 || size.rows == 0) {
+    return InvalidArgumentError("pty size needs cols and rows greater than 0");
+  }
+  return os::SetPtySize(pty_master_.get(), static_cast<uint16_t>(size.cols),
+                        static_cast<uint16_t>(size.rows));
+}
+
+Status ManagedProcess::Signal(int signal) {
+  if (signal != SIGKILL && signal != SIGTERM) {
+    return UnimplementedError(fmt::format("signal {} is not supported", signal));
+  }
+  std::lock_guard lock(mu_);
+  // Once reaped, the pid may belong to someone else: never signal it then.
+  if (wait_status_) return NotFoundError(fmt::format("process with pid {} not found", pid_));
+  const auto pid = static_cast<pid_t>(pid_);
+  if (kill(-pid, signal) != 0 && kill(pid, signal) != 0) {
+    return ErrnoError(fmt::format("signal process {}", pid_), errno);
+  }
+  return Status::Ok();
+}
+
+bool ManagedProcess::ended() const {
+  std::lock_guard lock(mu_);
+  return end_.has_value() || wait_status_.has_value();
+}
+
+ProcessManager::ProcessManager(TimerQueue& timers) : timers_(timers) {
+  // Writing to the stdin of a process that exited must fail with EPIPE, not kill the agent.
+  signal(SIGPIPE, SIG_IGN);
+}
+
+ProcessManager::~ProcessManager() {
+  KillAll();
+  std::unique_lock lock(mu_);
+  drained_.wait_for(lock, std::chrono::seconds(10), [&] { return live_.empty(); });
+}
+
+Result<std::shared_ptr<ManagedProcess>> ProcessManager::Start(
+    SpawnPlan plan, const std::shared_ptr<StreamSession>& session) {
+  const bool is_pty = plan.request.pty.has_value();
+  std::shared_ptr<ManagedProcess> p(new ManagedProcess(plan.request, is_pty));
+
+  os::SpawnOptions options;
+  options.argv = std::move(plan.argv);
+  options.env = std::move(plan.env);
+  options.cwd = std::move(plan.cwd);
+  options.credentials = std::move(plan.credentials);
+  options.stdin_pipe = plan.request.stdin.value_or(true);
+  std::optional<os::Pty> pty;
+  if (is_pty) {
+    const auto cols = static_cast<uint16_t>(plan.request.pty->cols ? plan.request.pty->cols : 80);
+    const auto rows = static_cast<uint16_t>(plan.request.pty->rows ? plan.request.pty->rows : 24);
+    auto opened = os::OpenPty(cols, rows);
+    if (!opened.ok()) return opened.status();
+    pty = std::move(*opened);
+    options.pty_slave = pty->slave.get();
+  }
+  std::weak_ptr<ManagedProcess> weak = p;
+  auto child = os::ChildReaper::Get().Spawn(options, [weak](int status) {
+    if (auto proc = weak.lock()) proc->OnExit(status);
+  });
+  if (!child.ok()) return InvalidArgumentError(child.status().message());
+
+  p->pid_ = static_cast<uint32_t>(child->pid);
+  p->stdin_ = std::move(child->stdin_w);
+  int pty_fd = -1;
+  if (pty) {
+    pty->slave.reset();  // the child has it; EOF on the master needs every slave closed
+    p->pty_master_ = std::move(pty->master);
+    pty_fd = p->pty_master_.get();
+  }
+  p->Subscribe(session);
+  {
+    std::lock_guard lock(mu_);
+    ended_.erase(p->pid_);
+    live_[p->pid_] = p;
+  }
+  p->on_ended_ = [this, weak] {
+    if (auto proc = weak.lock()) OnEnded(proc);
+  };
+  std::thread([p, pty_fd](base::UniqueFd out,
+                          base::UniqueFd err) { p->Pump(std::move(out), std::move(err), pty_fd); },
+              std::move(child->stdout_r), std::move(child->stderr_r))
+      .detach();
+  base::Logger("envd")->debug("process started pid={} pty={}", p->pid_, is_pty);
+  return p;
+}
+
+void ProcessManager::OnEnded(const std::shared_ptr<ManagedProcess>& p) {
+  const uint32_t pid = p->pid();
+  {
+    std::lock_guard lock(mu_);
+    auto it = live_.find(pid);
+    if (it != live_.end() && it->second == p) live_.erase(it);
+    ended_[pid] = p;
+    if (live_.empty()) drained_.notify_all();
+  }
+  std::weak_ptr<ManagedProcess> weak = p;
+  timers_.ScheduleAfter(kEndedRetention, [this, pid, weak] {
+    std::lock_guard lock(mu_);
+    auto it = ended_.find(pid);
+    if (it != ended_.end() && it->second == weak.lock()) ended_.erase(it);
+  });
+}
+
+Result<std::shared_ptr<ManagedProcess>> ProcessManager::Find(const ProcessSelector& selector,
+                                                             bool include_ended) const {
+  std::lock_guard lock(mu_);
+  auto match = [&](const auto& table) -> std::shared_ptr<ManagedProcess> {
+    if (selector.pid) {
+      auto it = table.find(*selector.pid);
+      return it == table.end() ? nullptr : it->second;
+    }
+    for (const auto& [pid, p] : table) {
+      if (p->request().tag == selector.tag) return p;
+    }
+    return nullptr;
+  };
+  if (auto p = match(live_)) return p;
+  if (include_ended) {
+    if (auto p = match(ended_)) return p;
+  }
+  return NotFoundPid(selector);
+}
+
+std::vector<ProcessInfo> ProcessManager::List() const {
+  std::lock_guard lock(mu_);
+  std::vector<ProcessInfo> out;
+  for (const auto& [pid, p] : live_) {
+    if (p->ended()) continue;
+    out.push_back({p->request().process, pid, p->request().tag});
+  }
+  return out;
+}
+
+void ProcessManager::KillAll() {
+  std::vector<std::shared_ptr<ManagedProcess>> live;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [pid, p] : live_) live.push_back(p);
+    ended_.clear();
+  }
+  for (const auto& p : live) p->Signal(SIGKILL).IgnoreError();
+}
+
+size_t ProcessManager::live_count() const {
+  std::lock_guard lock(mu_);
+  return live_.size();
+}
+
+}  // namespace warren::envd

@@ -1,0 +1,553 @@
+#include "image/image_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "base/encoding.h"
+#include "base/ids.h"
+#include "base/scope_guard.h"
+#include "base/time_format.h"
+#include "image/file_lock.h"
+#include "image/logger.h"
+#include "image/oci_archive.h"
+#include "image/oci_layout.h"
+#include "image/records.h"
+#include "image/reference.h"
+#include "image/safe_fs.h"
+#include "image/staging.h"
+
+namespace warren::image {
+namespace {
+
+constexpr size_t kMaxRecordBytes = 16 << 20;
+constexpr size_t kMaxLeaseIdBytes = 256;
+constexpr std::string_view kImportLeasePrefix = "import:";
+// An archive is extracted to staging before import; bound it like a layer set.
+constexpr uint64_t kMaxArchiveBytes = uint64_t{64} << 30;
+
+std::string RecordFileName(std::string_view key) { return base::Sha256Hex(key) + ".json"; }
+
+// Names in a directory, without "." and "..". Missing directory: empty.
+std::vector<std::string> ListDir(const std::string& path) {
+  std::vector<std::string> out;
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return out;
+  while (struct dirent* de = readdir(dir)) {
+    std::string_view n = de->d_name;
+    if (n != "." && n != "..") out.emplace_back(n);
+  }
+  closedir(dir);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Status MakeDir(const std::string& path, mode_t mode) {
+  if (mkdir(path.c_str(), mode) != 0 && errno != EEXIST) {
+    return ErrnoError(fmt::format("mkdir '{}'", path), errno);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// Holds the store's record lock: the in-process mutex, then the flock on store.lock.
+class ImageStore::Locked {
+ public:
+  static Result<std::unique_ptr<Locked>> Take(const ImageStore& store) {
+    auto locked = std::unique_ptr<Locked>(new Locked(store.mu_));
+    ASSIGN_OR_RETURN(locked->file_, FileLock::Acquire(store.Path("store.lock")));
+    return locked;
+  }
+
+ private:
+  explicit Locked(std::mutex& mu) : guard_(mu) {}
+  std::unique_lock<std::mutex> guard_;
+  FileLock file_;
+};
+
+std::string ResolvedImage::OverlayLowerDirs() const {
+  std::string out;
+  for (auto it = lower_dirs.rbegin(); it != lower_dirs.rend(); ++it) {
+    if (!out.empty()) out.push_back(':');
+    out += *it;
+  }
+  return out;
+}
+
+ImageStore::ImageStore(ImageStoreOptions options)
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : &base::RealClock()) {}
+
+ImageStore::~ImageStore() = default;
+
+Result<std::unique_ptr<ImageStore>> ImageStore::Open(ImageStoreOptions options) {
+  if (options.root.empty()) return InvalidArgumentError("image store root is empty");
+  while (options.root.size() > 1 && options.root.back() == '/') options.root.pop_back();
+  auto store = std::unique_ptr<ImageStore>(new ImageStore(std::move(options)));
+  RETURN_IF_ERROR(store->Init());
+  return store;
+}
+
+std::string ImageStore::Path(std::string_view sub) const {
+  return fmt::format("{}/{}", options_.root, sub);
+}
+
+std::string ImageStore::LayerDir(const Digest& digest) const {
+  return Path("layers/sha256/" + digest.hex() + "/rootfs");
+}
+
+std::string ImageStore::Now() const { return base::FormatRfc3339(clock_->Now()); }
+
+Status ImageStore::Init() {
+  // The root is private: layers hold setuid binaries that host users must not reach.
+  std::error_code ec;
+  std::filesystem::create_directories(options_.root, ec);
+  if (ec) return InternalError(fmt::format("creating '{}': {}", options_.root, ec.message()));
+  if (chmod(options_.root.c_str(), 0700) != 0) {
+    return ErrnoError(fmt::format("chmod '{}'", options_.root), errno);
+  }
+  for (const char* sub : {"layers", "layers/sha256", "images", "leases", "staging", "locks"}) {
+    RETURN_IF_ERROR(MakeDir(Path(sub), 0700));
+  }
+  size_t stale = RemoveStaleStaging();
+  if (stale > 0) Log()->info("removed stale staging dirs root={} count={}", options_.root, stale);
+  return Status::Ok();
+}
+
+size_t ImageStore::RemoveStaleStaging() {
+  size_t removed = 0;
+  std::string staging = Path("staging");
+  for (const auto& name : ListDir(staging)) {
+    if (name.ends_with(".lock")) continue;
+    // A live import holds <id>.lock; only the remains of a dead one can be locked here.
+    auto lock = FileLock::TryAcquire(staging + "/" + name + ".lock", /*remove_on_release=*/true);
+    if (!lock.ok()) continue;
+    Status s = RemoveTree(staging + "/" + name);
+    if (!s.ok()) {
+      Log()->warn("removing stale staging failed dir={} error={}", name, s.ToString());
+      continue;
+    }
+    ++removed;
+  }
+  // Lock files whose directory is gone.
+  for (const auto& name : ListDir(staging)) {
+    if (!name.ends_with(".lock")) continue;
+    std::string dir = staging + "/" + name.substr(0, name.size() - 5);
+    if (access(dir.c_str(), F_OK) == 0) continue;
+    auto lock = FileLock::TryAcquire(staging + "/" + name, /*remove_on_release=*/true);
+    (void)lock;  // Released (and unlinked) at once when it was free.
+  }
+  return removed;
+}
+
+Result<ImageRecord> ImageStore::Import(const std::string& path, const ImportOptions& options) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return ErrnoError(fmt::format("import '{}'", path), errno);
+  if (S_ISDIR(st.st_mode)) return ImportLayout(path, options);
+  return ImportArchive(path, options);
+}
+
+Result<ImageRecord> ImageStore::ImportLayout(const std::string& dir, const ImportOptions& options) {
+  ASSIGN_OR_RETURN(OciLayout layout, OciLayout::Open(dir));
+  return ImportFromLayout(layout, options, dir);
+}
+
+Result<ImageRecord> ImageStore::ImportArchive(const std::string& tar_path,
+                                              const ImportOptions& options) {
+  ASSIGN_OR_RETURN(Staging staging, Staging::Create(Path("staging")));
+  std::string layout_dir = staging.dir() + "/layout";
+  RETURN_IF_ERROR(MakeDir(layout_dir, 0700));
+  base::UniqueFd fd(open(layout_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoError("open staging", errno);
+  RETURN_IF_ERROR(ExtractLayoutArchive(tar_path, fd.get(), kMaxArchiveBytes));
+  auto layout = OciLayout::Open(layout_dir);
+  if (!layout.ok()) {
+    return InvalidArgumentError(
+        fmt::format("'{}' is not a tarball of an OCI image layout (no index.json)", tar_path));
+  }
+  return ImportFromLayout(*layout, options, tar_path);
+}
+
+Result<ImageRecord> ImageStore::ImportFromLayout(const OciLayout& layout,
+                                                 const ImportOptions& options,
+                                                 const std::string& source) {
+  auto started = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(SelectedImage selected, layout.Select(options.name));
+  std::string name_text = options.name.empty() ? selected.name_hint : options.name;
+  if (name_text.empty()) {
+    return InvalidArgumentError(
+        fmt::format("'{}' does not name its image; give the import a name", source));
+  }
+  ASSIGN_OR_RETURN(ImageRef ref, ParseImageRef(name_text));
+  if (!selected.config.os.empty() && selected.config.os != "linux") {
+    return InvalidArgumentError(
+        fmt::format("image '{}' is for os '{}', not linux", ref.ToString(), selected.config.os));
+  }
+
+  // While this import runs, the layers it has are pinned by a lease named after its staging
+  // directory: Gc() keeps them, and drops the lease if the import dies.
+  ASSIGN_OR_RETURN(Staging staging, Staging::Create(Path("staging")));
+  Lease pin;
+  pin.id = std::string(kImportLeasePrefix) + staging.id();
+  pin.created_at = Now();
+  bool pinned = true;
+  auto drop_pin = [&] {
+    if (!std::exchange(pinned, false)) return;
+    auto locked = Locked::Take(*this);
+    if (locked.ok()) unlink(Path("leases/" + RecordFileName(pin.id)).c_str());
+  };
+  auto drop_pin_at_exit = base::ScopeExit([&] { drop_pin(); });
+
+  // A failed import takes back the layers it unpacked that nothing else holds.
+  std::vector<Digest> unpacked_here;
+  auto collect_on_failure = base::ScopeExit([&] {
+    if (unpacked_here.empty()) return;
+    drop_pin();
+    auto report = Gc();
+    if (!report.ok()) Log()->warn("gc after a failed import: {}", report.status().ToString());
+  });
+
+  ImageRecord record;
+  record.name = ref.ToString();
+  record.manifest_digest = selected.manifest_descriptor.digest;
+  record.config_digest = selected.config_descriptor.digest;
+  record.config = selected.config;
+  record.source = source;
+  for (const auto& layer : selected.manifest.layers) {
+    record.layers.push_back(layer.digest);
+    record.compressed_size += layer.size;
+  }
+
+  for (const auto& layer : selected.manifest.layers) {
+    // Pin what is already here; otherwise unpack under the layer's own lock (one unpacker per
+    // layer across threads and processes), move it in and pin it, all before the next layer.
+    bool present = false;
+    {
+      ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+      if (ReadLayer(layer.digest).ok()) {
+        pin.layers.push_back(layer.digest);
+        RETURN_IF_ERROR(WriteFileAtomic(Path("leases"), RecordFileName(pin.id), LeaseToJson(pin)));
+        present = true;
+      }
+    }
+    if (present) continue;
+    ASSIGN_OR_RETURN(FileLock layer_lock,
+                     FileLock::Acquire(Path("locks/" + layer.digest.hex() + ".lock"),
+                                       /*remove_on_release=*/true));
+    {
+      ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+      if (ReadLayer(layer.digest).ok()) {  // Another importer finished it while we waited.
+        pin.layers.push_back(layer.digest);
+        RETURN_IF_ERROR(WriteFileAtomic(Path("leases"), RecordFileName(pin.id), LeaseToJson(pin)));
+        continue;
+      }
+    }
+    std::string layer_stage = staging.dir() + "/" + layer.digest.hex();
+    RETURN_IF_ERROR(MakeDir(layer_stage, 0755));
+    RETURN_IF_ERROR(MakeDir(layer_stage + "/rootfs", 0755));
+    base::UniqueFd rootfs(
+        open((layer_stage + "/rootfs").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!rootfs.valid()) return ErrnoError("open staging rootfs", errno);
+    ASSIGN_OR_RETURN(base::UniqueFd blob, layout.OpenBlob(layer.digest));
+    auto unpack_started = std::chrono::steady_clock::now();
+    auto stats =
+        UnpackLayerBlob(blob.get(), {layer.digest, layer.size}, rootfs.get(), options_.unpack);
+    if (!stats.ok()) {
+      Log()->warn("layer rejected digest={} source={} error={}", layer.digest.ToString(), source,
+                  stats.status().ToString());
+      return stats.status();
+    }
+    LayerRecord layer_record;
+    layer_record.digest = layer.digest;
+    layer_record.media_type = layer.media_type;
+    layer_record.compressed_size = layer.size;
+    layer_record.unpacked_bytes = stats->bytes;
+    layer_record.entries = stats->entries;
+    layer_record.unpacked_at = Now();
+    RETURN_IF_ERROR(WriteFileAtomic(layer_stage, "layer.json", LayerRecordToJson(layer_record)));
+    {
+      ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+      std::string final_dir = Path("layers/sha256/" + layer.digest.hex());
+      if (rename(layer_stage.c_str(), final_dir.c_str()) != 0) {
+        return ErrnoError(fmt::format("moving layer {} into the store", layer.digest.ToString()),
+                          errno);
+      }
+      unpacked_here.push_back(layer.digest);
+      pin.layers.push_back(layer.digest);
+      RETURN_IF_ERROR(WriteFileAtomic(Path("leases"), RecordFileName(pin.id), LeaseToJson(pin)));
+    }
+    layers_unpacked_.fetch_add(1);
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - unpack_started)
+            .count();
+    Log()->info("layer unpacked digest={} entries={} bytes={} ms={:.0f}", layer.digest.Short(),
+                stats->entries, stats->bytes, ms);
+  }
+
+  {
+    ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+    record.imported_at = Now();
+    RETURN_IF_ERROR(
+        WriteFileAtomic(Path("images"), RecordFileName(record.name), ImageRecordToJson(record)));
+  }
+  collect_on_failure.Dismiss();
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  Log()->info("image imported name={} manifest={} layers={} ms={:.0f}", record.name,
+              record.manifest_digest.Short(), record.layers.size(), ms);
+  return record;
+}
+
+Result<ImageRecord> ImageStore::ReadImage(std::string_view normalized_name) const {
+  base::UniqueFd dir(open(Path("images").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) return ErrnoError("open images", errno);
+  auto text = ReadFileLimited(dir.get(), RecordFileName(normalized_name), kMaxRecordBytes);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) {
+      return NotFoundError(fmt::format("image '{}' not found", normalized_name));
+    }
+    return text.status();
+  }
+  return ImageRecordFromJson(*text, fmt::format("image '{}'", normalized_name));
+}
+
+Result<LayerRecord> ImageStore::ReadLayer(const Digest& digest) const {
+  std::string dir = Path("layers/sha256/" + digest.hex());
+  base::UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) {
+    if (errno == ENOENT) return NotFoundError(fmt::format("layer {} not found", digest.ToString()));
+    return ErrnoError(fmt::format("open layer {}", digest.ToString()), errno);
+  }
+  ASSIGN_OR_RETURN(std::string text, ReadFileLimited(fd.get(), "layer.json", kMaxRecordBytes));
+  ASSIGN_OR_RETURN(LayerRecord record, LayerRecordFromJson(text, "layer " + digest.ToString()));
+  record.dir = dir + "/rootfs";
+  return record;
+}
+
+Result<Lease> ImageStore::ReadLease(std::string_view id) const {
+  base::UniqueFd dir(open(Path("leases").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) return ErrnoError("open leases", errno);
+  auto text = ReadFileLimited(dir.get(), RecordFileName(id), kMaxRecordBytes);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) {
+      return NotFoundError(fmt::format("lease '{}' not found", PrintablePath(id)));
+    }
+    return text.status();
+  }
+  return LeaseFromJson(*text, fmt::format("lease '{}'", PrintablePath(id)));
+}
+
+Result<ImageRecord> ImageStore::Get(std::string_view name) const {
+  ASSIGN_OR_RETURN(ImageRef ref, ParseImageRef(name));
+  return ReadImage(ref.ToString());
+}
+
+Result<ResolvedImage> ImageStore::ResolveRecord(ImageRecord record) const {
+  ResolvedImage out;
+  // The same layer listed twice (old builders repeat the empty layer) is stacked once, at its
+  // top-most position: overlayfs refuses one directory as two layers.
+  std::set<Digest> seen;
+  for (auto it = record.layers.rbegin(); it != record.layers.rend(); ++it) {
+    if (!seen.insert(*it).second) continue;
+    std::string dir = LayerDir(*it);
+    if (access(dir.c_str(), F_OK) != 0) {
+      return DataLossError(fmt::format("layer {} of image '{}' is missing from the store",
+                                       it->ToString(), record.name));
+    }
+    out.lower_dirs.push_back(std::move(dir));
+  }
+  std::reverse(out.lower_dirs.begin(), out.lower_dirs.end());
+  out.image = std::move(record);
+  return out;
+}
+
+Result<ResolvedImage> ImageStore::Resolve(std::string_view name) const {
+  ASSIGN_OR_RETURN(ImageRecord record, Get(name));
+  return ResolveRecord(std::move(record));
+}
+
+std::vector<ImageRecord> ImageStore::List() const {
+  std::vector<ImageRecord> out;
+  base::UniqueFd dir(open(Path("images").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) return out;
+  for (const auto& name : ListDir(Path("images"))) {
+    if (!name.ends_with(".json") || name.starts_with(".")) continue;
+    auto text = ReadFileLimited(dir.get(), name, kMaxRecordBytes);
+    if (!text.ok()) continue;  // Removed while we listed.
+    auto record = ImageRecordFromJson(*text, name);
+    if (!record.ok()) {
+      Log()->warn("skipping damaged image record file={} error={}", name,
+                  record.status().ToString());
+      continue;
+    }
+    out.push_back(std::move(record).value());
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ImageRecord& a, const ImageRecord& b) { return a.name < b.name; });
+  return out;
+}
+
+std::vector<LayerRecord> ImageStore::ListLayers() const {
+  std::vector<LayerRecord> out;
+  for (const auto& hex : ListDir(Path("layers/sha256"))) {
+    auto digest = Digest::Parse("sha256:" + hex);
+    if (!digest.ok()) continue;
+    auto record = ReadLayer(*digest);
+    if (record.ok()) out.push_back(std::move(record).value());
+  }
+  return out;
+}
+
+std::vector<Lease> ImageStore::ListLeases() const {
+  std::vector<Lease> out;
+  base::UniqueFd dir(open(Path("leases").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) return out;
+  for (const auto& name : ListDir(Path("leases"))) {
+    if (!name.ends_with(".json") || name.starts_with(".")) continue;
+    auto text = ReadFileLimited(dir.get(), name, kMaxRecordBytes);
+    if (!text.ok()) continue;
+    auto lease = LeaseFromJson(*text, name);
+    if (lease.ok()) out.push_back(std::move(lease).value());
+  }
+  std::sort(out.begin(), out.end(), [](const Lease& a, const Lease& b) { return a.id < b.id; });
+  return out;
+}
+
+Result<GcReport> ImageStore::Remove(std::string_view name) {
+  ASSIGN_OR_RETURN(ImageRef ref, ParseImageRef(name));
+  ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+  std::string file = Path("images/" + RecordFileName(ref.ToString()));
+  if (unlink(file.c_str()) != 0) {
+    if (errno == ENOENT) return NotFoundError(fmt::format("image '{}' not found", ref.ToString()));
+    return ErrnoError(fmt::format("removing image '{}'", ref.ToString()), errno);
+  }
+  Log()->info("image removed name={}", ref.ToString());
+  std::optional<Staging> trash;
+  auto report = GcLocked(*locked, trash);
+  locked.reset();
+  return report;  // `trash` deletes the collected layers after the lock is released.
+}
+
+Result<ResolvedImage> ImageStore::AcquireLease(std::string_view lease_id, std::string_view image) {
+  if (lease_id.empty() || lease_id.size() > kMaxLeaseIdBytes) {
+    return InvalidArgumentError(fmt::format("lease id must be 1 to {} bytes", kMaxLeaseIdBytes));
+  }
+  ASSIGN_OR_RETURN(ImageRef ref, ParseImageRef(image));
+  ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+  ASSIGN_OR_RETURN(ImageRecord record, ReadImage(ref.ToString()));
+  ASSIGN_OR_RETURN(ResolvedImage resolved, ResolveRecord(record));
+  auto existing = ReadLease(lease_id);
+  if (existing.ok()) {
+    if (existing->image == record.name && existing->layers == record.layers) return resolved;
+    return AlreadyExistsError(
+        fmt::format("lease '{}' is held for image '{}'", PrintablePath(lease_id), existing->image));
+  }
+  if (existing.status().code() != StatusCode::kNotFound) return existing.status();
+  Lease lease;
+  lease.id = std::string(lease_id);
+  lease.image = record.name;
+  lease.layers = record.layers;
+  lease.created_at = Now();
+  RETURN_IF_ERROR(WriteFileAtomic(Path("leases"), RecordFileName(lease.id), LeaseToJson(lease)));
+  return resolved;
+}
+
+Result<Lease> ImageStore::AcquireLayerLease(std::string_view lease_id,
+                                            const std::vector<Digest>& layers) {
+  if (lease_id.empty() || lease_id.size() > kMaxLeaseIdBytes) {
+    return InvalidArgumentError(fmt::format("lease id must be 1 to {} bytes", kMaxLeaseIdBytes));
+  }
+  ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+  for (const auto& d : layers) {
+    if (access(LayerDir(d).c_str(), F_OK) != 0) {
+      return NotFoundError(fmt::format("layer {} is not in the store", d.ToString()));
+    }
+  }
+  auto existing = ReadLease(lease_id);
+  if (existing.ok()) {
+    if (existing->image.empty() && existing->layers == layers) return *existing;
+    return AlreadyExistsError(
+        fmt::format("lease '{}' is held for other layers", PrintablePath(lease_id)));
+  }
+  if (existing.status().code() != StatusCode::kNotFound) return existing.status();
+  Lease lease;
+  lease.id = std::string(lease_id);
+  lease.layers = layers;
+  lease.created_at = Now();
+  RETURN_IF_ERROR(WriteFileAtomic(Path("leases"), RecordFileName(lease.id), LeaseToJson(lease)));
+  return lease;
+}
+
+Status ImageStore::ReleaseLease(std::string_view lease_id) {
+  ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+  std::string file = Path("leases/" + RecordFileName(lease_id));
+  if (unlink(file.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError(fmt::format("releasing lease '{}'", PrintablePath(lease_id)), errno);
+  }
+  return Status::Ok();
+}
+
+Result<GcReport> ImageStore::Gc() {
+  ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+  std::optional<Staging> trash;
+  auto report = GcLocked(*locked, trash);
+  locked.reset();
+  return report;  // `trash` deletes the collected layers after the lock is released.
+}
+
+Result<GcReport> ImageStore::GcLocked(Locked& locked, std::optional<Staging>& trash) {
+  GcReport report;
+  std::set<Digest> live;
+  for (const auto& image : List()) live.insert(image.layers.begin(), image.layers.end());
+  for (const auto& lease : ListLeases()) {
+    if (lease.id.starts_with(kImportLeasePrefix)) {
+      // The pin of an import: live while its staging lock is held.
+      std::string staging_id = lease.id.substr(kImportLeasePrefix.size());
+      if (staging_id.find('/') == std::string::npos) {
+        auto lock = FileLock::TryAcquire(Path("staging/" + staging_id + ".lock"), true);
+        if (lock.ok()) {
+          unlink(Path("leases/" + RecordFileName(lease.id)).c_str());
+          continue;
+        }
+      }
+    }
+    live.insert(lease.layers.begin(), lease.layers.end());
+  }
+
+  // Move the dead layers out under the lock; delete them after it is released.
+  std::vector<LayerRecord> dead;
+  for (auto& layer : ListLayers()) {
+    if (!live.contains(layer.digest)) dead.push_back(std::move(layer));
+  }
+  // Layer directories without a readable record (damaged) are left for an operator.
+  if (!dead.empty()) {
+    ASSIGN_OR_RETURN(Staging s, Staging::Create(Path("staging")));
+    trash.emplace(std::move(s));
+    for (const auto& layer : dead) {
+      std::string from = Path("layers/sha256/" + layer.digest.hex());
+      std::string to = trash->dir() + "/" + layer.digest.hex();
+      if (rename(from.c_str(), to.c_str()) != 0) {
+        return ErrnoError(fmt::format("collecting layer {}", layer.digest.ToString()), errno);
+      }
+      report.removed_layers.push_back(layer.digest);
+      report.freed_bytes += layer.unpacked_bytes;
+      Log()->info("layer collected digest={} bytes={}", layer.digest.Short(), layer.unpacked_bytes);
+    }
+  }
+  (void)locked;
+  report.stale_staging_removed = RemoveStaleStaging();
+  return report;
+}
+
+}  // namespace warren::image

@@ -1,0 +1,175 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
+#include "image/digest.h"
+#include "image/layer_unpacker.h"
+#include "image/oci.h"
+
+namespace warren::image {
+
+class OciLayout;
+class Staging;
+
+// A layer as the store holds it: unpacked once under layers/sha256/<hex>/rootfs.
+struct LayerRecord {
+  Digest digest;  // of the compressed blob (the OCI descriptor digest)
+  std::string media_type;
+  int64_t compressed_size = 0;
+  uint64_t unpacked_bytes = 0;
+  uint64_t entries = 0;
+  std::string unpacked_at;  // RFC 3339
+  std::string dir;          // the overlayfs lower directory (absolute)
+};
+
+// A named image: its ordered layers and the config a sandbox starts from.
+struct ImageRecord {
+  std::string name;  // normalised "repository:tag"
+  Digest manifest_digest;
+  Digest config_digest;
+  std::vector<Digest> layers;  // bottom first
+  ImageConfig config;
+  int64_t compressed_size = 0;  // sum of layer blob sizes
+  std::string imported_at;      // RFC 3339
+  std::string source;           // the layout or archive it came from
+};
+
+// An image ready to mount.
+struct ResolvedImage {
+  ImageRecord image;
+  std::vector<std::string> lower_dirs;  // bottom first, absolute, one per layer
+
+  // The overlayfs "lowerdir=" value: top-most layer first, ':' separated.
+  std::string OverlayLowerDirs() const;
+};
+
+// A pin on layers, held by a sandbox (or a snapshot) for as long as it uses them: the layers
+// stay on disk even when their image is removed or replaced, until the lease is released.
+struct Lease {
+  std::string id;     // chosen by the holder, e.g. the sandbox uid
+  std::string image;  // the image name it was taken for ("" for a layer lease)
+  std::vector<Digest> layers;
+  std::string created_at;  // RFC 3339
+};
+
+struct ImportOptions {
+  // The name to give the image; with a multi-image layout also which one to take. Empty: the
+  // name the layout's annotations give it.
+  std::string name;
+};
+
+struct GcReport {
+  std::vector<Digest> removed_layers;
+  uint64_t freed_bytes = 0;
+  size_t stale_staging_removed = 0;
+};
+
+struct ImageStoreOptions {
+  // Where the store keeps everything; made (0700) if missing.
+  std::string root = "/var/lib/warren/images";
+  // Ownership and file capabilities need root; UnpackOptions::same_owner defaults to whether
+  // the process is root.
+  UnpackOptions unpack;
+  base::Clock* clock = nullptr;  // default: the real clock
+};
+
+// The local content-addressed image and layer store.
+//
+// On disk, under `root` (the only state; everything survives a restart):
+//   layers/sha256/<hex>/rootfs      the unpacked layer: an overlayfs lower directory
+//   layers/sha256/<hex>/layer.json  its LayerRecord
+//   images/<sha256 of name>.json    an ImageRecord
+//   leases/<sha256 of id>.json      a Lease
+//   staging/<id>/, staging/<id>.lock  imports in progress (and what a crash left behind)
+//   locks/<hex>.lock                held while one layer is unpacked
+//   store.lock                      held while records change
+// A layer directory appears by one rename of a fully unpacked, verified staging directory, so a
+// reader never sees half a layer; it is never modified afterwards. A layer is live while an
+// image record or a lease names it; Gc() removes the others.
+//
+// Thread-safety: all methods are thread-safe, and several processes may open one root at once
+// (the node agent and `warren image` verbs): record changes are serialised by an flock on
+// store.lock plus a mutex, and each layer is unpacked under its own lock so that concurrent
+// imports of one layer unpack it once while imports of different layers run in parallel.
+// Unpacking is blocking work: call Import* from a blocking pool, never from an event loop.
+class ImageStore {
+ public:
+  static Result<std::unique_ptr<ImageStore>> Open(ImageStoreOptions options);
+  ~ImageStore();
+
+  // Imports an OCI image layout directory or a tarball of one (the path decides).
+  Result<ImageRecord> Import(const std::string& path, const ImportOptions& options = {});
+  Result<ImageRecord> ImportLayout(const std::string& dir, const ImportOptions& options = {});
+  Result<ImageRecord> ImportArchive(const std::string& tar_path, const ImportOptions& options = {});
+
+  // The image record for a name ("base" means "base:latest"); NotFound when absent.
+  Result<ImageRecord> Get(std::string_view name) const;
+  // The image's lower dirs and config. Without a lease the layers may be collected by a later
+  // Gc() once the image is removed; sandboxes should use AcquireLease instead.
+  Result<ResolvedImage> Resolve(std::string_view name) const;
+  // Every image, sorted by name.
+  std::vector<ImageRecord> List() const;
+  // Every unpacked layer, sorted by digest.
+  std::vector<LayerRecord> ListLayers() const;
+
+  // Removes the image's name and collects layers nothing else holds (leased layers stay).
+  Result<GcReport> Remove(std::string_view name);
+
+  // Resolves `image` and pins its layers under `lease_id`, atomically with respect to Remove and
+  // Gc. Idempotent: taking the same id for the same image again returns the same pin; for a
+  // different image it is AlreadyExists.
+  Result<ResolvedImage> AcquireLease(std::string_view lease_id, std::string_view image);
+  // Pins specific layers (a snapshot taken on them). NotFound when one is not in the store.
+  Result<Lease> AcquireLayerLease(std::string_view lease_id, const std::vector<Digest>& layers);
+  // Drops the pin; the layers go at the next Gc() unless something else holds them. Releasing
+  // an unknown id is OK (release is retried after crashes).
+  Status ReleaseLease(std::string_view lease_id);
+  std::vector<Lease> ListLeases() const;
+
+  // Removes layers no image or lease names, and staging directories of dead imports.
+  Result<GcReport> Gc();
+
+  // Layers this object unpacked since Open (a reimport or another importer's work is not
+  // counted): what "unpacked exactly once" is checked against.
+  uint64_t layers_unpacked() const { return layers_unpacked_.load(); }
+
+  const std::string& root() const { return options_.root; }
+  std::string LayerDir(const Digest& digest) const;  // the lower dir, whether present or not
+
+ private:
+  class Locked;
+  explicit ImageStore(ImageStoreOptions options);
+  Status Init();
+  Result<ImageRecord> ImportFromLayout(const OciLayout& layout, const ImportOptions& options,
+                                       const std::string& source);
+  // Makes sure the layer is unpacked; returns its record.
+  Result<LayerRecord> EnsureLayer(const OciLayout& layout, const Descriptor& layer);
+  Result<LayerRecord> UnpackIntoStore(const OciLayout& layout, const Descriptor& layer);
+  Result<ImageRecord> ReadImage(std::string_view normalized_name) const;
+  Result<LayerRecord> ReadLayer(const Digest& digest) const;
+  Result<Lease> ReadLease(std::string_view id) const;
+  Result<ResolvedImage> ResolveRecord(ImageRecord record) const;
+  Result<GcReport> GcLocked(Locked& lock, std::optional<Staging>& trash);
+  size_t RemoveStaleStaging();
+  std::string Now() const;
+  // "<root>/<sub>"
+  std::string Path(std::string_view sub) const;
+
+  ImageStoreOptions options_;
+  base::Clock* clock_;
+  // Serialises record changes within this process; store.lock does it across processes.
+  mutable std::mutex mu_;
+  std::atomic<uint64_t> layers_unpacked_{0};
+};
+
+}  // namespace warren::image

@@ -1,0 +1,397 @@
+// Responder::Proxy: relays a request to an upstream socket the handler connected, and the
+// response back, piece by piece as it arrives. Upgrades (WebSocket) become a byte tunnel.
+
+// GCC 12 misreads Asio's coroutine frame allocator (awaitable_frame's operator new/delete) as
+// a mismatched pair; the pairing is correct and the warning a known false positive. Kept in the
+// source because other targets (the static warren-envd) compile this file too.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/write.hpp>
+
+#include "base/scope_guard.h"
+#include "base/strings.h"
+#include "net/http_wire.h"
+#include "net/internal/session.h"
+
+namespace warren::net::internal {
+
+namespace {
+
+// Field names the sender listed in Connection are hop-by-hop for this message too.
+std::vector<std::string> ConnectionTokens(const Headers& headers) {
+  std::vector<std::string> tokens;
+  for (std::string_view value : headers.GetAll("Connection")) {
+    for (std::string_view token : base::SplitNonEmpty(value, ',')) {
+      tokens.push_back(base::AsciiLower(token));
+    }
+  }
+  return tokens;
+}
+
+bool Listed(const std::vector<std::string>& lowered, std::string_view name) {
+  for (const std::string& t : lowered) {
+    if (base::EqualsIgnoreCase(t, name)) return true;
+  }
+  return false;
+}
+
+// The end-to-end fields of `in`: hop-by-hop ones and the framing we redo are dropped.
+Headers EndToEnd(const Headers& in) {
+  std::vector<std::string> listed = ConnectionTokens(in);
+  Headers out;
+  for (const auto& [name, value] : in.fields()) {
+    if (IsHopByHopHeader(name) || Listed(listed, name) ||
+        base::EqualsIgnoreCase(name, "Content-Length")) {
+      continue;
+    }
+    out.Add(name, value);
+  }
+  return out;
+}
+
+// Copies bytes one way until EOF (passed on as a half-close) or an error (which ends the
+// whole relay).
+template <typename From, typename To>
+asio::awaitable<void> CopyBytes(From& from, To& to, Session& session) {
+  std::vector<char> buf(kReadChunk);
+  for (;;) {
+    auto [ec, n] = co_await from.async_read_some(asio::buffer(buf), kNoThrow);
+    if (ec == asio::error::eof || (!ec && n == 0)) {
+      error_code ignored;
+      to.shutdown(asio::socket_base::shutdown_send, ignored);
+      co_return;
+    }
+    if (ec) {
+      session.Close();
+      co_return;
+    }
+    auto [wec, written] = co_await asio::async_write(to, asio::buffer(buf.data(), n), kNoThrow);
+    if (wec) {
+      session.Close();
+      co_return;
+    }
+    session.TouchRelay();
+  }
+}
+
+}  // namespace
+
+void Session::AbortProxy() {
+  if (relaying_) {
+    server_.log->debug("request_id={} relay aborted", request_id_);
+    Close();
+  }
+}
+
+void Session::TouchRelay() { SetRelayDeadline(relay_idle_); }
+
+asio::awaitable<void> Session::RunProxy(ProxyJob job) {
+  std::function<void()> on_done = std::move(job.options.on_done);
+  auto finish = base::ScopeExit([&] {
+    relaying_ = false;
+    ClearRelayDeadline();
+    error_code ignored;
+    if (upstream_) upstream_->close(ignored);
+    if (on_done) on_done();
+  });
+  relaying_ = true;
+  relay_idle_ = job.options.idle_timeout;
+  bool upload_pending = !job.body_buffered && !body_complete_;
+  // The connection is reusable after the response only if the body was relayed in full.
+  auto close_after_error = [&] { return upload_running_ || !body_complete_; };
+
+  if (job.handle->aborted()) {
+    Close();
+    co_return;
+  }
+  if (exchange_->body_pipe && exchange_->body_pipe->started()) {
+    co_await SendError(502, "the handler read the request body before Proxy", true);
+    co_return;
+  }
+  body_taken_by_proxy_ = true;
+
+  // Adopt the upstream socket, whatever its family (TCP inside a sandbox, or a Unix socket).
+  int fd = job.upstream.release();
+  sockaddr_storage addr{};
+  socklen_t addr_len = sizeof(addr);
+  error_code ec;
+  if (fd < 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) {
+    if (fd >= 0) ::close(fd);
+    co_await SendError(502, "the upstream socket is not usable", close_after_error());
+    co_return;
+  }
+  upstream_.emplace(loop_.ioc);
+  upstream_->assign(asio::generic::stream_protocol(addr.ss_family, SOCK_STREAM), fd, ec);
+  if (ec) {
+    ::close(fd);
+    co_await SendError(502, "the upstream socket is not usable", close_after_error());
+    co_return;
+  }
+  if (addr.ss_family == AF_INET || addr.ss_family == AF_INET6) {
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
+
+  // The request head as the upstream sees it.
+  const HeadInfo& info = exchange_->info;
+  Headers forwarded = EndToEnd(job.headers);
+  forwarded.Remove("Expect");  // we answer 100-continue ourselves
+  for (const std::string& name : job.options.remove_request_headers) forwarded.Remove(name);
+  for (const auto& [name, value] : job.options.set_request_headers.fields()) {
+    forwarded.Set(name, value);
+  }
+  if (!forwarded.Has("X-Request-ID")) forwarded.Set("X-Request-ID", request_id_);
+  Framing framing;
+  framing.date = false;
+  if (info.upgrade) {
+    if (auto upgrade = job.headers.Get("Upgrade")) forwarded.Set("Upgrade", *upgrade);
+    framing.connection = "Upgrade";
+  } else {
+    // The upstream connection serves this one request.
+    framing.connection = "close";
+  }
+  if (job.body_buffered) {
+    if (!job.body.empty() || info.content_length) framing.content_length = job.body.size();
+  } else if (info.chunked) {
+    framing.chunked = true;
+  } else if (info.content_length) {
+    framing.content_length = *info.content_length;
+  }
+  out_.clear();
+  AppendRequestHead(out_, job.method, job.target, forwarded, framing);
+  {
+    std::vector<asio::const_buffer> buffers{asio::buffer(out_)};
+    if (job.body_buffered && !job.body.empty()) buffers.push_back(asio::buffer(job.body));
+    TouchRelay();
+    auto [wec, n] = co_await asio::async_write(*upstream_, buffers, kNoThrow);
+    if (closed_) co_return;
+    if (wec) {
+      co_await SendError(502, fmt::format("writing to the upstream failed: {}", wec.message()),
+                         close_after_error());
+      co_return;
+    }
+  }
+  if (upload_pending) {
+    if (info.expect_continue && !co_await Write("HTTP/1.1 100 Continue\r\n\r\n")) co_return;
+    upload_running_ = true;
+    asio::co_spawn(loop_.ioc, Upload(shared_from_this()), LogCoroutineException);
+  } else {
+    StartClientWatch();
+  }
+
+  // The response, relayed as it arrives.
+  ResponseParser response(opts().max_header_bytes);
+  response.Reset(head_request_);
+  InputBuffer upstream_in;
+  std::string body;
+  bool head_sent = false;
+  bool chunked_out = false;
+  std::vector<asio::const_buffer> buffers;
+  for (;;) {
+    body.clear();
+    Result<size_t> n = response.Parse(upstream_in.view(), body);
+    if (!n.ok()) {
+      if (head_sent) {
+        Close();
+      } else {
+        co_await SendError(502, fmt::format("the upstream's {}", n.status().message()),
+                           close_after_error());
+      }
+      co_return;
+    }
+    upstream_in.consume(*n);
+    out_.clear();
+    if (response.head_done() && !head_sent) {
+      const ResponseHead& head = response.head();
+      if (head.status >= 100 && head.status < 200 && head.status != 101) {
+        response.Reset(head_request_);  // an interim response: the real one follows
+        continue;
+      }
+      Headers headers = EndToEnd(head.headers);
+      Framing f;
+      f.request_id = request_id_;
+      if (head.status == 101) {
+        if (!info.upgrade) {
+          co_await SendError(502, "the upstream switched protocols unasked", true);
+          co_return;
+        }
+        if (auto upgrade = head.headers.Get("Upgrade")) headers.Set("Upgrade", *upgrade);
+        f.connection = "Upgrade";
+        AppendResponseHead(out_, head.status, headers, f);
+        if (!co_await Write(out_)) co_return;
+        co_await Tunnel(upstream_in);
+        co_return;
+      }
+      bool no_body = head_request_ || head.status == 204 || head.status == 304;
+      if (no_body) {
+        if (head.status != 204) f.content_length = head.content_length;
+      } else if (head.content_length) {
+        f.content_length = head.content_length;
+      } else if (http10_) {
+        keep_alive_ = false;  // the close ends the body
+      } else {
+        chunked_out = true;
+        f.chunked = true;
+      }
+      if (server_.stopping.load()) keep_alive_ = false;
+      f.connection = ConnectionValue();
+      AppendResponseHead(out_, head.status, headers, f);
+      head_sent = true;
+    }
+    if (chunked_out && !body.empty()) AppendChunkHeader(out_, body.size());
+    bool last = response.done();
+    buffers.clear();
+    if (!out_.empty()) buffers.push_back(asio::buffer(out_));
+    if (!body.empty()) {
+      buffers.push_back(asio::buffer(body));
+      if (chunked_out) buffers.push_back(asio::buffer(kChunkEnd));
+    }
+    if (last && chunked_out) buffers.push_back(asio::buffer(kLastChunk));
+    if (!buffers.empty()) {
+      auto [wec, written] = co_await asio::async_write(socket_, buffers, kNoThrow);
+      if (wec || closed_) {
+        Close();
+        co_return;
+      }
+      TouchRelay();
+    }
+    if (last) break;
+    auto [rec, r] = co_await upstream_->async_read_some(upstream_in.prepare(kReadChunk), kNoThrow);
+    if (closed_) co_return;
+    if (rec || r == 0) {
+      if (!head_sent) {
+        co_await SendError(502,
+                           rec && rec != asio::error::eof
+                               ? fmt::format("reading from the upstream failed: {}", rec.message())
+                               : std::string("the upstream closed the connection before "
+                                             "responding"),
+                           close_after_error());
+        co_return;
+      }
+      if ((rec && rec != asio::error::eof) || !response.ParseEof().ok()) {
+        Close();  // a truncated upstream body stays truncated for the client
+        co_return;
+      }
+      if (chunked_out) {
+        if (!co_await Write(kLastChunk)) co_return;
+      }
+      break;
+    }
+    upstream_in.commit(r);
+    TouchRelay();
+  }
+  StopClientWatch();
+  if (upload_running_) keep_alive_ = false;
+  if (!keep_alive_) co_await LingeringClose();
+}
+
+asio::awaitable<void> Session::Upload(std::shared_ptr<Session> self) {
+  auto done = base::ScopeExit([&] {
+    self->upload_running_ = false;
+    if (self->body_complete_ && self->relaying_) self->StartClientWatch();
+    self->Signal();
+  });
+  const bool chunked = self->exchange_->info.chunked;
+  std::string piece;
+  std::string frame;
+  for (;;) {
+    piece.clear();
+    Result<size_t> n = self->parser_.ParseBody(self->in_.view(), piece);
+    if (!n.ok()) {
+      // A malformed or oversized body cannot be relayed coherently: end the relay.
+      self->server_.log->debug("request_id={} relay upload stopped: {}", self->request_id_,
+                               n.status().message());
+      self->Close();
+      co_return;
+    }
+    self->in_.consume(*n);
+    bool done_body = self->parser_.body_done();
+    if (!piece.empty() || (done_body && chunked)) {
+      frame.clear();
+      std::vector<asio::const_buffer> buffers;
+      if (chunked && !piece.empty()) {
+        AppendChunkHeader(frame, piece.size());
+        buffers.push_back(asio::buffer(frame));
+        buffers.push_back(asio::buffer(piece));
+        buffers.push_back(asio::buffer(kChunkEnd));
+      } else if (!piece.empty()) {
+        buffers.push_back(asio::buffer(piece));
+      }
+      if (done_body && chunked) buffers.push_back(asio::buffer(kLastChunk));
+      auto [ec, w] = co_await asio::async_write(*self->upstream_, buffers, kNoThrow);
+      if (self->closed_) co_return;
+      if (ec) {
+        // The upstream stopped reading; its response may still explain why.
+        self->upload_ok_ = false;
+        co_return;
+      }
+      self->TouchRelay();
+    }
+    if (done_body) {
+      self->body_complete_ = true;
+      co_return;
+    }
+    auto [ec, r] = co_await self->socket_.async_read_some(self->in_.prepare(kReadChunk), kNoThrow);
+    if (self->closed_) co_return;
+    if (ec || r == 0) {
+      self->Close();  // the client gave up in the middle of its body
+      co_return;
+    }
+    self->in_.commit(r);
+    self->TouchRelay();
+  }
+}
+
+asio::awaitable<void> Session::Tunnel(InputBuffer& upstream_in) {
+  StopClientWatch();
+  if (upload_running_) {
+    // An upgrade request with a body is not a thing; refuse to mix the two.
+    Close();
+    co_return;
+  }
+  // Bytes that came with the 101 or right after the request belong to the tunnel.
+  if (!upstream_in.empty()) {
+    auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(upstream_in.view()), kNoThrow);
+    if (ec || closed_) {
+      Close();
+      co_return;
+    }
+    upstream_in.consume(upstream_in.size());
+  }
+  if (!in_.empty()) {
+    auto [ec, n] = co_await asio::async_write(*upstream_, asio::buffer(in_.view()), kNoThrow);
+    if (ec || closed_) {
+      Close();
+      co_return;
+    }
+    in_.consume(in_.size());
+  }
+  TouchRelay();
+  pump_running_ = true;
+  asio::co_spawn(loop_.ioc, Pump(shared_from_this(), /*to_upstream=*/true), LogCoroutineException);
+  co_await Pump(shared_from_this(), /*to_upstream=*/false);
+  while (pump_running_ && !closed_) co_await WaitSignal(signal_);
+  Close();
+}
+
+asio::awaitable<void> Session::Pump(std::shared_ptr<Session> self, bool to_upstream) {
+  if (to_upstream) {
+    co_await CopyBytes(self->socket_, *self->upstream_, *self);
+    self->pump_running_ = false;
+    self->Signal();
+  } else {
+    co_await CopyBytes(*self->upstream_, self->socket_, *self);
+  }
+}
+
+}  // namespace warren::net::internal

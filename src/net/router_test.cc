@@ -1,0 +1,124 @@
+#include "net/router.h"
+
+#include <gtest/gtest.h>
+
+namespace warren::net {
+namespace {
+
+Handler Named(std::string name, std::string* called) {
+  return [name, called](Request&&, Responder) { *called = name; };
+}
+
+// Calls the matched handler with a Responder that is never used; only routing is under test.
+std::string Route(const Router& router, std::string_view method, std::string_view path,
+                  Router::Match* out = nullptr) {
+  Router::Match m = router.Find(method, path);
+  if (out) *out = m;
+  if (!m.handler) return std::to_string(m.error_status);
+  return m.params.empty() ? "matched" : m.params.begin()->second;
+}
+
+TEST(RouterTest, LiteralsCapturesAndRest) {
+  Router r;
+  std::string called;
+  r.Add("GET", "/apis/{group}/{version}/namespaces/{ns}/{plural}/{name}", Named("obj", &called));
+  r.Add("GET", "/files/{path...}", Named("files", &called));
+  r.Add("GET", "/", Named("root", &called));
+
+  Router::Match m = r.Find("GET", "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes/a");
+  ASSERT_NE(m.handler, nullptr);
+  EXPECT_EQ(m.params.at("group"), "agents.kruise.io");
+  EXPECT_EQ(m.params.at("version"), "v1alpha1");
+  EXPECT_EQ(m.params.at("ns"), "default");
+  EXPECT_EQ(m.params.at("plural"), "sandboxes");
+  EXPECT_EQ(m.params.at("name"), "a");
+
+  m = r.Find("GET", "/files/a/b%20c/d.txt");
+  ASSERT_NE(m.handler, nullptr);
+  EXPECT_EQ(m.params.at("path"), "a/b c/d.txt");
+  EXPECT_EQ(Route(r, "GET", "/"), "matched");
+  EXPECT_EQ(Route(r, "GET", "/files"), "404");
+}
+
+TEST(RouterTest, LiteralBeatsCaptureAndBacktracks) {
+  Router r;
+  std::string called;
+  r.Add("GET", "/v2/sandboxes/{id}", Named("by-id", &called));
+  r.Add("GET", "/v2/sandboxes/metrics", Named("metrics", &called));
+  r.Add("GET", "/a/b/c", Named("abc", &called));
+  r.Add("GET", "/a/{x}/d", Named("axd", &called));
+
+  Router::Match m = r.Find("GET", "/v2/sandboxes/metrics");
+  ASSERT_NE(m.handler, nullptr);
+  (*m.handler)(Request{}, Responder(nullptr));
+  EXPECT_EQ(called, "metrics");
+  m = r.Find("GET", "/v2/sandboxes/i123");
+  (*m.handler)(Request{}, Responder(nullptr));
+  EXPECT_EQ(called, "by-id");
+  EXPECT_EQ(m.params.at("id"), "i123");
+  // "b" is a literal under /a, but only /a/{x}/d continues with "d".
+  m = r.Find("GET", "/a/b/d");
+  ASSERT_NE(m.handler, nullptr);
+  (*m.handler)(Request{}, Responder(nullptr));
+  EXPECT_EQ(called, "axd");
+  EXPECT_EQ(m.params.at("x"), "b");
+}
+
+TEST(RouterTest, EncodedSlashStaysInsideItsSegment) {
+  Router r;
+  std::string called;
+  r.Add("GET", "/objects/{name}", Named("obj", &called));
+  Router::Match m = r.Find("GET", "/objects/a%2Fb");
+  ASSERT_NE(m.handler, nullptr);
+  EXPECT_EQ(m.params.at("name"), "a/b");
+}
+
+TEST(RouterTest, NotFoundVersusMethodNotAllowed) {
+  Router r;
+  std::string called;
+  r.Add("GET", "/v2/sandboxes", Named("list", &called));
+  r.Add("POST", "/v2/sandboxes", Named("create", &called));
+  Router::Match m;
+  EXPECT_EQ(Route(r, "DELETE", "/v2/sandboxes", &m), "405");
+  EXPECT_EQ(m.allow, "GET, HEAD, POST");
+  EXPECT_EQ(Route(r, "GET", "/v2/nothing"), "404");
+  // HEAD is answered by the GET handler.
+  EXPECT_EQ(Route(r, "HEAD", "/v2/sandboxes"), "matched");
+}
+
+TEST(RouterTest, CaptureNamesMayDifferPerMethod) {
+  Router r;
+  std::string called;
+  r.Add("GET", "/x/{id}", Named("get", &called));
+  r.Add("PUT", "/x/{name}", Named("put", &called));
+  EXPECT_EQ(r.Find("GET", "/x/1").params.at("id"), "1");
+  EXPECT_EQ(r.Find("PUT", "/x/2").params.at("name"), "2");
+}
+
+TEST(RouterTest, FallbackAnswersEverythingUnmatched) {
+  Router r;
+  std::string called;
+  r.Add("GET", "/health", Named("health", &called));
+  r.SetFallback(Named("fallback", &called), RouteOptions{.blocking = true});
+  Router::Match m = r.Find("POST", "/health");
+  ASSERT_NE(m.handler, nullptr);
+  EXPECT_TRUE(m.options->blocking);
+  m = r.Find("GET", "/anything/else");
+  ASSERT_NE(m.handler, nullptr);
+  (*m.handler)(Request{}, Responder(nullptr));
+  EXPECT_EQ(called, "fallback");
+}
+
+TEST(RouterTest, RouteOptionsComeBackWithTheMatch) {
+  Router r;
+  std::string called;
+  r.Add("POST", "/files", Named("upload", &called),
+        RouteOptions{.blocking = true, .stream_body = true, .max_body_bytes = 123});
+  Router::Match m = r.Find("POST", "/files");
+  ASSERT_NE(m.options, nullptr);
+  EXPECT_TRUE(m.options->stream_body);
+  EXPECT_EQ(m.options->max_body_bytes, 123u);
+}
+
+}  // namespace
+}  // namespace warren::net

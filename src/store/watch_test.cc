@@ -1,0 +1,235 @@
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "api/kinds.h"
+#include "base/testing/fake_clock.h"
+#include "store/testing/objects.h"
+#include "store/testing/temp_store.h"
+
+namespace warren::store {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::MakeSandbox;
+using testing::TempStore;
+
+const api::KindInfo& kSbx = api::SandboxKind();
+
+// Collects `n` events (or fails the test after a generous timeout).
+std::vector<WatchEvent> Take(Watcher& w, size_t n) {
+  std::vector<WatchEvent> out;
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (out.size() < n && std::chrono::steady_clock::now() < deadline) {
+    auto e = w.Next(100ms);
+    if (!e.ok()) {
+      ADD_FAILURE() << "watch ended: " << e.status();
+      break;
+    }
+    if (*e) out.push_back(std::move(**e));
+  }
+  EXPECT_EQ(out.size(), n);
+  return out;
+}
+
+void ExpectQuiet(Watcher& w) {
+  auto e = w.Next(50ms);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_FALSE(e->has_value()) << "unexpected " << EventTypeName((*e)->type) << " "
+                               << (*e)->object->metadata.name;
+}
+
+TEST(Watch, DeliversEveryEventInRevisionOrder) {
+  TempStore s;
+  WatchOptions opts;
+  opts.resource_version = s->CurrentRevision();
+  auto w = s->Watch(&kSbx, opts);
+  ASSERT_TRUE(w.ok()) << w.status();
+
+  constexpr int kThreads = 8, kEach = 25;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        auto o = s->Create(MakeSandbox(fmt::format("w-{}-{}", t, i)));
+        ASSERT_TRUE(o.ok()) << o.status();
+        o->metadata.labels["touched"] = "yes";
+        ASSERT_TRUE(s->Update(*o).ok());
+        if (i % 5 == 0) {
+          ASSERT_TRUE(s->Delete(kSbx, "default", o->metadata.name).ok());
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const size_t expected = kThreads * kEach * 2 + kThreads * (kEach / 5);
+  auto events = Take(**w, expected);
+  int64_t last = opts.resource_version.value();
+  std::map<std::string, int> added, modified, deleted;
+  for (const auto& e : events) {
+    EXPECT_EQ(e.revision, last + 1) << "revisions must be consecutive for a single-kind store";
+    last = e.revision;
+    EXPECT_EQ(e.object->metadata.resource_version, e.revision);
+    const std::string& name = e.object->metadata.name;
+    if (e.type == EventType::kAdded) ++added[name];
+    if (e.type == EventType::kModified) {
+      ++modified[name];
+      EXPECT_EQ(added[name], 1) << name << " modified before added";
+    }
+    if (e.type == EventType::kDeleted) {
+      ++deleted[name];
+      EXPECT_EQ(modified[name], 1) << name;
+    }
+  }
+  EXPECT_EQ(added.size(), size_t{kThreads * kEach});
+  EXPECT_EQ(deleted.size(), size_t{kThreads * (kEach / 5)});
+  EXPECT_EQ(last, s->CurrentRevision());
+  ExpectQuiet(**w);
+}
+
+TEST(Watch, ResumingFromARevisionReplaysWhatFollowed) {
+  TempStore s;
+  std::vector<int64_t> revs;
+  for (int i = 0; i < 10; ++i) {
+    auto o = s->Create(MakeSandbox(fmt::format("r{}", i)));
+    ASSERT_TRUE(o.ok());
+    revs.push_back(o->metadata.resource_version);
+  }
+  ASSERT_TRUE(s->Delete(kSbx, "default", "r3").ok());
+  // Resume after the 6th create: the last 4 creates and the delete, in order.
+  WatchOptions opts;
+  opts.resource_version = revs[5];
+  auto w = s->Watch(&kSbx, opts);
+  ASSERT_TRUE(w.ok()) << w.status();
+  auto events = Take(**w, 5);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(events[i].type, EventType::kAdded);
+    EXPECT_EQ(events[i].object->metadata.name, fmt::format("r{}", 6 + i));
+  }
+  EXPECT_EQ(events[4].type, EventType::kDeleted);
+  EXPECT_EQ(events[4].object->metadata.name, "r3");
+  // Then live.
+  ASSERT_TRUE(s->Create(MakeSandbox("live")).ok());
+  auto live = Take(**w, 1);
+  EXPECT_EQ(live[0].object->metadata.name, "live");
+  ExpectQuiet(**w);
+
+  // After a restart the history is still there.
+  w->reset();
+  s.Reopen();
+  auto again = s->Watch(&kSbx, opts);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(Take(**again, 6).back().object->metadata.name, "live");
+}
+
+TEST(Watch, WithoutARevisionListsThenFollows) {
+  TempStore s;
+  ASSERT_TRUE(s->Create(MakeSandbox("b")).ok());
+  ASSERT_TRUE(s->Create(MakeSandbox("a")).ok());
+  ASSERT_TRUE(s->Create(MakeSandbox("other", {}, "elsewhere")).ok());
+  WatchOptions opts;
+  opts.namespace_ = "default";
+  auto w = s->Watch(&kSbx, opts);
+  ASSERT_TRUE(w.ok());
+  auto initial = Take(**w, 2);
+  EXPECT_EQ(initial[0].object->metadata.name, "a");
+  EXPECT_EQ(initial[1].object->metadata.name, "b");
+  ASSERT_TRUE(s->Create(MakeSandbox("c")).ok());
+  ASSERT_TRUE(s->Create(MakeSandbox("d", {}, "elsewhere")).ok());
+  auto live = Take(**w, 1);
+  EXPECT_EQ(live[0].type, EventType::kAdded);
+  EXPECT_EQ(live[0].object->metadata.name, "c");
+  ExpectQuiet(**w);
+}
+
+TEST(Watch, SelectorTransitionsBecomeAddedAndDeleted) {
+  TempStore s;
+  auto obj = *s->Create(MakeSandbox("x", {{"agents.kruise.io/sandbox-claimed", "false"}}));
+  WatchOptions opts;
+  opts.resource_version = s->CurrentRevision();
+  opts.label_selector = *api::LabelSelector::Parse("agents.kruise.io/sandbox-claimed=false");
+  auto w = s->Watch(&kSbx, opts);
+  ASSERT_TRUE(w.ok());
+  int64_t start = s->CurrentRevision();
+
+  obj.metadata.labels["agents.kruise.io/sandbox-claimed"] = "true";  // claimed: leaves the pool
+  auto claimed = s->Update(obj);
+  ASSERT_TRUE(claimed.ok());
+  claimed->metadata.labels["agents.kruise.io/sandbox-claimed"] = "false";  // recycled
+  auto back = s->Update(*claimed);
+  ASSERT_TRUE(back.ok());
+  back->metadata.annotations["note"] = "x";
+  ASSERT_TRUE(s->Update(*back).ok());
+
+  auto events = Take(**w, 3);
+  EXPECT_EQ(events[0].type, EventType::kDeleted);
+  EXPECT_EQ(events[1].type, EventType::kAdded);
+  EXPECT_EQ(events[2].type, EventType::kModified);
+
+  // The same through replay.
+  opts.resource_version = start;
+  auto replay = s->Watch(&kSbx, opts);
+  ASSERT_TRUE(replay.ok());
+  auto replayed = Take(**replay, 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(replayed[i].type, events[i].type) << i;
+}
+
+TEST(Watch, TooOldRevisionIsGone) {
+  base::FakeClock clock;
+  SqliteStoreOptions options;
+  options.clock = &clock;
+  options.history = 60s;
+  TempStore s(options);
+  auto first = *s->Create(MakeSandbox("a"));
+  first.metadata.labels["v"] = "2";
+  ASSERT_TRUE(s->Update(first).ok());
+  clock.Advance(120s);
+  ASSERT_TRUE(s->Create(MakeSandbox("b")).ok());
+  ASSERT_TRUE(s->Compact().ok());
+  EXPECT_GE(s->CompactedRevision(), first.metadata.resource_version);
+
+  WatchOptions opts;
+  opts.resource_version = first.metadata.resource_version - 1;
+  auto w = s->Watch(&kSbx, opts);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), StatusCode::kOutOfRange);
+  EXPECT_NE(w.status().message().find("too old resource version"), std::string::npos) << w.status();
+
+  // Objects are intact after compaction, and a watch from the horizon works.
+  EXPECT_EQ(s->Get(kSbx, "default", "a")->metadata.labels.at("v"), "2");
+  opts.resource_version = s->CompactedRevision();
+  auto ok = s->Watch(&kSbx, opts);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+}
+
+TEST(Watch, SlowConsumerIsCutOffNotBuffered) {
+  TempStore s;
+  WatchOptions opts;
+  opts.resource_version = s->CurrentRevision();
+  opts.max_queued_events = 5;
+  auto w = s->Watch(&kSbx, opts);
+  ASSERT_TRUE(w.ok());
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(s->Create(MakeSandbox(fmt::format("s{}", i))).ok());
+  Status ended;
+  for (int i = 0; i < 20 && ended.ok(); ++i) {
+    auto e = (*w)->Next(200ms);
+    if (!e.ok()) ended = e.status();
+  }
+  EXPECT_EQ(ended.code(), StatusCode::kResourceExhausted) << ended;
+}
+
+TEST(Watch, ShutdownEndsWatches) {
+  auto s = std::make_unique<TempStore>();
+  WatchOptions opts;
+  opts.resource_version = (*s)->CurrentRevision();
+  auto w = (*s)->Watch(&kSbx, opts);
+  ASSERT_TRUE(w.ok());
+  s->Close();
+  auto e = (*w)->Next(1s);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace warren::store
