@@ -9,6 +9,7 @@
 
 #include "base/small_file.h"
 #include "base/strings.h"
+#include "os/mount.h"
 #include "os/pidfd.h"
 
 namespace warren::runtime::testing {
@@ -25,10 +26,14 @@ std::vector<std::string> DirEntries(const std::string& dir) {
   return out;
 }
 
-Census TakeCensus() {
+Census TakeCensus(const std::string& root) {
   Census c;
-  auto mi = base::ReadSmallFile("/proc/self/mountinfo", 64 << 20);
-  if (mi.ok()) c.mounts = base::SplitNonEmpty(*mi, '\n').size();
+  auto mounts = os::ReadMountInfo();
+  if (mounts.ok()) {
+    for (const os::MountEntry& m : *mounts) {
+      if (m.mount_point.rfind(root, 0) == 0) ++c.mounts;
+    }
+  }
   c.fds = DirEntries("/proc/self/fd").size();
   return c;
 }
@@ -46,7 +51,7 @@ uint64_t TicksSinceBoot() {
   auto up = base::ReadSmallFile("/proc/uptime");
   if (!up.ok()) return 0;
   double seconds = std::strtod(up->c_str(), nullptr);
-  return static_cast<uint64_t>(seconds * static_cast<double>(sysconf(_SC_CLK_TCK))) + 1;
+  return static_cast<uint64_t>(seconds * static_cast<double>(sysconf(_SC_CLK_TCK)));
 }
 
 std::vector<pid_t> NamespaceHolders(const std::vector<NamespaceRecord>& records) {
@@ -71,7 +76,7 @@ std::vector<pid_t> NamespaceHolders(const std::vector<NamespaceRecord>& records)
     }
     bool holds = false;
     for (const NamespaceRecord& r : records) {
-      if (*start > r.destroyed_at) continue;
+      if (*start >= r.alive_at) continue;
       for (uint64_t ino : held) holds = holds || r.inodes.count(ino) > 0;
     }
     if (holds) holders.push_back(static_cast<pid_t>(*pid));

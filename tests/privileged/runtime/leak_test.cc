@@ -21,7 +21,7 @@ TEST_F(SandboxTest, HundredCreateDestroyCyclesLeaveNothingBehind) {
   rt_.reset();
   // This thread keeps an fd of its own network namespace once it has dialed (os/netns.h).
   os::DialInNetnsOfPid(getpid(), 1, 10ms).status().IgnoreError();
-  Census before_runtime = TakeCensus();
+  Census before_runtime = TakeCensus(dir_->path());
   auto rt = NewRuntime();
   ASSERT_NE(rt, nullptr);
   std::set<uint64_t> host_ns = NamespaceInodes(getpid());
@@ -32,7 +32,7 @@ TEST_F(SandboxTest, HundredCreateDestroyCyclesLeaveNothingBehind) {
   for (int i = -2; i < 100; ++i) {
     // Two warm-up rounds (one with a user namespace) fill the caches the runtime keeps for
     // its whole life: the compiled seccomp program, the idmapped layer, this thread's netns fd.
-    if (i == 0) before = TakeCensus();
+    if (i == 0) before = TakeCensus(dir_->path());
     std::string id = fmt::format("cycle-{}", i + 2);
     SandboxSpec spec = ShellSpec(id, "httpd -f -p 127.0.0.1:8080 -h /");
     spec.user_namespace = (i % 2 != 0);
@@ -52,13 +52,13 @@ TEST_F(SandboxTest, HundredCreateDestroyCyclesLeaveNothingBehind) {
     if (i % 3 == 0) rt->Dial(id, 8080, 100ms).status().IgnoreError();
     if (i % 5 == 0) ASSERT_OK(rt->Pause(id));
     if (i % 7 == 0) ASSERT_OK(rt->Stop(id, 10ms));
+    record.alive_at = TicksSinceBoot();
     ASSERT_OK(rt->Destroy(id));
-    record.destroyed_at = TicksSinceBoot();
     // Only after the warm-up: the runtime's own long-lived namespace fds (the idmap user
     // namespace) may reuse the inode numbers of warm-up sandboxes.
     if (i >= 0) sandbox_ns.push_back(std::move(record));
   }
-  Census after = TakeCensus();
+  Census after = TakeCensus(dir_->path());
   EXPECT_EQ(after.mounts, before.mounts) << "mounts left behind";
   EXPECT_EQ(after.fds, before.fds) << "fds left behind";
   for (const auto& [pid, start] : processes) {
@@ -97,8 +97,10 @@ TEST_F(SandboxTest, HundredCreateDestroyCyclesLeaveNothingBehind) {
   }
   // The runtime's own caches (idmapped layer mounts) go with it.
   rt.reset();
-  Census gone = TakeCensus();
+  Census gone = TakeCensus(dir_->path());
   EXPECT_EQ(gone.mounts, before_runtime.mounts);
+  EXPECT_EQ(before.mounts, 1u) << "one idmapped layer while the runtime lives";
+  EXPECT_EQ(gone.mounts, 0u);
   EXPECT_EQ(gone.fds, before_runtime.fds);
 }
 
