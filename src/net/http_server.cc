@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -299,7 +300,7 @@ asio::awaitable<bool> Session::ReadMore() {
   co_return true;
 }
 
-asio::awaitable<bool> Session::Write(const std::vector<asio::const_buffer>& buffers) {
+asio::awaitable<bool> Session::Write(std::span<const asio::const_buffer> buffers) {
   if (closed_) co_return false;
   SetWriteDeadline(opts().write_timeout);
   auto [ec, n] = co_await asio::async_write(socket_, buffers, kNoThrow);
@@ -312,8 +313,8 @@ asio::awaitable<bool> Session::Write(const std::vector<asio::const_buffer>& buff
 }
 
 asio::awaitable<bool> Session::Write(std::string_view data) {
-  std::vector<asio::const_buffer> buffers{asio::buffer(data)};
-  co_return co_await Write(buffers);
+  asio::const_buffer buffer = asio::buffer(data);
+  co_return co_await Write(std::span<const asio::const_buffer>(&buffer, 1));
 }
 
 // --- watching an idle client
@@ -443,10 +444,9 @@ asio::awaitable<void> Session::HandleRequest() {
   uint64_t limit = route.max_body_bytes ? route.max_body_bytes : opts().max_body_bytes;
   if (head.content_length && *head.content_length > limit) {
     keep_alive_ = false;
-    co_await SendError(413,
-                       fmt::format("request body of {} bytes exceeds the limit of {} bytes",
-                                   *head.content_length, limit),
-                       /*close=*/true);
+    std::string message = fmt::format("request body of {} bytes exceeds the limit of {} bytes",
+                                      *head.content_length, limit);
+    co_await SendError(413, message, /*close=*/true);
     co_return;
   }
   parser_.SetBodyLimit(limit);
@@ -502,7 +502,7 @@ asio::awaitable<void> Session::HandleRequest() {
   exchange_ = ex;
   answer_.reset();
   Dispatch(*match.handler, route.blocking, std::move(ex));
-  co_await AwaitAnswer();
+  if (!answer_) co_await AwaitAnswer();  // inline handlers usually answered already
   if (!answer_ || closed_) co_return;
   Answer answer = std::move(*answer_);
   answer_.reset();
@@ -627,11 +627,12 @@ asio::awaitable<void> Session::RespondFull(Response response) {
   framing.request_id = request_id_;
   out_.clear();
   AppendResponseHead(out_, response.status, response.headers, framing);
-  std::vector<asio::const_buffer> buffers{asio::buffer(out_)};
+  std::array<asio::const_buffer, 2> buffers{asio::buffer(out_), asio::const_buffer()};
+  size_t count = 1;
   if (!no_body && !head_request_ && !response.body.empty()) {
-    buffers.push_back(asio::buffer(response.body));
+    buffers[count++] = asio::buffer(response.body);
   }
-  if (!co_await Write(buffers)) co_return;
+  if (!co_await Write(std::span<const asio::const_buffer>(buffers.data(), count))) co_return;
   if (!keep_alive_) co_await LingeringClose();
 }
 

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -221,7 +222,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // Reads more bytes into in_. False on EOF, error, or timeout (the session is then closed).
   asio::awaitable<bool> ReadMore();
   // Writes everything with the write deadline; false (and closed) on failure.
-  asio::awaitable<bool> Write(const std::vector<asio::const_buffer>& buffers);
+  asio::awaitable<bool> Write(std::span<const asio::const_buffer> buffers);
   asio::awaitable<bool> Write(std::string_view data);
   // Suspends until Signal() (or a spurious wake-up: always re-check the condition).
   asio::awaitable<void> WaitSignal(asio::steady_timer& timer);
