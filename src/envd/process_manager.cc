@@ -246,12 +246,14 @@ Result<std::shared_ptr<ManagedProcess>> ProcessManager::Start(
     p->pty_master_ = std::move(pty->master);
     pty_fd = p->pty_master_.get();
   }
-  p->Subscribe(session);
+  // In the table before the client hears of it (start), so a List, a signal or a reset that
+  // the client sends right after already finds it.
   {
     std::lock_guard lock(mu_);
     ended_.erase(p->pid_);
     live_[p->pid_] = p;
   }
+  p->Subscribe(session);
   p->on_ended_ = [this, weak] {
     if (auto proc = weak.lock()) OnEnded(proc);
   };
