@@ -38,6 +38,17 @@ constexpr uint64_t kMaxArchiveBytes = uint64_t{64} << 30;
 
 std::string RecordFileName(std::string_view key) { return base::Sha256Hex(key) + ".json"; }
 
+Status CheckLeaseId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxLeaseIdBytes) {
+    return InvalidArgumentError(fmt::format("lease id must be 1 to {} bytes", kMaxLeaseIdBytes));
+  }
+  if (id.starts_with(kImportLeasePrefix)) {
+    return InvalidArgumentError(
+        fmt::format("lease ids starting with '{}' are the store's own", kImportLeasePrefix));
+  }
+  return Status::Ok();
+}
+
 // Names in a directory, without "." and "..". Missing directory: empty.
 std::vector<std::string> ListDir(const std::string& path) {
   std::vector<std::string> out;
@@ -440,9 +451,7 @@ Result<GcReport> ImageStore::Remove(std::string_view name) {
 }
 
 Result<ResolvedImage> ImageStore::AcquireLease(std::string_view lease_id, std::string_view image) {
-  if (lease_id.empty() || lease_id.size() > kMaxLeaseIdBytes) {
-    return InvalidArgumentError(fmt::format("lease id must be 1 to {} bytes", kMaxLeaseIdBytes));
-  }
+  RETURN_IF_ERROR(CheckLeaseId(lease_id));
   ASSIGN_OR_RETURN(ImageRef ref, ParseImageRef(image));
   ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
   ASSIGN_OR_RETURN(ImageRecord record, ReadImage(ref.ToString()));
@@ -465,9 +474,7 @@ Result<ResolvedImage> ImageStore::AcquireLease(std::string_view lease_id, std::s
 
 Result<Lease> ImageStore::AcquireLayerLease(std::string_view lease_id,
                                             const std::vector<Digest>& layers) {
-  if (lease_id.empty() || lease_id.size() > kMaxLeaseIdBytes) {
-    return InvalidArgumentError(fmt::format("lease id must be 1 to {} bytes", kMaxLeaseIdBytes));
-  }
+  RETURN_IF_ERROR(CheckLeaseId(lease_id));
   ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
   for (const auto& d : layers) {
     if (access(LayerDir(d).c_str(), F_OK) != 0) {
