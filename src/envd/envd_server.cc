@@ -270,6 +270,7 @@ class Envd::Impl {
     env["HOME"] = user.home;
     env["USER"] = user.name;
     env["LOGNAME"] = user.name;
+    env["E2B_SANDBOX"] = "true";  // E2B's envd sets it; templates test for it
     for (const auto& [k, v] : e_.state_.env_vars()) env[k] = v;
     for (const auto& [k, v] : req.process.envs) env[k] = v;
     for (const auto& [k, v] : env) {
