@@ -84,10 +84,10 @@ class Envd::Impl {
  public:
   explicit Impl(Envd& envd) : e_(envd) {}
 
-  Result<os::UserInfo> LookupFilesUser(const Request& req, std::string* name_out) {
+  // The `username` query names the user of a /files request; the default user otherwise.
+  Result<os::UserInfo> LookupFilesUser(const Request& req) {
     auto q = req.Query("username");
     std::string name = q && !q->empty() ? *q : e_.state_.default_user();
-    *name_out = q.value_or("");
     auto user = e_.users_.LookupUser(name);
     if (!user.ok()) {
       return UnauthenticatedError(
@@ -112,8 +112,7 @@ class Envd::Impl {
 
   void GetFile(Request& req, Responder& r) {
     if (Status s = CheckFiles(req, "read"); !s.ok()) return r.Send(HttpError(401, s.message()));
-    std::string name;
-    auto user = LookupFilesUser(req, &name);
+    auto user = LookupFilesUser(req);
     if (!user.ok()) return r.Send(HttpError(401, user.status().message()));
     auto accept = req.headers.Get("Accept-Encoding");
     if (accept && base::AsciiLower(*accept).find("identity;q=0") != std::string::npos &&
@@ -150,8 +149,7 @@ class Envd::Impl {
 
   void PostFile(Request& req, Responder& r) {
     if (Status s = CheckFiles(req, "write"); !s.ok()) return r.Send(HttpError(401, s.message()));
-    std::string name;
-    auto user = LookupFilesUser(req, &name);
+    auto user = LookupFilesUser(req);
     if (!user.ok()) return r.Send(HttpError(401, user.status().message()));
     auto metadata = MetadataFromHeaders(req.headers.fields());
     if (!metadata.ok()) return r.Send(HttpError(400, metadata.status().message()));
