@@ -116,7 +116,7 @@ std::shared_ptr<ResponseStream> Responder::Stream(int status, Headers headers) {
 
 std::shared_ptr<ProxyHandle> Responder::Proxy(base::UniqueFd upstream, ProxyOptions options) {
   const std::shared_ptr<Exchange>& ex = impl_->exchange();
-  auto handle = std::make_shared<internal::ProxyHandleImpl>(ex->session);
+  auto handle = std::make_shared<internal::ProxyHandleImpl>(ex->session, ex);
   auto job = std::make_unique<internal::ProxyJob>();
   job->upstream = std::move(upstream);
   job->options = std::move(options);
@@ -160,7 +160,9 @@ void LogCoroutineException(std::exception_ptr e) {
 void ProxyHandleImpl::Abort() {
   aborted_.store(true);
   if (auto session = session_.lock()) {
-    session->RunOnLoop([session] { session->AbortProxy(); });
+    session->RunOnLoop([session, ex = exchange_.lock()] {
+      if (ex) session->AbortProxy(ex);
+    });
   }
 }
 
@@ -471,9 +473,12 @@ asio::awaitable<void> Session::HandleRequest() {
 
   if (route.stream_body) {
     std::weak_ptr<Session> weak = weak_from_this();
+    std::weak_ptr<Exchange> weak_ex = ex;
     ex->body_pipe = std::make_shared<BodyPipe>(
-        [weak] {
-          if (auto s = weak.lock()) s->RunOnLoop([s] { s->OnBodyWanted(); });
+        [weak, weak_ex] {
+          auto s = weak.lock();
+          auto e = weak_ex.lock();
+          if (s && e) s->RunOnLoop([s, e] { s->OnBodyWanted(e); });
         },
         [] { return OnAnyLoopThread(); });
     if (body_complete_) ex->body_pipe->Finish();
@@ -564,9 +569,9 @@ asio::awaitable<void> Session::AwaitAnswer() {
   StopClientWatch();
 }
 
-void Session::OnBodyWanted() {
-  if (closed_ || feeding_ || body_complete_ || body_taken_by_proxy_ || !exchange_ ||
-      !exchange_->body_pipe) {
+void Session::OnBodyWanted(const std::shared_ptr<Exchange>& ex) {
+  if (ex != exchange_) return;  // a reader left over from an earlier request
+  if (closed_ || feeding_ || body_complete_ || body_taken_by_proxy_ || !exchange_->body_pipe) {
     feeder_signal_.cancel();
     return;
   }

@@ -86,8 +86,8 @@ asio::awaitable<void> CopyBytes(From& from, To& to, Session& session) {
 
 }  // namespace
 
-void Session::AbortProxy() {
-  if (relaying_) {
+void Session::AbortProxy(const std::shared_ptr<Exchange>& ex) {
+  if (relaying_ && ex == exchange_) {
     server_.log->debug("request_id={} relay aborted", request_id_);
     Close();
   }

@@ -280,6 +280,35 @@ TEST_F(ProxyTest, AbortCutsAStreamAndTheClientSeesATruncatedBody) {
   EXPECT_TRUE(relays_.any_done.WaitFor());
 }
 
+TEST_F(ProxyTest, AStaleHandleCannotCutALaterRelayOnTheSameConnection) {
+  Notification stale_abort_done;
+  Router router = EchoRouter();
+  router.Add(
+      "GET", "/slow",
+      [&](Request&&, Responder r) {
+        auto stream = r.Stream(200, {});
+        stream->Write("before;");
+        stale_abort_done.WaitFor(10s);
+        stream->Write("after;");
+        stream->Finish();
+      },
+      RouteOptions{.blocking = true});
+  StartUpstream(std::move(router));
+  StartProxy(upstream_->port());
+  RawClient c = ConnectProxy();
+  ASSERT_TRUE(c.Send("POST /echo HTTP/1.1\r\nHost: sbx\r\nContent-Length: 1\r\n\r\nx").ok());
+  ASSERT_TRUE(c.ReadResponse().ok());
+  auto first = relays_.Last();
+  ASSERT_TRUE(c.Send("GET /slow HTTP/1.1\r\nHost: sbx\r\n\r\n").ok());
+  ASSERT_TRUE(c.ReadUntil("before;").ok());
+  first->Abort();  // the first relay is long over
+  std::this_thread::sleep_for(100ms);
+  stale_abort_done.Notify();
+  c.received().clear();
+  ASSERT_TRUE(c.ReadUntil("\r\n0\r\n\r\n").ok()) << c.received();
+  EXPECT_NE(c.received().find("after;"), std::string::npos);
+}
+
 TEST_F(ProxyTest, IdleRelayTimesOut) {
   auto listener = RawListener::Listen();
   ASSERT_TRUE(listener.ok());
