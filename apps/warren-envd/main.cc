@@ -75,9 +75,16 @@ int main(int argc, char** argv) {
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   // Termination signals are taken by one thread (sigwait); every thread inherits this mask, and
   // children get a clean one (os::Spawn).
+  // As pid 1 of a pid namespace the kernel drops every signal whose disposition is SIG_DFL, even
+  // a blocked one, so each also gets a handler (never run: sigwait takes them first).
   sigset_t wanted;
   sigemptyset(&wanted);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&wanted, s);
+  struct sigaction noop {};
+  noop.sa_handler = [](int) {};
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
+    sigaddset(&wanted, s);
+    sigaction(s, &noop, nullptr);
+  }
   pthread_sigmask(SIG_BLOCK, &wanted, nullptr);
   signal(SIGPIPE, SIG_IGN);
 

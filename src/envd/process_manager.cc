@@ -133,16 +133,18 @@ void ManagedProcess::Pump(base::UniqueFd out, base::UniqueFd err, int pty) {
     end_ = exit;
     subs.swap(subscribers_);
   }
+  {
+    std::lock_guard lock(input_mu_);
+    stdin_.reset();
+  }
+  // Leave the live table before anyone hears of the end, so a client that saw `end` never
+  // finds the process still live.
+  if (on_ended_) on_ended_();
   const std::string end_json = EndEventJson(exit);
   for (const auto& s : subs) {
     s->Send(end_json);
     s->End(Status::Ok());
   }
-  {
-    std::lock_guard lock(input_mu_);
-    stdin_.reset();
-  }
-  if (on_ended_) on_ended_();
 }
 
 Status ManagedProcess::WriteInput(InputKind kind, const std::string& data) {
@@ -244,12 +246,14 @@ Result<std::shared_ptr<ManagedProcess>> ProcessManager::Start(
     p->pty_master_ = std::move(pty->master);
     pty_fd = p->pty_master_.get();
   }
-  p->Subscribe(session);
+  // In the table before the client hears of it (start), so a List, a signal or a reset that
+  // the client sends right after already finds it.
   {
     std::lock_guard lock(mu_);
     ended_.erase(p->pid_);
     live_[p->pid_] = p;
   }
+  p->Subscribe(session);
   p->on_ended_ = [this, weak] {
     if (auto proc = weak.lock()) OnEnded(proc);
   };

@@ -54,6 +54,18 @@ Result<Table> ImportImageCommand(ImageStore& store, const std::string& path,
   return table;
 }
 
+Result<Table> PullImageCommand(ImageStore& store, const std::string& reference,
+                               const std::string& name) {
+  ImportOptions options;
+  options.name = name;
+  ASSIGN_OR_RETURN(ImageRecord record, store.Pull(reference, options));
+  Table table{{"NAME", "DIGEST", "LAYERS", "SIZE"}, {}};
+  table.rows.push_back({record.name, record.manifest_digest.Short(),
+                        std::to_string(record.layers.size()),
+                        HumanSize(static_cast<uint64_t>(record.compressed_size))});
+  return table;
+}
+
 Table ListImagesCommand(const ImageStore& store) {
   std::map<Digest, uint64_t> unpacked;
   for (const auto& layer : store.ListLayers()) unpacked[layer.digest] = layer.unpacked_bytes;

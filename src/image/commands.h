@@ -32,6 +32,11 @@ std::string HumanSize(uint64_t bytes);
 Result<Table> ImportImageCommand(ImageStore& store, const std::string& path,
                                  const std::string& name);
 
+// `warren image pull HOST:PORT/REPO:TAG [--name NAME]`: pulls over plain HTTP and imports.
+// Columns as for import.
+Result<Table> PullImageCommand(ImageStore& store, const std::string& reference,
+                               const std::string& name);
+
 // `warren image ls`: every image. Columns: NAME, DIGEST, LAYERS, SIZE, UNPACKED, IMPORTED.
 Table ListImagesCommand(const ImageStore& store);
 

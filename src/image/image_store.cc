@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <utility>
@@ -24,6 +25,7 @@
 #include "image/oci_layout.h"
 #include "image/records.h"
 #include "image/reference.h"
+#include "image/registry_client.h"
 #include "image/safe_fs.h"
 #include "image/staging.h"
 
@@ -37,6 +39,17 @@ constexpr std::string_view kImportLeasePrefix = "import:";
 constexpr uint64_t kMaxArchiveBytes = uint64_t{64} << 30;
 
 std::string RecordFileName(std::string_view key) { return base::Sha256Hex(key) + ".json"; }
+
+Status CheckLeaseId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxLeaseIdBytes) {
+    return InvalidArgumentError(fmt::format("lease id must be 1 to {} bytes", kMaxLeaseIdBytes));
+  }
+  if (id.starts_with(kImportLeasePrefix)) {
+    return InvalidArgumentError(
+        fmt::format("lease ids starting with '{}' are the store's own", kImportLeasePrefix));
+  }
+  return Status::Ok();
+}
 
 // Names in a directory, without "." and "..". Missing directory: empty.
 std::vector<std::string> ListDir(const std::string& path) {
@@ -177,6 +190,73 @@ Result<ImageRecord> ImageStore::ImportArchive(const std::string& tar_path,
         fmt::format("'{}' is not a tarball of an OCI image layout (no index.json)", tar_path));
   }
   return ImportFromLayout(*layout, options, tar_path);
+}
+
+Result<ImageRecord> ImageStore::Pull(std::string_view reference, const ImportOptions& options) {
+  ASSIGN_OR_RETURN(ImageRef ref, ParseImageRef(reference));
+  size_t slash = ref.repository.find('/');
+  if (slash == std::string::npos) {
+    return InvalidArgumentError(
+        fmt::format("'{}' names no registry; pull host:port/repository:tag", ref.ToString()));
+  }
+  std::string registry = ref.repository.substr(0, slash);
+  std::string repository = ref.repository.substr(slash + 1);
+  RegistryClient client(registry);
+  ASSIGN_OR_RETURN(FetchedManifest top, client.GetManifest(repository, ref.tag));
+
+  ASSIGN_OR_RETURN(Staging staging, Staging::Create(Path("staging")));
+  std::string dir = staging.dir() + "/layout";
+  std::string blobs = dir + "/blobs/sha256";
+  std::error_code ec;
+  std::filesystem::create_directories(blobs, ec);
+  if (ec) return InternalError(fmt::format("mkdir '{}': {}", blobs, ec.message()));
+
+  FetchedManifest manifest = std::move(top);
+  if (IsIndexMediaType(manifest.media_type)) {
+    ASSIGN_OR_RETURN(Index index, ParseIndex(manifest.body, "index of " + ref.ToString()));
+    const Descriptor* chosen = nullptr;
+    for (const auto& d : index.manifests) {
+      bool host = d.platform && d.platform->os == "linux" && d.platform->architecture == "amd64";
+      if (host || index.manifests.size() == 1) {
+        chosen = &d;
+        break;
+      }
+    }
+    if (chosen == nullptr) {
+      return NotFoundError(fmt::format("{} has no linux/amd64 image", ref.ToString()));
+    }
+    ASSIGN_OR_RETURN(manifest, client.GetManifest(repository, chosen->digest.ToString()));
+  }
+  if (!IsManifestMediaType(manifest.media_type)) {
+    return InvalidArgumentError(
+        fmt::format("{} is a '{}', not an image manifest", ref.ToString(), manifest.media_type));
+  }
+  RETURN_IF_ERROR(WriteFileAtomic(blobs, manifest.digest.hex(), manifest.body));
+  ASSIGN_OR_RETURN(Manifest parsed, ParseManifest(manifest.body, "manifest of " + ref.ToString()));
+  ASSIGN_OR_RETURN(std::string config, client.GetBlob(repository, parsed.config, kMaxConfigBytes));
+  RETURN_IF_ERROR(WriteFileAtomic(blobs, parsed.config.digest.hex(), config));
+  for (const auto& layer : parsed.layers) {
+    if (ReadLayer(layer.digest).ok()) continue;  // Already unpacked here: nothing to fetch.
+    std::string path = blobs + "/" + layer.digest.hex();
+    if (access(path.c_str(), F_OK) == 0) continue;  // Listed twice.
+    auto started = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(client.DownloadBlob(repository, layer, path));
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
+    Log()->info("layer downloaded digest={} bytes={} ms={:.0f}", layer.digest.Short(), layer.size,
+                ms);
+  }
+  nlohmann::json index = {
+      {"schemaVersion", 2},
+      {"manifests", nlohmann::json::array({{{"mediaType", manifest.media_type},
+                                            {"digest", manifest.digest.ToString()},
+                                            {"size", manifest.body.size()}}})}};
+  RETURN_IF_ERROR(WriteFileAtomic(dir, "index.json", index.dump()));
+  ImportOptions import_options = options;
+  if (import_options.name.empty()) import_options.name = ref.ToString();
+  ASSIGN_OR_RETURN(OciLayout layout, OciLayout::Open(dir));
+  return ImportFromLayout(layout, import_options, "http://" + registry + "/" + repository);
 }
 
 Result<ImageRecord> ImageStore::ImportFromLayout(const OciLayout& layout,
@@ -440,9 +520,7 @@ Result<GcReport> ImageStore::Remove(std::string_view name) {
 }
 
 Result<ResolvedImage> ImageStore::AcquireLease(std::string_view lease_id, std::string_view image) {
-  if (lease_id.empty() || lease_id.size() > kMaxLeaseIdBytes) {
-    return InvalidArgumentError(fmt::format("lease id must be 1 to {} bytes", kMaxLeaseIdBytes));
-  }
+  RETURN_IF_ERROR(CheckLeaseId(lease_id));
   ASSIGN_OR_RETURN(ImageRef ref, ParseImageRef(image));
   ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
   ASSIGN_OR_RETURN(ImageRecord record, ReadImage(ref.ToString()));
@@ -465,9 +543,7 @@ Result<ResolvedImage> ImageStore::AcquireLease(std::string_view lease_id, std::s
 
 Result<Lease> ImageStore::AcquireLayerLease(std::string_view lease_id,
                                             const std::vector<Digest>& layers) {
-  if (lease_id.empty() || lease_id.size() > kMaxLeaseIdBytes) {
-    return InvalidArgumentError(fmt::format("lease id must be 1 to {} bytes", kMaxLeaseIdBytes));
-  }
+  RETURN_IF_ERROR(CheckLeaseId(lease_id));
   ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
   for (const auto& d : layers) {
     if (access(LayerDir(d).c_str(), F_OK) != 0) {

@@ -112,6 +112,11 @@ class ImageStore {
   Result<ImageRecord> ImportLayout(const std::string& dir, const ImportOptions& options = {});
   Result<ImageRecord> ImportArchive(const std::string& tar_path, const ImportOptions& options = {});
 
+  // Pulls "host:port/repository:tag" from a registry over plain HTTP (RegistryClient) and
+  // imports it under that name (or options.name). Only layers the store lacks are downloaded;
+  // the linux/amd64 manifest of an index is taken.
+  Result<ImageRecord> Pull(std::string_view reference, const ImportOptions& options = {});
+
   // The image record for a name ("base" means "base:latest"); NotFound when absent.
   Result<ImageRecord> Get(std::string_view name) const;
   // The image's lower dirs and config. Without a lease the layers may be collected by a later

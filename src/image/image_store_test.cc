@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "base/encoding.h"
 #include "image/testing/oci_builder.h"
 
 namespace warren::image {
@@ -234,6 +235,8 @@ TEST_F(ImageStoreTest, LeasesAreIdempotentAndExclusivePerId) {
   ASSERT_TRUE(store_->AcquireLease("s", "a:1").ok());  // Again: the same pin.
   EXPECT_EQ(store_->AcquireLease("s", "b:1").status().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(store_->AcquireLease("t", "nope:1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->AcquireLease("import:x", "a:1").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->AcquireLease("", "a:1").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->ListLeases().size(), 1u);
   ASSERT_TRUE(store_->ReleaseLease("s").ok());
   ASSERT_TRUE(store_->ReleaseLease("s").ok());  // Releasing twice is fine.
@@ -278,6 +281,21 @@ TEST_F(ImageStoreTest, OpenCleansUpAfterACrashedImport) {
   WriteFile(staging + ".lock", "");
   Reopen();
   ExpectNoLeftovers();
+}
+
+TEST_F(ImageStoreTest, GcDropsThePinOfADeadImport) {
+  auto record = store_->Import(MakeLayout("a", "a:1", {BaseEntries()}));
+  ASSERT_TRUE(record.ok());
+  // An importer that died after pinning the layer: its pin names a staging id nobody locks.
+  WriteFile(tmp_.Sub("store/leases/" + base::Sha256Hex("import:0123456789abcdef") + ".json"),
+            "{\"id\":\"import:0123456789abcdef\",\"image\":\"\",\"layers\":[\"" +
+                record->layers[0].ToString() + "\"],\"createdAt\":\"x\"}");
+  ASSERT_EQ(store_->ListLeases().size(), 1u);
+  ASSERT_TRUE(store_->Remove("a:1").ok());
+  auto gc = store_->Gc();
+  ASSERT_TRUE(gc.ok());
+  EXPECT_THAT(store_->ListLeases(), IsEmpty());
+  EXPECT_THAT(store_->ListLayers(), IsEmpty());
 }
 
 TEST_F(ImageStoreTest, ConcurrentImportsOfOneLayerUnpackItOnce) {

@@ -13,6 +13,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <random>
 
 #include "base/check.h"
@@ -64,8 +65,9 @@ std::vector<TarEntry> SyntheticEntries(uint64_t target_bytes) {
 }
 
 Fixture& GetFixture() {
-  static Fixture* fixture = [] {
-    auto* f = new Fixture;
+  // Destroyed at exit, which removes its temporary directory.
+  static std::unique_ptr<Fixture> fixture = [] {
+    auto f = std::make_unique<Fixture>();
     std::vector<TarEntry> entries;
     const char* real = getenv("WARREN_BENCH_LAYER");
     const char* mb = getenv("WARREN_BENCH_LAYER_MB");

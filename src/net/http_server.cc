@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -115,7 +116,7 @@ std::shared_ptr<ResponseStream> Responder::Stream(int status, Headers headers) {
 
 std::shared_ptr<ProxyHandle> Responder::Proxy(base::UniqueFd upstream, ProxyOptions options) {
   const std::shared_ptr<Exchange>& ex = impl_->exchange();
-  auto handle = std::make_shared<internal::ProxyHandleImpl>(ex->session);
+  auto handle = std::make_shared<internal::ProxyHandleImpl>(ex->session, ex);
   auto job = std::make_unique<internal::ProxyJob>();
   job->upstream = std::move(upstream);
   job->options = std::move(options);
@@ -159,7 +160,9 @@ void LogCoroutineException(std::exception_ptr e) {
 void ProxyHandleImpl::Abort() {
   aborted_.store(true);
   if (auto session = session_.lock()) {
-    session->RunOnLoop([session] { session->AbortProxy(); });
+    session->RunOnLoop([session, ex = exchange_.lock()] {
+      if (ex) session->AbortProxy(ex);
+    });
   }
 }
 
@@ -299,7 +302,7 @@ asio::awaitable<bool> Session::ReadMore() {
   co_return true;
 }
 
-asio::awaitable<bool> Session::Write(const std::vector<asio::const_buffer>& buffers) {
+asio::awaitable<bool> Session::Write(std::span<const asio::const_buffer> buffers) {
   if (closed_) co_return false;
   SetWriteDeadline(opts().write_timeout);
   auto [ec, n] = co_await asio::async_write(socket_, buffers, kNoThrow);
@@ -312,8 +315,8 @@ asio::awaitable<bool> Session::Write(const std::vector<asio::const_buffer>& buff
 }
 
 asio::awaitable<bool> Session::Write(std::string_view data) {
-  std::vector<asio::const_buffer> buffers{asio::buffer(data)};
-  co_return co_await Write(buffers);
+  asio::const_buffer buffer = asio::buffer(data);
+  co_return co_await Write(std::span<const asio::const_buffer>(&buffer, 1));
 }
 
 // --- watching an idle client
@@ -443,10 +446,9 @@ asio::awaitable<void> Session::HandleRequest() {
   uint64_t limit = route.max_body_bytes ? route.max_body_bytes : opts().max_body_bytes;
   if (head.content_length && *head.content_length > limit) {
     keep_alive_ = false;
-    co_await SendError(413,
-                       fmt::format("request body of {} bytes exceeds the limit of {} bytes",
-                                   *head.content_length, limit),
-                       /*close=*/true);
+    std::string message = fmt::format("request body of {} bytes exceeds the limit of {} bytes",
+                                      *head.content_length, limit);
+    co_await SendError(413, message, /*close=*/true);
     co_return;
   }
   parser_.SetBodyLimit(limit);
@@ -471,9 +473,12 @@ asio::awaitable<void> Session::HandleRequest() {
 
   if (route.stream_body) {
     std::weak_ptr<Session> weak = weak_from_this();
+    std::weak_ptr<Exchange> weak_ex = ex;
     ex->body_pipe = std::make_shared<BodyPipe>(
-        [weak] {
-          if (auto s = weak.lock()) s->RunOnLoop([s] { s->OnBodyWanted(); });
+        [weak, weak_ex] {
+          auto s = weak.lock();
+          auto e = weak_ex.lock();
+          if (s && e) s->RunOnLoop([s, e] { s->OnBodyWanted(e); });
         },
         [] { return OnAnyLoopThread(); });
     if (body_complete_) ex->body_pipe->Finish();
@@ -502,7 +507,7 @@ asio::awaitable<void> Session::HandleRequest() {
   exchange_ = ex;
   answer_.reset();
   Dispatch(*match.handler, route.blocking, std::move(ex));
-  co_await AwaitAnswer();
+  if (!answer_) co_await AwaitAnswer();  // inline handlers usually answered already
   if (!answer_ || closed_) co_return;
   Answer answer = std::move(*answer_);
   answer_.reset();
@@ -564,9 +569,9 @@ asio::awaitable<void> Session::AwaitAnswer() {
   StopClientWatch();
 }
 
-void Session::OnBodyWanted() {
-  if (closed_ || feeding_ || body_complete_ || body_taken_by_proxy_ || !exchange_ ||
-      !exchange_->body_pipe) {
+void Session::OnBodyWanted(const std::shared_ptr<Exchange>& ex) {
+  if (ex != exchange_) return;  // a reader left over from an earlier request
+  if (closed_ || feeding_ || body_complete_ || body_taken_by_proxy_ || !exchange_->body_pipe) {
     feeder_signal_.cancel();
     return;
   }
@@ -627,11 +632,12 @@ asio::awaitable<void> Session::RespondFull(Response response) {
   framing.request_id = request_id_;
   out_.clear();
   AppendResponseHead(out_, response.status, response.headers, framing);
-  std::vector<asio::const_buffer> buffers{asio::buffer(out_)};
+  std::array<asio::const_buffer, 2> buffers{asio::buffer(out_), asio::const_buffer()};
+  size_t count = 1;
   if (!no_body && !head_request_ && !response.body.empty()) {
-    buffers.push_back(asio::buffer(response.body));
+    buffers[count++] = asio::buffer(response.body);
   }
-  if (!co_await Write(buffers)) co_return;
+  if (!co_await Write(std::span<const asio::const_buffer>(buffers.data(), count))) co_return;
   if (!keep_alive_) co_await LingeringClose();
 }
 

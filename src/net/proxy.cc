@@ -86,8 +86,8 @@ asio::awaitable<void> CopyBytes(From& from, To& to, Session& session) {
 
 }  // namespace
 
-void Session::AbortProxy() {
-  if (relaying_) {
+void Session::AbortProxy(const std::shared_ptr<Exchange>& ex) {
+  if (relaying_ && ex == exchange_) {
     server_.log->debug("request_id={} relay aborted", request_id_);
     Close();
   }
@@ -176,8 +176,8 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     auto [wec, n] = co_await asio::async_write(*upstream_, buffers, kNoThrow);
     if (closed_) co_return;
     if (wec) {
-      co_await SendError(502, fmt::format("writing to the upstream failed: {}", wec.message()),
-                         close_after_error());
+      std::string message = fmt::format("writing to the upstream failed: {}", wec.message());
+      co_await SendError(502, message, close_after_error());
       co_return;
     }
   }
@@ -204,8 +204,8 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
       if (head_sent) {
         Close();
       } else {
-        co_await SendError(502, fmt::format("the upstream's {}", n.status().message()),
-                           close_after_error());
+        std::string message = fmt::format("the upstream's {}", n.status().message());
+        co_await SendError(502, message, close_after_error());
       }
       co_return;
     }
@@ -270,12 +270,11 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     if (closed_) co_return;
     if (rec || r == 0) {
       if (!head_sent) {
-        co_await SendError(502,
-                           rec && rec != asio::error::eof
-                               ? fmt::format("reading from the upstream failed: {}", rec.message())
-                               : std::string("the upstream closed the connection before "
-                                             "responding"),
-                           close_after_error());
+        std::string message =
+            rec && rec != asio::error::eof
+                ? fmt::format("reading from the upstream failed: {}", rec.message())
+                : std::string("the upstream closed the connection before responding");
+        co_await SendError(502, message, close_after_error());
         co_return;
       }
       if ((rec && rec != asio::error::eof) || !response.ParseEof().ok()) {
@@ -378,8 +377,10 @@ asio::awaitable<void> Session::Tunnel(InputBuffer& upstream_in) {
   }
   TouchRelay();
   pump_running_ = true;
-  asio::co_spawn(loop_.ioc, Pump(shared_from_this(), /*to_upstream=*/true), LogCoroutineException);
-  co_await Pump(shared_from_this(), /*to_upstream=*/false);
+  // Class-type temporaries inside co_await expressions trip GCC 12 coroutine bugs: use locals.
+  std::shared_ptr<Session> self = shared_from_this();
+  asio::co_spawn(loop_.ioc, Pump(self, /*to_upstream=*/true), LogCoroutineException);
+  co_await Pump(self, /*to_upstream=*/false);
   while (pump_running_ && !closed_) co_await WaitSignal(signal_);
   Close();
 }

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -124,15 +125,18 @@ struct Answer {
   std::unique_ptr<ProxyJob> proxy;
 };
 
-// Cancels a relay from any thread.
+// Cancels a relay from any thread. It names its exchange, so a handle kept past its relay
+// cannot cut a later relay on the same keep-alive connection.
 class ProxyHandleImpl final : public ProxyHandle {
  public:
-  explicit ProxyHandleImpl(std::weak_ptr<Session> session) : session_(std::move(session)) {}
+  ProxyHandleImpl(std::weak_ptr<Session> session, std::weak_ptr<Exchange> exchange)
+      : session_(std::move(session)), exchange_(std::move(exchange)) {}
   void Abort() override;
   bool aborted() const { return aborted_.load(); }
 
  private:
   std::weak_ptr<Session> session_;
+  std::weak_ptr<Exchange> exchange_;
   std::atomic<bool> aborted_{false};
 };
 
@@ -182,9 +186,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Delivers the answer to exchange `ex`.
   void OnAnswer(const std::shared_ptr<Exchange>& ex, Answer answer);
-  // The stream_body reader wants data.
-  void OnBodyWanted();
-  void AbortProxy();
+  // The stream_body reader of `ex` wants data.
+  void OnBodyWanted(const std::shared_ptr<Exchange>& ex);
+  // Ends the relay of `ex`, if it is the one running.
+  void AbortProxy(const std::shared_ptr<Exchange>& ex);
   // Drops the connection at once (and a relay's upstream). Idempotent.
   void Close();
   // Wakes the main coroutine (a stream has news).
@@ -221,7 +226,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // Reads more bytes into in_. False on EOF, error, or timeout (the session is then closed).
   asio::awaitable<bool> ReadMore();
   // Writes everything with the write deadline; false (and closed) on failure.
-  asio::awaitable<bool> Write(const std::vector<asio::const_buffer>& buffers);
+  asio::awaitable<bool> Write(std::span<const asio::const_buffer> buffers);
   asio::awaitable<bool> Write(std::string_view data);
   // Suspends until Signal() (or a spurious wake-up: always re-check the condition).
   asio::awaitable<void> WaitSignal(asio::steady_timer& timer);

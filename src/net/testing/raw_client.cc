@@ -112,4 +112,29 @@ uint16_t RawClient::local_port() const {
   return ntohs(addr.sin_port);
 }
 
+Result<RawListener> RawListener::Listen() {
+  base::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return ErrnoError("socket", errno);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return ErrnoError("bind", errno);
+  }
+  if (::listen(fd.get(), 64) != 0) return ErrnoError("listen", errno);
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len);
+  return RawListener(std::move(fd), ntohs(addr.sin_port));
+}
+
+Result<RawClient> RawListener::Accept(std::chrono::milliseconds timeout) {
+  pollfd p{fd_.get(), POLLIN, 0};
+  int r = ::poll(&p, 1, static_cast<int>(timeout.count()));
+  if (r < 0) return ErrnoError("poll", errno);
+  if (r == 0) return DeadlineExceededError("no connection to accept");
+  base::UniqueFd conn(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  if (!conn) return ErrnoError("accept", errno);
+  return RawClient(std::move(conn));
+}
+
 }  // namespace warren::net::testing

@@ -41,11 +41,27 @@ class RawClient {
 
  private:
   explicit RawClient(base::UniqueFd fd) : fd_(std::move(fd)) {}
+  friend class RawListener;
   // One read of whatever is available, waiting at most until the deadline. 0 at EOF.
   Result<size_t> ReadSome(std::chrono::steady_clock::time_point deadline);
 
   base::UniqueFd fd_;
   std::string received_;
+};
+
+// A listening socket on 127.0.0.1 whose accepted connections a test drives by hand (an upstream
+// that speaks WebSocket-style upgrades, or misbehaves on purpose). Not thread-safe.
+class RawListener {
+ public:
+  static Result<RawListener> Listen();
+  uint16_t port() const { return port_; }
+  // Waits for the next connection.
+  Result<RawClient> Accept(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+ private:
+  RawListener(base::UniqueFd fd, uint16_t port) : fd_(std::move(fd)), port_(port) {}
+  base::UniqueFd fd_;
+  uint16_t port_;
 };
 
 }  // namespace warren::net::testing

@@ -117,7 +117,7 @@ test('/reset kills every process and forgets token and env (sandbox recycling)',
   assert.equal(r.status, 204);
   await assert.rejects(h.wait());
   const open = await debugSandbox(envd);  // no token needed any more
-  assert.equal((await open.commands.list()).length, 0);
+  assert.deepEqual(await open.commands.list(), []);
   assert.equal((await open.commands.run('echo "[$A]"', { user: 'root' })).stdout, '[]\n');
   // Claimed again: a new token.
   assert.equal((await init(envd, { accessToken: TOKEN, defaultUser: 'user' })).status, 204);

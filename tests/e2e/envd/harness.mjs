@@ -6,7 +6,7 @@
 // in parallel on their own ports.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, chownSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, chownSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,8 +20,9 @@ export function envdBinary() {
   return bin;
 }
 
-// Starts envd. `args` are extra flags; `command` (array) is the template's own command.
-export async function startEnvd({ args = [], command = [], env = {} } = {}) {
+// Starts envd. `args` are extra flags; `command` (array) is the template's own command. With
+// `pidNamespace`, envd is pid 1 of a new pid namespace (with its own /proc), as in a sandbox.
+export async function startEnvd({ args = [], command = [], env = {}, pidNamespace = false } = {}) {
   if (process.getuid() !== 0) throw new Error('the envd e2e suite needs root (mount namespaces)');
   const root = mkdtempSync(path.join(tmpdir(), 'warren-envd-e2e-'));
   writeFileSync(path.join(root, 'passwd'),
@@ -40,7 +41,8 @@ export async function startEnvd({ args = [], command = [], env = {} } = {}) {
     `mount --bind ${root}/home /home`,
     'exec "$@"',
   ].join('\n');
-  const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh',
+  const pidArgs = pidNamespace ? ['--pid', '--fork', '--mount-proc', '--kill-child=SIGTERM'] : [];
+  const child = spawn('unshare', [...pidArgs, '--mount', '--propagation', 'private', 'sh', '-c', script, 'sh',
     envdBinary(), '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args,
     ...(command.length ? ['--', ...command] : [])],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
@@ -57,16 +59,28 @@ export async function startEnvd({ args = [], command = [], env = {} } = {}) {
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`envd exited ${code}: ${stderr}`)); });
   });
   const url = `http://127.0.0.1:${port}`;
+  // Without a pid namespace unshare execs into envd; with one, envd is unshare's only child
+  // (unshare itself ignores SIGTERM while it waits, so signals go to envd directly).
+  const envdPid = () => {
+    if (!pidNamespace) return child.pid;
+    const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
+    return Number(kids.split(/\s+/)[0]);
+  };
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
   return {
     url, port, root, child,
     stderr: () => stderr,
-    alive: () => child.exitCode === null && child.signalCode === null,
+    alive: () => !exited(),
+    // Sends `signal` to envd and resolves when it (and so its namespace) is gone.
+    async signal(sig) {
+      const done = new Promise((r) => (exited() ? r() : child.once('exit', r)));
+      process.kill(envdPid(), sig);
+      await done;
+    },
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        const t = setTimeout(() => child.kill('SIGKILL'), 8000);
-        await exited;
+      if (!exited()) {
+        const t = setTimeout(() => { try { process.kill(envdPid(), 'SIGKILL'); } catch {} }, 8000);
+        await this.signal('SIGTERM').catch(() => {});
         clearTimeout(t);
       }
       rmSync(root, { recursive: true, force: true });

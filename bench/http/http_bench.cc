@@ -1,0 +1,364 @@
+// Requests/s and latency of our HTTP server against nginx on loopback, with the same wrk
+// settings in the same run, plus the gateway-shaped figure: Responder::Proxy relaying to an
+// upstream against nginx proxy_pass to the same upstream. See README.md for the full-size
+// command and the figures it printed.
+//
+//   http_bench [--smoke] [--threads N] [--connections N] [--duration S] [--rounds N]
+//              [--loops N]
+//   http_bench --serve PORT [--duration S]   only our hello server, for profiling by hand
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/log.h"
+#include "base/scope_guard.h"
+#include "base/strings.h"
+#include "base/unique_fd.h"
+#include "net/dial.h"
+#include "net/http_server.h"
+#include "os/spawn.h"
+
+namespace warren {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::string_view kBody = "Hello, World!";
+
+struct Settings {
+  bool smoke = false;
+  int threads = 2;
+  int connections = 64;
+  int duration_s = 5;
+  int loops = 0;  // 0 = one per core
+  int rounds = 3;
+  int serve_port = -1;  // --serve: only run our hello server there (for perf/strace by hand)
+};
+
+struct Figures {
+  double rps = 0;
+  double p50_ms = 0;
+  double p99_ms = 0;
+  uint64_t requests = 0;
+  uint64_t bad = 0;  // non-2xx responses and socket errors
+};
+
+[[noreturn]] void Die(const std::string& why) {
+  std::fprintf(stderr, "http_bench: %s\n", why.c_str());
+  std::exit(1);
+}
+
+// A port nothing listens on right now (nginx binds it a moment later).
+uint16_t FreePort() {
+  base::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (!fd || ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    Die("cannot find a free port");
+  }
+  return ntohs(addr.sin_port);
+}
+
+Result<std::string> ReadAll(int fd) {
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("read", errno);
+    if (n == 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+int Wait(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+// "1.23ms" → 1.23; "850.00us" → 0.85; "1.02s" → 1020.
+double ParseMs(std::string_view s) {
+  double scale = 1;
+  if (s.ends_with("us")) {
+    scale = 0.001;
+    s.remove_suffix(2);
+  } else if (s.ends_with("ms")) {
+    s.remove_suffix(2);
+  } else if (s.ends_with("s")) {
+    scale = 1000;
+    s.remove_suffix(1);
+  }
+  return std::strtod(std::string(s).c_str(), nullptr) * scale;
+}
+
+Figures RunWrk(const Settings& settings, uint16_t port, int duration_s) {
+  os::SpawnOptions spawn;
+  spawn.argv = {"wrk",
+                "-t",
+                std::to_string(settings.threads),
+                "-c",
+                std::to_string(settings.connections),
+                "-d",
+                std::to_string(duration_s) + "s",
+                "--latency",
+                "http://127.0.0.1:" + std::to_string(port) + "/"};
+  spawn.env = {"PATH=/usr/local/bin:/usr/bin:/bin"};
+  spawn.stdin_pipe = false;
+  auto child = os::Spawn(spawn);
+  if (!child.ok()) Die("wrk: " + child.status().ToString());
+  auto out = ReadAll(child->stdout_r.get());
+  int status = Wait(child->pid);
+  if (!out.ok() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    Die("wrk failed: " + out.value_or(""));
+  }
+  Figures f;
+  for (std::string_view line : base::Split(*out, '\n')) {
+    line = base::TrimSpace(line);
+    auto fields = base::SplitNonEmpty(line, ' ');
+    if (line.starts_with("Requests/sec:") && fields.size() >= 2) {
+      f.rps = std::strtod(std::string(fields[1]).c_str(), nullptr);
+    } else if (line.starts_with("50%") && fields.size() >= 2) {
+      f.p50_ms = ParseMs(fields[1]);
+    } else if (line.starts_with("99%") && fields.size() >= 2) {
+      f.p99_ms = ParseMs(fields[1]);
+    } else if (line.find("requests in") != std::string_view::npos && !fields.empty()) {
+      f.requests = std::strtoull(std::string(fields[0]).c_str(), nullptr, 10);
+    } else if (line.starts_with("Non-2xx or 3xx responses:") && !fields.empty()) {
+      f.bad += std::strtoull(std::string(fields.back()).c_str(), nullptr, 10);
+    } else if (line.starts_with("Socket errors:")) {
+      // "Socket errors: connect 0, read 0, write 0, timeout 0"
+      for (size_t i = 2; i + 1 < fields.size(); i += 2) {
+        f.bad += std::strtoull(std::string(fields[i + 1]).c_str(), nullptr, 10);
+      }
+    }
+  }
+  if (f.requests == 0) Die("wrk reported no requests:\n" + *out);
+  return f;
+}
+
+// nginx with a private config: one server returns the body, one proxy_passes to it.
+class Nginx {
+ public:
+  Nginx(const std::filesystem::path& dir, int workers, uint16_t static_port, uint16_t proxy_port) {
+    std::filesystem::path conf = dir / "nginx.conf";
+    std::ofstream out(conf);
+    out << "worker_processes " << workers << ";\n"
+        << "daemon off;\n"
+        << "pid " << (dir / "nginx.pid").string() << ";\n"
+        << "error_log " << (dir / "error.log").string() << " warn;\n"
+        << (::geteuid() == 0 ? "user root;\n" : "") << "events { worker_connections 4096; }\n"
+        << "http {\n"
+        << "  access_log off;\n"
+        << "  keepalive_requests 1000000;\n"
+        << "  client_body_temp_path " << (dir / "body").string() << ";\n"
+        << "  proxy_temp_path " << (dir / "proxy").string() << ";\n"
+        << "  server {\n"
+        << "    listen 127.0.0.1:" << static_port << ";\n"
+        << "    location / { default_type text/plain; return 200 \"" << kBody << "\"; }\n"
+        << "  }\n"
+        << "  server {\n"
+        << "    listen 127.0.0.1:" << proxy_port << ";\n"
+        << "    location / { proxy_pass http://127.0.0.1:" << static_port << "; }\n"
+        << "  }\n"
+        << "}\n";
+    out.close();
+    os::SpawnOptions spawn;
+    spawn.argv = {
+        "nginx", "-p", dir.string(), "-c", conf.string(), "-e", (dir / "error.log").string()};
+    spawn.env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
+    spawn.stdin_pipe = false;
+    auto child = os::Spawn(spawn);
+    if (!child.ok()) Die("nginx: " + child.status().ToString());
+    pid_ = child->pid;
+    for (uint16_t port : {static_port, proxy_port}) {
+      bool up = false;
+      for (int i = 0; i < 200 && !up; ++i) {
+        up = net::DialTcp("127.0.0.1", port, 100ms).ok();
+        if (!up) std::this_thread::sleep_for(20ms);
+      }
+      if (!up) {
+        std::ifstream log(dir / "error.log");
+        std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+        Die("nginx did not start listening on " + std::to_string(port) + ":\n" + text);
+      }
+    }
+  }
+
+  // Stops the master we started (by its pid); it stops its workers.
+  ~Nginx() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGQUIT);
+    for (int i = 0; i < 100; ++i) {
+      int status;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) return;
+      std::this_thread::sleep_for(50ms);
+    }
+    ::kill(pid_, SIGKILL);
+    Wait(pid_);
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// The round with the median throughput (its latencies come with it); errors of every round.
+Figures Median(std::vector<Figures> runs) {
+  uint64_t bad = 0;
+  for (const Figures& f : runs) bad += f.bad;
+  std::sort(runs.begin(), runs.end(),
+            [](const Figures& a, const Figures& b) { return a.rps < b.rps; });
+  Figures m = runs[runs.size() / 2];
+  m.bad = bad;
+  return m;
+}
+
+void Print(std::string_view name, const Figures& f) {
+  std::printf("  %-34s %10.0f req/s   p50 %7.3f ms   p99 %7.3f ms%s\n", std::string(name).c_str(),
+              f.rps, f.p50_ms, f.p99_ms, f.bad ? "   (ERRORS: see below)" : "");
+}
+
+int Main(int argc, char** argv) {
+  Settings s;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto next = [&]() -> int {
+      if (i + 1 >= argc) Die(std::string(arg) + " needs a value");
+      return std::atoi(argv[++i]);
+    };
+    if (arg == "--smoke") {
+      s.smoke = true;
+    } else if (arg == "--threads") {
+      s.threads = next();
+    } else if (arg == "--connections") {
+      s.connections = next();
+    } else if (arg == "--duration") {
+      s.duration_s = next();
+    } else if (arg == "--loops") {
+      s.loops = next();
+    } else if (arg == "--rounds") {
+      s.rounds = std::max(1, next());
+    } else if (arg == "--serve") {
+      s.serve_port = next();
+    } else {
+      Die("unknown argument " + std::string(arg));
+    }
+  }
+  if (s.smoke) {
+    s.threads = 1;
+    s.connections = 8;
+    s.duration_s = 1;
+    s.rounds = 1;
+  }
+  base::SetLogLevel("warn");
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  int loops = s.loops > 0 ? s.loops : cores;
+
+  char tmpl[] = "/tmp/warren-http-bench-XXXXXX";
+  if (!::mkdtemp(tmpl)) Die("mkdtemp failed");
+  std::filesystem::path dir(tmpl);
+  auto cleanup = base::ScopeExit([&] {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  });
+
+  net::Router hello;
+  hello.Add("GET", "/", [](net::Request&&, net::Responder r) {
+    r.Send(net::Response::Text(200, std::string(kBody)));
+  });
+  uint16_t our_port = s.serve_port > 0 ? static_cast<uint16_t>(s.serve_port) : 0;
+  auto ours = net::HttpServer::Start({.port = our_port, .loop_threads = loops}, std::move(hello));
+  if (!ours.ok()) Die(ours.status().ToString());
+  if (s.serve_port >= 0) {
+    std::printf("http_bench: serving GET / on 127.0.0.1:%u for %d s\n", (*ours)->port(),
+                s.duration_s);
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::seconds(s.duration_s));
+    return 0;
+  }
+
+  uint16_t nginx_static = FreePort();
+  uint16_t nginx_proxy = FreePort();
+  Nginx nginx(dir, cores, nginx_static, nginx_proxy);
+
+  // The gateway's shape: an inline handler dials the upstream and hands the exchange to Proxy.
+  net::Router gateway;
+  gateway.SetFallback(
+      [nginx_static](net::Request&&, net::Responder r) {
+        auto fd = net::DialTcp("127.0.0.1", nginx_static, 2s);
+        if (!fd.ok()) {
+          r.Send(net::Response::Text(502, fd.status().ToString()));
+          return;
+        }
+        r.Proxy(std::move(*fd), {});
+      },
+      net::RouteOptions{.stream_body = true});
+  auto proxy = net::HttpServer::Start({.loop_threads = loops}, std::move(gateway));
+  if (!proxy.ok()) Die(proxy.status().ToString());
+
+  std::printf(
+      "http_bench: wrk -t%d -c%d -d%ds, median of %d rounds, %d cores, our loops=%d, nginx "
+      "workers=%d%s\n",
+      s.threads, s.connections, s.duration_s, s.rounds, cores, loops, cores,
+      s.smoke ? " (smoke run: figures mean nothing)" : "");
+  // Other work on the machine comes and goes: run the four targets in turn, several rounds,
+  // and report each one's median round, so a burst of load hits both sides alike.
+  if (!s.smoke) {  // warm both up once
+    RunWrk(s, nginx_static, 1);
+    RunWrk(s, (*ours)->port(), 1);
+  }
+  std::vector<uint16_t> ports = {nginx_static, (*ours)->port(), nginx_proxy, (*proxy)->port()};
+  std::vector<std::vector<Figures>> rounds(ports.size());
+  for (int round = 0; round < s.rounds; ++round) {
+    for (size_t i = 0; i < ports.size(); ++i) {
+      rounds[i].push_back(RunWrk(s, ports[i], s.duration_s));
+    }
+  }
+  Figures nginx_fixed = Median(rounds[0]);
+  Figures warren_fixed = Median(rounds[1]);
+  Figures nginx_proxied = Median(rounds[2]);
+  Figures warren_proxied = Median(rounds[3]);
+
+  std::printf("fixed body (%zu bytes):\n", kBody.size());
+  Print("nginx return 200", nginx_fixed);
+  Print("warren HttpServer", warren_fixed);
+  std::printf("  ratio warren/nginx: %.2f (target >= 0.80)\n", warren_fixed.rps / nginx_fixed.rps);
+  std::printf("through a proxy to nginx (new upstream connection per request):\n");
+  Print("nginx proxy_pass", nginx_proxied);
+  Print("warren Responder::Proxy", warren_proxied);
+  std::printf("  ratio warren/nginx: %.2f\n", warren_proxied.rps / nginx_proxied.rps);
+
+  uint64_t bad = nginx_fixed.bad + warren_fixed.bad + nginx_proxied.bad + warren_proxied.bad;
+  if (bad > 0) {
+    std::printf("errors: nginx %llu, warren %llu, nginx proxy %llu, warren proxy %llu\n",
+                static_cast<unsigned long long>(nginx_fixed.bad),
+                static_cast<unsigned long long>(warren_fixed.bad),
+                static_cast<unsigned long long>(nginx_proxied.bad),
+                static_cast<unsigned long long>(warren_proxied.bad));
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace warren
+
+int main(int argc, char** argv) { return warren::Main(argc, argv); }

@@ -1,0 +1,77 @@
+#include "base/small_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "base/unique_fd.h"
+
+namespace warren::base {
+
+Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) {
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return ErrnoError(fmt::format("open {}", path), errno);
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(fmt::format("read {}", path), errno);
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<size_t>(n) > max_bytes) {
+      return OutOfRangeError(fmt::format("{} is larger than {} bytes", path, max_bytes));
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+Status WriteKernelFile(const std::string& path, std::string_view data) {
+  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) return ErrnoError(fmt::format("open {}", path), errno);
+  for (;;) {
+    ssize_t n = write(fd.get(), data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError(fmt::format("write '{}' to {}", data, path), errno);
+    if (static_cast<size_t>(n) != data.size()) {
+      return InternalError(fmt::format("short write of '{}' to {}", data, path));
+    }
+    return Status::Ok();
+  }
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view data, bool durable) {
+  std::string tmp = path + ".tmp";
+  UniqueFd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd) return ErrnoError(fmt::format("create {}", tmp), errno);
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd.get(), data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      unlink(tmp.c_str());
+      return ErrnoError(fmt::format("write {}", tmp), err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (durable && fsync(fd.get()) != 0) {
+    int err = errno;
+    unlink(tmp.c_str());
+    return ErrnoError(fmt::format("fsync {}", tmp), err);
+  }
+  fd.reset();
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    unlink(tmp.c_str());
+    return ErrnoError(fmt::format("rename {} to {}", tmp, path), err);
+  }
+  return Status::Ok();
+}
+
+}  // namespace warren::base

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace warren::base {
+
+// Whole-file helpers for small kernel and state files (/proc, /sys/fs/cgroup, state records).
+// Errors name the path; errno decides the code (ENOENT → NotFound, ...). Thread-safe.
+
+// Reads at most `max_bytes` (a larger file is OutOfRange, so a hostile file cannot exhaust
+// memory). Retries EINTR; reads until EOF, as procfs files may return short reads.
+Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes = 1 << 20);
+
+// Writes `data` with one write(2) to an existing file (open O_WRONLY, no O_CREAT, no O_TRUNC):
+// the form cgroupfs and procfs expect, where each write is one command.
+Status WriteKernelFile(const std::string& path, std::string_view data);
+
+// Replaces `path` atomically: writes `path.tmp`, fsyncs it when `durable`, renames over `path`.
+Status WriteFileAtomically(const std::string& path, std::string_view data, bool durable = false);
+
+}  // namespace warren::base

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "image/digest.h"
+#include "image/oci.h"
+
+namespace warren::image {
+
+// A manifest or index as a registry serves it.
+struct FetchedManifest {
+  std::string media_type;  // from Content-Type, or the document's mediaType
+  std::string body;
+  Digest digest;  // of `body`; checked against the reference when that is a digest
+};
+
+// A client of the OCI distribution API (/v2/) over plain HTTP, for the node-local or regional
+// registry the spikes recommend (docker-registry on loopback). Anonymous only: a registry that
+// answers 401 gets an Unauthenticated error naming it. Uses libcurl; one easy handle per call,
+// so the object is thread-safe. Blocking: run it on a blocking pool.
+class RegistryClient {
+ public:
+  struct Options {
+    std::chrono::seconds connect_timeout{10};
+    // A transfer slower than this many bytes per second for low_speed_time is abandoned.
+    long low_speed_bytes = 1024;
+    std::chrono::seconds low_speed_time{30};
+  };
+
+  // `registry` is "host:port" (or "host").
+  RegistryClient(std::string registry, Options options);
+  explicit RegistryClient(std::string registry) : RegistryClient(std::move(registry), Options()) {}
+
+  // GET /v2/<repository>/manifests/<reference>, accepting OCI and Docker manifests and indexes.
+  Result<FetchedManifest> GetManifest(std::string_view repository, std::string_view reference);
+
+  // Small blob (config) read whole, digest and size checked.
+  Result<std::string> GetBlob(std::string_view repository, const Descriptor& descriptor,
+                              size_t max_bytes);
+
+  // Streams a blob into the file `path` (created, mode 0600), checking digest and size as the
+  // bytes arrive; a mismatch removes the file and is DataLoss.
+  Status DownloadBlob(std::string_view repository, const Descriptor& descriptor,
+                      const std::string& path);
+
+  const std::string& registry() const { return registry_; }
+
+ private:
+  std::string registry_;
+  Options options_;
+};
+
+}  // namespace warren::image

@@ -1,0 +1,360 @@
+// Responder::Proxy on real sockets: a proxy server relays to an upstream (our own server, or a
+// hand-driven socket for upgrades and misbehaviour), the way the gateway relays into sandboxes.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "net/dial.h"
+#include "net/http_client.h"
+#include "net/http_server.h"
+#include "net/testing/notification.h"
+#include "net/testing/raw_client.h"
+
+namespace warren::net {
+namespace {
+
+using testing::Notification;
+using testing::RawClient;
+using testing::RawListener;
+using namespace std::chrono_literals;
+
+// Handles the proxy server's handler hands out, so tests can abort relays.
+struct Relays {
+  std::mutex mu;
+  std::vector<std::shared_ptr<ProxyHandle>> handles;  // guarded by mu
+  std::atomic<int> done{0};
+  Notification any_done;
+
+  // on_done runs just after the last byte is written, so the client may see the response first.
+  bool WaitDone(int n) {
+    for (int i = 0; i < 1000 && done.load() < n; ++i) std::this_thread::sleep_for(10ms);
+    return done.load() == n;
+  }
+
+  std::shared_ptr<ProxyHandle> Last() {
+    std::lock_guard lock(mu);
+    return handles.empty() ? nullptr : handles.back();
+  }
+};
+
+class ProxyTest : public ::testing::Test {
+ protected:
+  // A proxy whose fallback relays everything to 127.0.0.1:upstream_port, unbuffered.
+  void StartProxy(uint16_t upstream_port, std::chrono::seconds idle = 600s,
+                  bool stream_body = true) {
+    Router router;
+    router.SetFallback(
+        [this, upstream_port, idle](Request&& req, Responder r) {
+          auto fd = DialTcp("127.0.0.1", upstream_port, 2s);
+          if (!fd.ok()) {
+            r.Send(Response::Text(502, fd.status().ToString()));
+            return;
+          }
+          ProxyOptions options;
+          options.idle_timeout = idle;
+          options.set_request_headers.Set("X-Forwarded-For", req.remote);
+          options.remove_request_headers.push_back("Authorization");
+          options.on_done = [this] {
+            ++relays_.done;
+            relays_.any_done.Notify();
+          };
+          auto handle = r.Proxy(std::move(*fd), std::move(options));
+          std::lock_guard lock(relays_.mu);
+          relays_.handles.push_back(handle);
+        },
+        RouteOptions{.stream_body = stream_body, .max_body_bytes = 1u << 30});
+    ServerOptions options;
+    options.loop_threads = 2;
+    auto server = HttpServer::Start(options, std::move(router));
+    ASSERT_TRUE(server.ok()) << server.status();
+    proxy_ = std::move(*server);
+  }
+
+  void StartUpstream(Router router) {
+    ServerOptions options;
+    options.loop_threads = 1;
+    auto server = HttpServer::Start(options, std::move(router));
+    ASSERT_TRUE(server.ok()) << server.status();
+    upstream_ = std::move(*server);
+  }
+
+  RawClient ConnectProxy() {
+    auto c = RawClient::Connect(proxy_->port());
+    EXPECT_TRUE(c.ok()) << c.status();
+    return std::move(*c);
+  }
+
+  std::unique_ptr<HttpClient> ProxyClient() {
+    auto c = HttpClient::ForAddress("127.0.0.1:" + std::to_string(proxy_->port()));
+    EXPECT_TRUE(c.ok());
+    return std::move(*c);
+  }
+
+  Relays relays_;
+  std::unique_ptr<HttpServer> upstream_;
+  std::unique_ptr<HttpServer> proxy_;
+};
+
+Router EchoRouter() {
+  Router router;
+  router.Add("POST", "/echo", [](Request&& req, Responder r) {
+    Response resp = Response::Text(200, req.body);
+    resp.headers.Set("X-Upstream-Remote", req.remote);
+    resp.headers.Set("X-Saw-Forwarded-For",
+                     std::string(req.headers.Get("X-Forwarded-For").value_or("-")));
+    resp.headers.Set("X-Saw-Secret", std::string(req.headers.Get("X-Secret").value_or("-")));
+    resp.headers.Set("X-Saw-Auth", std::string(req.headers.Get("Authorization").value_or("-")));
+    resp.headers.Set("X-Saw-Request-ID",
+                     std::string(req.headers.Get("X-Request-ID").value_or("-")));
+    r.Send(std::move(resp));
+  });
+  router.Add("GET", "/file", [](Request&&, Responder r) {
+    r.Send(Response::Text(200, std::string(3u << 20, 'f')));
+  });
+  return router;
+}
+
+TEST_F(ProxyTest, RelaysAChunkedStreamIncrementally) {
+  Notification client_saw_first;
+  std::atomic<bool> waited_ok{false};
+  Router router;
+  router.Add(
+      "GET", "/events",
+      [&](Request&&, Responder r) {
+        auto stream = r.Stream(200, {});
+        stream->Write("first\n");
+        waited_ok = client_saw_first.WaitFor(10s);
+        stream->Write("second\n");
+        stream->Finish();
+      },
+      RouteOptions{.blocking = true});
+  StartUpstream(std::move(router));
+  StartProxy(upstream_->port());
+  auto client = ProxyClient();
+  std::string seen;
+  auto resp = client->DoStreaming({.target = "/events"}, nullptr, [&](std::string_view d) {
+    seen.append(d);
+    if (seen.find("first\n") != std::string::npos) client_saw_first.Notify();
+    return true;
+  });
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->status, 200);
+  EXPECT_EQ(resp->headers.Get("Transfer-Encoding"), "chunked");
+  EXPECT_TRUE(waited_ok) << "the proxy held the first chunk back";
+  EXPECT_EQ(seen, "first\nsecond\n");
+  ASSERT_TRUE(relays_.any_done.WaitFor());
+}
+
+TEST_F(ProxyTest, ClientConnectionStaysAliveAndBodiesAndHeadersAreRelayed) {
+  StartUpstream(EchoRouter());
+  StartProxy(upstream_->port());
+  RawClient c = ConnectProxy();
+  std::string upstream_remote;
+  // A chunked upload (like the E2B JS SDK), then a Content-Length one, on one client
+  // connection; the upstream sees a fresh connection for each.
+  ASSERT_TRUE(c.Send("POST /echo HTTP/1.1\r\nHost: sbx\r\nTransfer-Encoding: chunked\r\n"
+                     "Connection: X-Secret\r\nX-Secret: hop\r\nAuthorization: Bearer t\r\n"
+                     "X-Request-ID: rid-1\r\n\r\n4\r\nabcd\r\n")
+                  .ok());
+  std::this_thread::sleep_for(30ms);
+  ASSERT_TRUE(c.Send("3\r\nefg\r\n0\r\n\r\n").ok());
+  auto a = c.ReadResponse();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->status, 200);
+  EXPECT_EQ(a->body, "abcdefg");
+  EXPECT_EQ(a->headers.Get("X-Saw-Secret"), "-") << "a field named in Connection leaked";
+  EXPECT_EQ(a->headers.Get("X-Saw-Auth"), "-");
+  EXPECT_EQ(a->headers.Get("X-Saw-Forwarded-For"), "127.0.0.1:" + std::to_string(c.local_port()));
+  EXPECT_EQ(a->headers.Get("X-Saw-Request-ID"), "rid-1");
+  EXPECT_EQ(a->headers.Get("X-Request-ID"), "rid-1");
+  EXPECT_FALSE(a->headers.Has("Connection"));
+  ASSERT_TRUE(c.Send("POST /echo HTTP/1.1\r\nHost: sbx\r\nContent-Length: 5\r\n\r\nhello").ok());
+  auto b = c.ReadResponse();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->body, "hello");
+  EXPECT_NE(a->headers.Get("X-Upstream-Remote"), b->headers.Get("X-Upstream-Remote"));
+  // A 3 MiB download keeps its Content-Length.
+  ASSERT_TRUE(c.Send("GET /file HTTP/1.1\r\nHost: sbx\r\n\r\n").ok());
+  auto f = c.ReadResponse(30s);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->headers.Get("Content-Length"), std::to_string(3u << 20));
+  EXPECT_EQ(f->body.size(), 3u << 20);
+  // 404 from the upstream passes through, and the connection still works.
+  ASSERT_TRUE(c.Send("GET /nope HTTP/1.1\r\nHost: sbx\r\n\r\n").ok());
+  auto n = c.ReadResponse();
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->status, 404);
+  EXPECT_TRUE(relays_.WaitDone(4)) << relays_.done.load();
+}
+
+TEST_F(ProxyTest, BufferedRouteForwardsTheBodyItRead) {
+  StartUpstream(EchoRouter());
+  StartProxy(upstream_->port(), 600s, /*stream_body=*/false);
+  auto client = ProxyClient();
+  auto resp = client->Do({.method = "POST", .target = "/echo", .body = "buffered body"});
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->body, "buffered body");
+}
+
+// Accepts one connection and plays a WebSocket-style server: 101, a greeting, then echoes
+// every message back upper-cased until the peer goes away.
+void UpgradeUpstream(RawListener& listener, Notification& saw_upgrade) {
+  auto conn = listener.Accept();
+  if (!conn.ok()) return;
+  if (!conn->ReadUntil("\r\n\r\n").ok()) return;
+  if (conn->received().find("Upgrade: websocket") != std::string::npos &&
+      conn->received().find("Connection: Upgrade") != std::string::npos) {
+    saw_upgrade.Notify();
+  }
+  conn->received().clear();
+  (void)conn->Send(
+      "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+      "hello-from-upstream;");
+  for (;;) {
+    if (!conn->ReadUntil(";", 30s).ok()) return;
+    std::string msg = conn->received();
+    conn->received().clear();
+    for (char& ch : msg) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (!conn->Send(msg).ok()) return;
+  }
+}
+
+TEST_F(ProxyTest, UpgradeTunnelsBothWaysAndAbortCutsIt) {
+  auto listener = RawListener::Listen();
+  ASSERT_TRUE(listener.ok());
+  Notification saw_upgrade;
+  std::thread upstream([&] { UpgradeUpstream(*listener, saw_upgrade); });
+  StartProxy(listener->port());
+  RawClient c = ConnectProxy();
+  ASSERT_TRUE(c.Send("GET /ws HTTP/1.1\r\nHost: sbx\r\nConnection: Upgrade\r\n"
+                     "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                  .ok());
+  ASSERT_TRUE(c.ReadUntil("hello-from-upstream;").ok()) << c.received();
+  EXPECT_EQ(c.received().rfind("HTTP/1.1 101 Switching Protocols\r\n", 0), 0u);
+  EXPECT_NE(c.received().find("Upgrade: websocket"), std::string::npos);
+  EXPECT_TRUE(saw_upgrade.HasBeenNotified());
+  for (std::string msg : {"ping;", "second message;"}) {
+    c.received().clear();
+    ASSERT_TRUE(c.Send(msg).ok());
+    std::string upper = msg;
+    for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    ASSERT_TRUE(c.ReadUntil(upper).ok()) << c.received();
+  }
+  EXPECT_EQ(relays_.done.load(), 0);
+  auto handle = relays_.Last();
+  ASSERT_NE(handle, nullptr);
+  handle->Abort();
+  EXPECT_TRUE(c.WaitClosed());
+  ASSERT_TRUE(relays_.any_done.WaitFor());
+  upstream.join();  // the upstream saw its side close too
+}
+
+TEST_F(ProxyTest, AbortCutsAStreamAndTheClientSeesATruncatedBody) {
+  Router router;
+  router.Add(
+      "GET", "/forever",
+      [](Request&&, Responder r) {
+        auto stream = r.Stream(200, {});
+        while (stream->Write("tick;")) std::this_thread::sleep_for(10ms);
+      },
+      RouteOptions{.blocking = true});
+  StartUpstream(std::move(router));
+  StartProxy(upstream_->port());
+  auto client = ProxyClient();
+  std::string seen;
+  std::thread aborter([&] {
+    for (int i = 0; i < 500 && !relays_.Last(); ++i) std::this_thread::sleep_for(10ms);
+    std::this_thread::sleep_for(100ms);
+    if (auto h = relays_.Last()) h->Abort();
+  });
+  auto resp = client->DoStreaming({.target = "/forever"}, nullptr, [&](std::string_view d) {
+    seen.append(d);
+    return true;
+  });
+  aborter.join();
+  ASSERT_FALSE(resp.ok());
+  EXPECT_EQ(resp.status().code(), StatusCode::kUnavailable) << resp.status();
+  EXPECT_NE(seen.find("tick;"), std::string::npos);
+  EXPECT_TRUE(relays_.any_done.WaitFor());
+}
+
+TEST_F(ProxyTest, AStaleHandleCannotCutALaterRelayOnTheSameConnection) {
+  Notification stale_abort_done;
+  Router router = EchoRouter();
+  router.Add(
+      "GET", "/slow",
+      [&](Request&&, Responder r) {
+        auto stream = r.Stream(200, {});
+        stream->Write("before;");
+        stale_abort_done.WaitFor(10s);
+        stream->Write("after;");
+        stream->Finish();
+      },
+      RouteOptions{.blocking = true});
+  StartUpstream(std::move(router));
+  StartProxy(upstream_->port());
+  RawClient c = ConnectProxy();
+  ASSERT_TRUE(c.Send("POST /echo HTTP/1.1\r\nHost: sbx\r\nContent-Length: 1\r\n\r\nx").ok());
+  ASSERT_TRUE(c.ReadResponse().ok());
+  auto first = relays_.Last();
+  ASSERT_TRUE(c.Send("GET /slow HTTP/1.1\r\nHost: sbx\r\n\r\n").ok());
+  ASSERT_TRUE(c.ReadUntil("before;").ok());
+  first->Abort();  // the first relay is long over
+  std::this_thread::sleep_for(100ms);
+  stale_abort_done.Notify();
+  c.received().clear();
+  ASSERT_TRUE(c.ReadUntil("\r\n0\r\n\r\n").ok()) << c.received();
+  EXPECT_NE(c.received().find("after;"), std::string::npos);
+}
+
+TEST_F(ProxyTest, IdleRelayTimesOut) {
+  auto listener = RawListener::Listen();
+  ASSERT_TRUE(listener.ok());
+  Notification saw_upgrade;
+  std::thread upstream([&] { UpgradeUpstream(*listener, saw_upgrade); });
+  StartProxy(listener->port(), /*idle=*/1s);
+  RawClient c = ConnectProxy();
+  ASSERT_TRUE(c.Send("GET /ws HTTP/1.1\r\nHost: sbx\r\nConnection: Upgrade\r\n"
+                     "Upgrade: websocket\r\n\r\n")
+                  .ok());
+  ASSERT_TRUE(c.ReadUntil("hello-from-upstream;").ok());
+  EXPECT_TRUE(c.WaitClosed(15s)) << "an idle tunnel was not closed";
+  EXPECT_TRUE(relays_.any_done.WaitFor());
+  upstream.join();
+}
+
+TEST_F(ProxyTest, UpstreamFailuresBecome502AndTheClientConnectionSurvives) {
+  auto listener = RawListener::Listen();
+  ASSERT_TRUE(listener.ok());
+  std::thread upstream([&] {
+    auto first = listener->Accept();  // closes without a word
+    if (first.ok()) {
+      (void)first->ReadUntil("\r\n\r\n");
+      first->Close();
+    }
+    auto second = listener->Accept();  // answers garbage
+    if (second.ok()) {
+      (void)second->ReadUntil("\r\n\r\n");
+      (void)second->Send("NOT HTTP AT ALL\r\n\r\n");
+      second->WaitClosed(5s);
+    }
+  });
+  StartProxy(listener->port());
+  RawClient c = ConnectProxy();
+  ASSERT_TRUE(c.Send("GET /a HTTP/1.1\r\nHost: sbx\r\n\r\n").ok());
+  auto a = c.ReadResponse();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->status, 502);
+  EXPECT_NE(a->body.find("before responding"), std::string::npos) << a->body;
+  ASSERT_TRUE(c.Send("GET /b HTTP/1.1\r\nHost: sbx\r\n\r\n").ok());
+  auto b = c.ReadResponse();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->status, 502);
+  upstream.join();
+  EXPECT_TRUE(relays_.WaitDone(2)) << relays_.done.load();
+}
+
+}  // namespace
+}  // namespace warren::net

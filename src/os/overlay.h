@@ -1,0 +1,31 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace warren::os {
+
+// The directories of one overlayfs mount.
+struct OverlayLayers {
+  // Read-only layers, the topmost first (the order of overlayfs' lowerdir).
+  std::vector<std::string> lower_top_first;
+  std::string upper;
+  std::string work;  // on the same filesystem as upper, empty
+  // Store overlay metadata in user.overlay.* xattrs: needed when mounting inside a user
+  // namespace, where trusted.* xattrs cannot be written.
+  bool userxattr = false;
+};
+
+// Checks that a layer is an existing directory: NotFound / FailedPrecondition naming it.
+Status CheckLayerDir(const std::string& path);
+
+// Mounts the overlay onto `target` (a host path in the caller's mount namespace) with the new
+// mount API, adding each lower layer with "lowerdir+" so neither the number of layers nor
+// characters such as ':' or ',' in their paths are limited by a one-page option string.
+// Returns the mount's root fd, or -errno. Async-signal-safe (no allocation): runs in the
+// sandbox's child before pivot_root.
+int MountOverlayRaw(const OverlayLayers& layers, const char* target) noexcept;
+
+}  // namespace warren::os

@@ -1,0 +1,118 @@
+#include "os/seccomp.h"
+
+#include <errno.h>
+#include <fmt/format.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <memory>
+#include <mutex>
+
+#include "base/unique_fd.h"
+
+namespace warren::os {
+namespace {
+
+struct CtxDeleter {
+  void operator()(scmp_filter_ctx ctx) const { seccomp_release(ctx); }
+};
+using Ctx = std::unique_ptr<void, CtxDeleter>;
+
+scmp_arg_cmp ToCmp(const SeccompArg& a) {
+  switch (a.op) {
+    case SeccompOp::kEqual:
+      return SCMP_CMP(a.index, SCMP_CMP_EQ, a.value);
+    case SeccompOp::kNotEqual:
+      return SCMP_CMP(a.index, SCMP_CMP_NE, a.value);
+    case SeccompOp::kMaskedEqual:
+      return SCMP_CMP(a.index, SCMP_CMP_MASKED_EQ, a.mask, a.value);
+  }
+  return SCMP_CMP(a.index, SCMP_CMP_EQ, a.value);
+}
+
+}  // namespace
+
+SeccompProgram::SeccompProgram(std::vector<sock_filter> filter) : filter_(std::move(filter)) {}
+
+int SeccompProgram::LoadRaw() const noexcept {
+  sock_fprog prog;
+  prog.len = static_cast<unsigned short>(filter_.size());
+  prog.filter = const_cast<sock_filter*>(filter_.data());
+  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) return -errno;
+  return 0;
+}
+
+Result<SeccompProgram> CompileSeccompProfile(const SeccompProfile& profile) {
+  Ctx ctx(seccomp_init(SCMP_ACT_ERRNO(static_cast<uint32_t>(profile.default_errno))));
+  if (!ctx) return InternalError("seccomp_init failed");
+  for (uint32_t arch : {SCMP_ARCH_X86, SCMP_ARCH_X32}) {
+    int rc = seccomp_arch_add(ctx.get(), arch);
+    if (rc != 0 && rc != -EEXIST) return ErrnoError("seccomp_arch_add", -rc);
+  }
+  // We set no_new_privs ourselves in the child; the exported program must not depend on it.
+  seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_NNP, 0);
+
+  std::vector<std::string> unknown;
+  for (const SeccompRule& rule : profile.rules) {
+    uint32_t action = rule.errno_ret == 0 ? SCMP_ACT_ALLOW
+                                          : SCMP_ACT_ERRNO(static_cast<uint32_t>(rule.errno_ret));
+    std::vector<scmp_arg_cmp> cmps;
+    for (const SeccompArg& a : rule.args) cmps.push_back(ToCmp(a));
+    for (std::string_view name : rule.names) {
+      std::string n(name);
+      int nr = seccomp_syscall_resolve_name(n.c_str());
+      if (nr == __NR_SCMP_ERROR) {
+        unknown.push_back(n);
+        continue;
+      }
+      int rc = seccomp_rule_add_array(ctx.get(), action, nr, static_cast<unsigned>(cmps.size()),
+                                      cmps.empty() ? nullptr : cmps.data());
+      // -EACCES/-EOPNOTSUPP: the call does not exist on one of the ABIs; nothing to filter.
+      if (rc != 0 && rc != -EACCES && rc != -EOPNOTSUPP && rc != -EEXIST) {
+        return ErrnoError(fmt::format("seccomp rule for {}", n), -rc);
+      }
+    }
+  }
+
+  int mfd = memfd_create("seccomp-bpf", MFD_CLOEXEC);
+  if (mfd < 0) return ErrnoError("memfd_create", errno);
+  base::UniqueFd mem(mfd);
+  int rc = seccomp_export_bpf(ctx.get(), mfd);
+  if (rc != 0) return ErrnoError("seccomp_export_bpf", -rc);
+  off_t size = lseek(mfd, 0, SEEK_END);
+  if (size <= 0 || size % static_cast<off_t>(sizeof(sock_filter)) != 0) {
+    return InternalError(fmt::format("seccomp_export_bpf wrote {} bytes", size));
+  }
+  std::vector<sock_filter> filter(static_cast<size_t>(size) / sizeof(sock_filter));
+  if (pread(mfd, filter.data(), static_cast<size_t>(size), 0) != size) {
+    return ErrnoError("read exported seccomp program", errno);
+  }
+  if (filter.size() > BPF_MAXINSNS) {
+    return InternalError(
+        fmt::format("seccomp program has {} instructions (max {})", filter.size(), BPF_MAXINSNS));
+  }
+  SeccompProgram program(std::move(filter));
+  program.unknown_ = std::move(unknown);
+  return program;
+}
+
+Result<const SeccompProgram*> DockerDefaultSeccompProgram() {
+  static std::once_flag once;
+  static std::unique_ptr<SeccompProgram> program;
+  static Status error;
+  std::call_once(once, [] {
+    auto compiled = CompileSeccompProfile(DockerDefaultSeccompProfile());
+    if (compiled.ok()) {
+      program = std::make_unique<SeccompProgram>(std::move(compiled).value());
+    } else {
+      error = compiled.status();
+    }
+  });
+  if (!program) return error;
+  return static_cast<const SeccompProgram*>(program.get());
+}
+
+}  // namespace warren::os

@@ -1,0 +1,116 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "os/cgroup.h"
+#include "os/pidfd.h"
+#include "runtime/native/child.h"
+#include "runtime/native/idmap_cache.h"
+#include "runtime/native/reaper.h"
+#include "runtime/native/state_record.h"
+#include "runtime/runtime.h"
+
+namespace warren::runtime::native {
+
+struct NativeRuntimeOptions {
+  // One directory per sandbox (state.json, the rootfs mount point) plus .idmap/ for the
+  // idmapped layer cache. Must be searchable (o+x) by the user-namespace uids.
+  std::string state_dir = "/run/warren/sandboxes";
+  // Sandbox cgroups are <cgroup_parent>/<id> in every hierarchy.
+  std::string cgroup_parent = "warren";
+  // v1 or v2; detected from the mount table when unset (v1 on hybrid hosts).
+  std::optional<os::CgroupVersion> cgroup_version;
+  // User-namespaced sandboxes map ids 0..userns_size-1 to userns_host_id.. on the host.
+  uint32_t userns_host_id = 1'000'000'000;
+  uint32_t userns_size = 65536;
+  std::chrono::milliseconds freeze_timeout{5000};
+  std::chrono::milliseconds kill_timeout{10000};
+  base::Clock* clock = nullptr;  // borrowed; the real clock when null
+  // Record per-phase timestamps of every Start (LaunchTraceOf): for benches; costs a page map.
+  bool trace_launches = false;
+};
+
+// The native runtime: our own namespaces, overlayfs, cgroups, capabilities and seccomp, no
+// OCI runtime in between (runtime/README.md). Thread-safe (see Runtime). Owns the records of
+// its sandboxes but not their processes: destroying the runtime leaves sandboxes running, to
+// be adopted by the next one.
+class NativeRuntime final : public Runtime {
+ public:
+  static Result<std::unique_ptr<NativeRuntime>> Create(NativeRuntimeOptions options);
+  ~NativeRuntime() override;
+
+  Status Create(const SandboxSpec& spec) override;
+  Status Start(std::string_view id) override;
+  Status Pause(std::string_view id) override;
+  Status Resume(std::string_view id) override;
+  Status Stop(std::string_view id, std::chrono::milliseconds grace) override;
+  Status Destroy(std::string_view id) override;
+  Result<SandboxStats> Stats(std::string_view id) override;
+  Result<SandboxInfo> Inspect(std::string_view id) override;
+  std::vector<SandboxInfo> List() override;
+  Result<ExitStatus> Wait(std::string_view id, std::chrono::milliseconds timeout) override;
+  Result<AdoptionReport> Adopt() override;
+  Status RemoveOrphan(const Orphan& orphan) override;
+  Result<base::UniqueFd> Dial(std::string_view id, uint16_t port,
+                              std::chrono::milliseconds timeout) override;
+  void SetExitCallback(ExitCallback callback) override;
+
+  const os::CgroupHierarchies& cgroups() const { return hierarchies_; }
+  // The host pid of a running sandbox's pid 1 (tests, the gateway's netns dialer).
+  Result<int> Pid(std::string_view id);
+  // The phases of the sandbox's last Start (with trace_launches).
+  Result<LaunchTrace> LaunchTraceOf(std::string_view id);
+
+ private:
+  // One sandbox. Shared (shared_ptr) between the table and operations in flight, so an
+  // operation keeps it alive while it waits on its mutex.
+  struct Sandbox {
+    std::mutex mu;
+    SandboxRecord record;              // guarded by mu
+    os::Cgroup cgroup;                 // guarded by mu
+    std::optional<os::Pidfd> process;  // guarded by mu; set while pid 1 runs
+    bool gone = false;                 // guarded by mu; destroyed, no longer in the table
+    LaunchTrace trace;                 // guarded by mu
+  };
+  using SandboxPtr = std::shared_ptr<Sandbox>;
+
+  NativeRuntime(NativeRuntimeOptions options, os::CgroupHierarchies hierarchies, int last_cap,
+                uint32_t nofile_hard);
+
+  Result<SandboxPtr> Find(std::string_view id);
+  std::string SandboxDir(std::string_view id) const;
+  std::string CgroupPath(std::string_view id) const;
+  Status Persist(const Sandbox& sb);
+  SandboxInfo InfoLocked(const Sandbox& sb) const;
+  // If pid 1 has exited: reaps it, records the exit, and returns it (the caller reports it
+  // through the exit callback once it released the lock).
+  std::optional<ExitStatus> CollectExitLocked(Sandbox& sb);
+  void NotifyExit(const std::string& id, const std::optional<ExitStatus>& exit);
+  void OnProcessExit(const std::string& id);
+  Status KillLocked(Sandbox& sb);
+  Status RemoveSandboxFiles(const SandboxRecord& record);
+  Result<SandboxPtr> AdoptOne(const std::string& id, SandboxRecord record);
+
+  const NativeRuntimeOptions options_;
+  const os::CgroupHierarchies hierarchies_;
+  const int last_cap_;
+  const uint32_t nofile_hard_;
+  base::Clock& clock_;
+  std::unique_ptr<IdmapCache> idmaps_;
+  std::unique_ptr<Reaper> reaper_;
+
+  std::mutex table_mu_;
+  std::map<std::string, SandboxPtr, std::less<>> table_;  // guarded by table_mu_
+
+  std::mutex callback_mu_;
+  ExitCallback on_exit_;  // guarded by callback_mu_
+};
+
+}  // namespace warren::runtime::native

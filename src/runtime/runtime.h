@@ -1,0 +1,119 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
+#include "runtime/spec.h"
+
+namespace warren::runtime {
+
+enum class SandboxState {
+  kCreated,  // filesystem and cgroup ready, no process (after Create, or Stop)
+  kRunning,
+  kPaused,   // processes frozen, memory kept
+  kStopped,  // pid 1 exited; Start runs it again on the same writable layer
+};
+std::string_view SandboxStateName(SandboxState s);  // "created", "running", ...
+
+struct ExitStatus {
+  int exit_code = -1;       // when signal == 0
+  int signal = 0;           // terminating signal, 0 for a normal exit
+  bool oom_killed = false;  // the memory limit was hit while it ran (a kill by the OOM killer)
+  bool unknown = false;     // exited while no runtime watched it (not our child after a restart)
+};
+
+struct SandboxInfo {
+  std::string id;
+  SandboxState state = SandboxState::kCreated;
+  int pid = 0;  // host pid of pid 1 while running or paused
+  bool user_namespace = false;
+  base::WallTime created_at{};
+  base::WallTime started_at{};  // zero until the first Start
+  std::optional<ExitStatus> last_exit;
+};
+
+struct SandboxStats {
+  uint64_t cpu_usage_ns = 0;
+  uint64_t memory_bytes = 0;              // cgroup usage, page cache included
+  uint64_t memory_working_set_bytes = 0;  // minus inactive file cache
+  uint64_t memory_limit_bytes = 0;        // 0 = unlimited
+  uint64_t pids = 0;
+  uint64_t oom_kills = 0;
+  uint64_t disk_bytes = 0;  // allocated size of the writable layer
+};
+
+// Something on disk or in cgroupfs that belongs to no sandbox the runtime could adopt: a
+// cgroup without a state record, a state record that cannot be read. RemoveOrphan deletes it.
+struct Orphan {
+  std::string id;
+  std::string path;
+  std::string reason;
+};
+
+struct AdoptionReport {
+  std::vector<SandboxInfo> adopted;  // running/paused ones, and stopped ones with their layer
+  std::vector<Orphan> orphans;
+};
+
+// Runs sandboxes on this machine. The node agent drives it; the gateway and envd client dial
+// through it. Every method blocks (fork/exec, waiting for exits, cgroup I/O): call from a
+// blocking pool, never an event loop. Implementations are thread-safe; operations on one
+// sandbox are serialized, different sandboxes proceed in parallel.
+//
+// Errors a controller can act on: InvalidArgument (bad spec, impossible limit),
+// NotFound (unknown sandbox, missing image layer or bind source), AlreadyExists (id in use),
+// FailedPrecondition (wrong state for the operation, command or working dir missing in the
+// image, a needed kernel feature or cgroup controller unavailable), ResourceExhausted (pid or
+// memory limits of the host), DeadlineExceeded (a process would not stop or freeze). Each
+// message names the sandbox and the thing that was wrong.
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+
+  // Prepares the writable layer, cgroup and state record; no process yet.
+  virtual Status Create(const SandboxSpec& spec) = 0;
+  // Runs pid 1; returns once it has exec'd (FailedPrecondition when the command cannot be).
+  virtual Status Start(std::string_view id) = 0;
+  // Freeze / thaw every process of the sandbox. Pausing a paused sandbox is a no-op.
+  virtual Status Pause(std::string_view id) = 0;
+  virtual Status Resume(std::string_view id) = 0;
+  // SIGTERM to pid 1, SIGKILL after `grace`; the sandbox stays (state kStopped).
+  virtual Status Stop(std::string_view id, std::chrono::milliseconds grace) = 0;
+  // Kills everything and removes every mount, cgroup, directory and record of the sandbox.
+  // Also accepts the id of an orphan. NotFound when nothing of that id exists.
+  virtual Status Destroy(std::string_view id) = 0;
+
+  virtual Result<SandboxStats> Stats(std::string_view id) = 0;
+  virtual Result<SandboxInfo> Inspect(std::string_view id) = 0;
+  virtual std::vector<SandboxInfo> List() = 0;
+  // Blocks until pid 1 exits (or `timeout`: DeadlineExceeded); returns its exit.
+  virtual Result<ExitStatus> Wait(std::string_view id, std::chrono::milliseconds timeout) = 0;
+
+  // After a restart: takes over every sandbox recorded in the state dir whose process still
+  // runs (and those that stopped, with their writable layer), and reports the orphans.
+  virtual Result<AdoptionReport> Adopt() = 0;
+  virtual Status RemoveOrphan(const Orphan& orphan) = 0;
+
+  // A TCP connection to 127.0.0.1:port inside the sandbox's network namespace (non-blocking
+  // socket). Unavailable when nothing listens there yet.
+  virtual Result<base::UniqueFd> Dial(std::string_view id, uint16_t port,
+                                      std::chrono::milliseconds timeout) = 0;
+
+  // Called once per exit of a sandbox's pid 1, on a runtime thread, with no runtime lock held
+  // (it may call back into the runtime). Set it before Adopt or Start.
+  using ExitCallback = std::function<void(const std::string& id, const ExitStatus& exit)>;
+  virtual void SetExitCallback(ExitCallback callback) = 0;
+};
+
+using RuntimePtr = std::unique_ptr<Runtime>;
+
+}  // namespace warren::runtime

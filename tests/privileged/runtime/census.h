@@ -1,0 +1,48 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace warren::runtime::testing {
+
+// Counts of what a sandbox could leave behind in this process and on the host.
+struct Census {
+  // Mounts of the host's mount namespace under `root`: where a sandbox's rootfs or the
+  // runtime's idmapped layers would show if they leaked. (Other tests mount elsewhere at the
+  // same time, so the whole table is not a stable count.)
+  size_t mounts = 0;
+  size_t fds = 0;  // entries of /proc/self/fd
+};
+Census TakeCensus(const std::string& root);
+
+// The namespace inodes of process `pid` (all of /proc/<pid>/ns/*).
+std::set<uint64_t> NamespaceInodes(pid_t pid);
+
+// The namespaces a sandbox had, and a moment (clock ticks since boot) when they still existed:
+// taken just before Destroy.
+struct NamespaceRecord {
+  std::set<uint64_t> inodes;
+  uint64_t alive_at = 0;
+};
+
+// Host processes that are in, or hold an fd of, a recorded namespace (scans /proc/*/ns and
+// /proc/*/fd). The kernel recycles namespace inode numbers as soon as a namespace is freed
+// (other tests make sandboxes at the same time), so only processes that started strictly
+// before `alive_at` count: a process that holds the number and is that old cannot hold a newer
+// namespace of the same number, unless it moved namespaces later. Empty when all are gone.
+std::vector<pid_t> NamespaceHolders(const std::vector<NamespaceRecord>& records);
+
+// Now, in clock ticks since boot (the unit of process start times).
+uint64_t TicksSinceBoot();
+
+// Whether process `pid` still exists with the given start time.
+bool ProcessAlive(pid_t pid, uint64_t start_time);
+
+// Entries of a directory (names), empty when it does not exist.
+std::vector<std::string> DirEntries(const std::string& dir);
+
+}  // namespace warren::runtime::testing

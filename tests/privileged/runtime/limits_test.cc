@@ -1,0 +1,81 @@
+// Resource limits as a user notices them: the memory hog dies, the fork bomb stalls, the busy
+// loop gets its quota.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "sandbox_fixture.h"
+
+namespace warren::runtime::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST_F(SandboxTest, MemoryHogIsOomKilledAtItsLimit) {
+  // The hog is a child shell that reads 200 MB into a variable; pid 1 reports how it ended.
+  SandboxSpec spec =
+      ShellSpec("hog",
+                "sh -c 'x=$(head -c 200000000 /dev/zero | tr \"\\0\" a); echo survived'; "
+                "echo hog-exit=$?");
+  spec.resources.memory_bytes = 32 << 20;
+  std::string out = Run(spec, std::chrono::seconds(60));
+  EXPECT_THAT(out, HasSubstr("hog-exit=137"));  // SIGKILL
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("survived")));
+  auto stats = rt_->Stats("hog");
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_GE(stats->oom_kills, 1u);
+  EXPECT_EQ(stats->memory_limit_bytes, uint64_t{32} << 20);
+}
+
+TEST_F(SandboxTest, PidOneKilledByTheOomKillerIsReportedAsSuch) {
+  SandboxSpec spec = ShellSpec("hog1", "x=$(head -c 200000000 /dev/zero | tr '\\0' a)");
+  spec.resources.memory_bytes = 16 << 20;
+  ASSERT_OK(rt_->Create(spec));
+  ASSERT_OK(rt_->Start("hog1"));
+  auto exit = rt_->Wait("hog1", std::chrono::seconds(60));
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_EQ(exit->signal, SIGKILL);
+  EXPECT_TRUE(exit->oom_killed);
+}
+
+TEST_F(SandboxTest, ForkBombStopsAtThePidsLimit) {
+  SandboxSpec spec = ShellSpec("bomb", "f() { f | f & }; f; sleep 30");
+  spec.resources.pids = 40;
+  spec.resources.cpu_millicores = 500;
+  ASSERT_OK(rt_->Create(spec));
+  ASSERT_OK(rt_->Start("bomb"));
+  uint64_t most = 0;
+  for (int i = 0; i < 20; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto stats = rt_->Stats("bomb");
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    most = std::max(most, stats->pids);
+  }
+  EXPECT_LE(most, 40u);
+  EXPECT_GE(most, 20u) << "the bomb should have reached the limit";
+  // The host is unaffected and the sandbox still goes away cleanly (TearDown checks).
+  Status st = rt_->Destroy("bomb");
+  EXPECT_TRUE(st.ok()) << st;
+}
+
+TEST_F(SandboxTest, CpuQuotaCapsABusyLoop) {
+  SandboxSpec spec = ShellSpec("spin", "while :; do :; done");
+  spec.resources.cpu_millicores = 200;
+  ASSERT_OK(rt_->Create(spec));
+  ASSERT_OK(rt_->Start("spin"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto a = rt_->Stats("spin");
+  auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  auto b = rt_->Stats("spin");
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(a.ok() && b.ok());
+  double used = (b->cpu_usage_ns - a->cpu_usage_ns) / 1e9;
+  // 200m is 0.2 CPU-seconds per second; allow one extra period of slack.
+  EXPECT_LE(used, 0.2 * wall + 0.1) << "used " << used << " s of CPU in " << wall << " s";
+  EXPECT_GT(used, 0.0);
+}
+
+}  // namespace
+}  // namespace warren::runtime::testing
