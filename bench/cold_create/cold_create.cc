@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/scope_guard.h"
+#include "os/cgroup.h"
 #include "os/netns.h"
 #include "runc_driver.h"
 #include "runtime/native/native_runtime.h"
@@ -29,6 +31,7 @@ double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(
 
 struct Args {
   int n = 200;
+  int userns_n = 50;
   int runc_n = 200;
   int idle = 100;
   int warmup = 3;
@@ -41,6 +44,7 @@ Args ParseArgs(int argc, char** argv) {
     int v = std::atoi(argv[i + 1]);
     if (k == "--n") a.n = v;
     if (k == "--runc-n") a.runc_n = v;
+    if (k == "--userns-n") a.userns_n = v;
     if (k == "--idle") a.idle = v;
     if (k == "--warmup") a.warmup = v;
   }
@@ -86,8 +90,9 @@ int Main(int argc, char** argv) {
   }
   auto& rt = **made;
   runtime::Resources res{1000, 256 << 20, 512};
-  auto spec = [&](const std::string& id) {
+  auto spec = [&](const std::string& id, bool userns = false) {
     runtime::SandboxSpec s;
+    s.user_namespace = userns;
     s.id = id;
     s.layers = {layer};
     s.writable_dir = work.path() + "/rw-" + id;
@@ -98,19 +103,30 @@ int Main(int argc, char** argv) {
   };
   bool with_runc = args.runc_n > 0 && RuncDriver::Available();
   RuncDriver runc(work.path(), layer, res);
+  std::vector<std::string> runc_live;  // containers to delete if we bail out
+  // Whatever happens below, nothing of this run stays on the machine.
+  auto cleanup = base::ScopeExit([&] {
+    for (const runtime::SandboxInfo& info : rt.List()) rt.Destroy(info.id).IgnoreError();
+    for (const std::string& id : runc_live) runc.Delete(id).IgnoreError();
+    auto h = os::CgroupHierarchies::Detect();
+    if (h.ok()) {
+      for (const std::string& d : h->DirsFor(opts.cgroup_parent)) rmdir(d.c_str());
+    }
+    runc.RemoveCgroupParent();
+  });
 
-  std::vector<double> native_ready, native_create, native_start, native_destroy;
+  std::vector<double> native_ready, native_create, native_start, native_destroy, userns_ready;
   std::vector<double> runc_ready, runc_destroy;
   using runtime::native::LaunchPhase;
   constexpr int kPhases = static_cast<int>(LaunchPhase::kCount);
   std::vector<std::vector<double>> phases(kPhases);
-  auto native_once = [&](const std::string& id, bool record) -> Status {
+  auto native_once = [&](const std::string& id, bool record, bool userns = false) -> Status {
     auto t0 = Clock::now();
-    RETURN_IF_ERROR(rt.Create(spec(id)));
+    RETURN_IF_ERROR(rt.Create(spec(id, userns)));
     auto t1 = Clock::now();
     RETURN_IF_ERROR(rt.Start(id));
     auto t2 = Clock::now();
-    if (record) {
+    if (record && !userns) {
       auto trace = rt.LaunchTraceOf(id);
       if (trace.ok()) {
         // Parent and child phases interleave (the child may run before clone3 returns in
@@ -129,7 +145,8 @@ int Main(int argc, char** argv) {
     auto t3 = Clock::now();
     RETURN_IF_ERROR(rt.Destroy(id));
     auto t4 = Clock::now();
-    if (record) {
+    if (record && userns) userns_ready.push_back(Ms(t3 - t0));
+    if (record && !userns) {
       native_create.push_back(Ms(t1 - t0));
       native_start.push_back(Ms(t2 - t1));
       native_ready.push_back(Ms(t3 - t0));
@@ -139,11 +156,13 @@ int Main(int argc, char** argv) {
   };
   auto runc_once = [&](const std::string& id, bool record) -> Status {
     auto t0 = Clock::now();
+    runc_live.push_back(id);
     ASSIGN_OR_RETURN(int pid, runc.Run(id, Server()));
     RETURN_IF_ERROR(
         WaitReady([&] { return os::DialInNetnsOfPid(pid, kPort, std::chrono::seconds(1)); }));
     auto t1 = Clock::now();
     RETURN_IF_ERROR(runc.Delete(id));
+    runc_live.pop_back();
     auto t2 = Clock::now();
     if (record) {
       runc_ready.push_back(Ms(t1 - t0));
@@ -153,7 +172,8 @@ int Main(int argc, char** argv) {
   };
 
   for (int i = 0; i < args.warmup; ++i) {
-    if (Status st = native_once(fmt::format("warm-{}", i), false); !st.ok()) {
+    // One warm-up with a user namespace makes the idmapped layer (kept for the runtime's life).
+    if (Status st = native_once(fmt::format("warm-{}", i), false, i == 0); !st.ok()) {
       fmt::print(stderr, "native warmup: {}\n", st.ToString());
       return 1;
     }
@@ -169,6 +189,12 @@ int Main(int argc, char** argv) {
     if (i < args.n) {
       if (Status st = native_once(fmt::format("cc-{}", i), true); !st.ok()) {
         fmt::print(stderr, "native #{}: {}\n", i, st.ToString());
+        return 1;
+      }
+    }
+    if (i < args.userns_n) {
+      if (Status st = native_once(fmt::format("uns-{}", i), true, true); !st.ok()) {
+        fmt::print(stderr, "native userns #{}: {}\n", i, st.ToString());
         return 1;
       }
     }
@@ -230,6 +256,7 @@ int Main(int argc, char** argv) {
       std::vector<std::string> rids;
       for (int i = 0; i < args.idle; ++i) {
         std::string id = fmt::format("ridle-{}", i);
+        runc_live.push_back(id);
         auto pid = runc.Run(id, Server());
         Status st = pid.status();
         if (st.ok()) {
@@ -260,6 +287,7 @@ int Main(int argc, char** argv) {
         }
       }
       for (const std::string& id : rids) runc.Delete(id).IgnoreError();
+      runc_live.clear();
     }
   }
 
@@ -279,13 +307,15 @@ int Main(int argc, char** argv) {
   static const char* const kPhaseNames[] = {"",
                                             "  clone3 (parent)",
                                             "  child first runs",
-                                            "  id maps + cgroup placement",
+                                            "  id maps written",
                                             "  child wakes up",
                                             "  hostname + lo",
                                             "  overlay",
                                             "  /proc + /sys",
                                             "  /dev",
                                             "  binds + pivot_root",
+                                            "  (parent) cgroup placement done",
+                                            "  child placed + cgroup ns",
                                             "  rlimits+caps+user",
                                             "  nnp+seccomp",
                                             "  execve seen by parent"};
@@ -293,6 +323,9 @@ int Main(int argc, char** argv) {
     fmt::print("{}\n", FormatRow(kPhaseNames[p], Summarize(phases[static_cast<size_t>(p)])));
   }
   fmt::print("{}\n", FormatRow("warren native: destroy", Summarize(native_destroy)));
+  if (!userns_ready.empty()) {
+    fmt::print("{}\n", FormatRow("warren native + userns: to ready", Summarize(userns_ready)));
+  }
   if (with_runc) {
     Summary rr = Summarize(runc_ready);
     fmt::print("{}\n", FormatRow("runc run --detach: to ready", rr));

@@ -16,6 +16,7 @@
 #include "os/capabilities.h"
 #include "os/seccomp_profile.h"
 #include "runtime/native/dir_tree.h"
+#include "runtime/testing/busybox_rootfs.h"
 
 extern char** environ;
 
@@ -149,6 +150,7 @@ json ConfigJson(const runtime::Resources& r) {
 RuncDriver::RuncDriver(std::string work_dir, std::string layer, runtime::Resources resources)
     : work_dir_(std::move(work_dir)), layer_(std::move(layer)), root_(work_dir_ + "/runc-root") {
   mkdir(root_.c_str(), 0700);
+  cgroup_parent_ = fmt::format("warren-bench-runc-{}", getpid());
   config_template_ = ConfigJson(resources).dump();
 }
 
@@ -188,7 +190,7 @@ Result<int> RuncDriver::Run(const std::string& id, const std::vector<std::string
   }
   json config = json::parse(config_template_);
   config["process"]["args"] = args;
-  config["linux"]["cgroupsPath"] = "/warren-bench-runc/" + id;
+  config["linux"]["cgroupsPath"] = "/" + cgroup_parent_ + "/" + id;
   RETURN_IF_ERROR(base::WriteFileAtomically(b + "/config.json", config.dump()));
   std::string pid_file = b + "/pid";
   RETURN_IF_ERROR(
@@ -207,6 +209,13 @@ Status RuncDriver::Delete(const std::string& id) {
   return st;
 }
 
+void RuncDriver::RemoveCgroupParent() {
+  // runc places containers in every v1 hierarchy it finds, blkio and cpuset included.
+  for (const std::string& h : runtime::testing::DirEntriesOf("/sys/fs/cgroup")) {
+    rmdir(fmt::format("/sys/fs/cgroup/{}/{}", h, cgroup_parent_).c_str());
+  }
+}
+
 Status RuncDriver::Pause(const std::string& id) {
   return Exec({kRunc, "--root", root_, "pause", id});
 }
@@ -216,9 +225,8 @@ Status RuncDriver::Resume(const std::string& id) {
 }
 
 Result<uint64_t> RuncDriver::MemoryUsage(const std::string& id) {
-  ASSIGN_OR_RETURN(std::string text,
-                   base::ReadSmallFile("/sys/fs/cgroup/memory/warren-bench-runc/" + id +
-                                       "/memory.usage_in_bytes"));
+  ASSIGN_OR_RETURN(std::string text, base::ReadSmallFile("/sys/fs/cgroup/memory/" + cgroup_parent_ +
+                                                         "/" + id + "/memory.usage_in_bytes"));
   auto v = base::ParseUint64(base::TrimSpace(text));
   if (!v) return InternalError("memory.usage_in_bytes: " + text);
   return *v;

@@ -27,6 +27,8 @@ class RuncDriver {
   Result<uint64_t> MemoryUsage(const std::string& id);
 
   static bool Available();
+  // Removes the cgroup parent runc made for our containers (all hierarchies).
+  void RemoveCgroupParent();
 
  private:
   Status Exec(const std::vector<std::string>& args);
@@ -36,6 +38,7 @@ class RuncDriver {
   std::string layer_;
   std::string root_;  // runc --root: its state, isolated from any other runc user
   std::string config_template_;
+  std::string cgroup_parent_;  // "warren-bench-runc-<pid>"
 };
 
 }  // namespace warren::bench

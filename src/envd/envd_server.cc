@@ -124,6 +124,8 @@ Result<std::optional<std::chrono::milliseconds>> ParseTimeout(const Request& req
   if (!ms || *ms < 0 || v->size() > 10) {
     return InvalidArgumentError(fmt::format("invalid Connect-Timeout-Ms '{}'", *v));
   }
+  // 0 means no deadline, as the SDKs' timeoutMs: 0 does.
+  if (*ms == 0) return std::optional<std::chrono::milliseconds>();
   return std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(*ms));
 }
 
@@ -408,6 +410,16 @@ class Envd::Impl {
     watch_sessions_.push_back(session);
   }
 
+  // Ends every open WatchDir stream (their watchers are being stopped by a reset).
+  void EndWatchStreams(const Status& why) {
+    std::vector<std::shared_ptr<StreamSession>> sessions;
+    {
+      std::lock_guard lock(sessions_mu_);
+      sessions.swap(watch_sessions_);
+    }
+    for (const auto& s : sessions) s->End(why);
+  }
+
   Result<std::string> CreateWatcher(const std::string& body, const os::UserInfo& user) {
     ASSIGN_OR_RETURN(auto o, WatchOptionsFrom(body, user));
     ASSIGN_OR_RETURN(auto id, e_.watchers_.CreatePolling(std::move(o)));
@@ -656,6 +668,7 @@ Envd::~Envd() {
 
 void Envd::Reset() {
   processes_.KillAll();
+  impl_->EndWatchStreams(UnavailableError("envd was reset"));
   watchers_.Clear();
   state_.Reset();
   base::Logger("envd")->info("state reset");

@@ -35,7 +35,8 @@ class HttpServer {
   virtual uint16_t port() const = 0;
   // Stops accepting, lets requests in flight finish until `grace` passes, then closes every
   // connection (open streams are aborted) and joins the threads. Idempotent. The destructor
-  // calls it with a zero grace.
+  // calls it with a zero grace. It waits for blocking handlers to return, so never call it
+  // (or destroy the server) from a handler.
   virtual void Shutdown(std::chrono::milliseconds grace) = 0;
 };
 

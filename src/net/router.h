@@ -39,7 +39,8 @@ class ResponseStream {
   virtual bool closed() const = 0;
 
   // Runs `callback` once, on some thread, when the stream closes for any reason (including the
-  // client going away). Runs immediately if already closed.
+  // client going away). Runs immediately if already closed. Usually that is a loop thread: the
+  // callback must not block.
   virtual void OnClose(std::function<void()> callback) = 0;
 };
 
@@ -61,7 +62,8 @@ class ProxyHandle {
   virtual void Abort() = 0;
 };
 
-// How a handler answers. Exactly one of Send, Stream or Proxy must be called, once. A Responder
+// How a handler answers. Exactly one of Send, Stream or Proxy must be called, once (a second
+// answer is logged and dropped). A Responder
 // is a cheap movable handle; it may be moved to another thread and answered later. If the last
 // handle is destroyed without answering, the server sends 500 with a message saying so.
 class Responder {

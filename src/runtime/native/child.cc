@@ -192,6 +192,16 @@ void MountDev(const ChildPlan& plan, int root_fd) {
   close(dev);
 }
 
+// One byte from the parent; EOF (it gave up on us) ends the child quietly.
+void WaitForParent(const ChildPlan& plan) {
+  char go = 0;
+  ssize_t n;
+  do {
+    n = read(plan.sync_fd, &go, 1);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1) _exit(126);
+}
+
 void SetUpStdio(const ChildPlan& plan) {
   // Move the three fds out of 0..2 first, so that dup2 onto 0..2 cannot clobber one of them.
   int high[3];
@@ -215,26 +225,14 @@ int ChildMain(void* arg) noexcept {
   SetUpStdio(plan);
   os::ResetSignalsForExec();
 
-  // The parent writes our uid/gid maps and places us in the cgroups, then releases us. EOF
-  // means it gave up on us.
-  char go = 0;
-  ssize_t n;
-  do {
-    n = read(plan.sync_fd, &go, 1);
-  } while (n < 0 && errno == EINTR);
-  if (n != 1) _exit(126);
-  close(plan.sync_fd);
+  // The parent writes our uid/gid maps, then releases us. EOF means it gave up on us.
+  WaitForParent(plan);
 
   if (plan.user_namespace) {
     // Become the namespace's root (a mapped uid): until now we ran as the host's root, which
     // is unmapped here, so files we created would be owned by nobody.
     CheckErrno(plan, RawSetresgid(0), ChildStep::kBecomeRoot);
     CheckErrno(plan, RawSetresuid(0), ChildStep::kBecomeRoot);
-  }
-  if (plan.unshare_cgroup_ns) {
-    // Now that we sit in the sandbox's cgroups, a new cgroup namespace roots the sandbox's view
-    // of /proc/self/cgroup there.
-    CheckErrno(plan, unshare(CLONE_NEWCGROUP), ChildStep::kCgroupNamespace);
   }
   Mark(plan, LaunchPhase::kChildReady);
   CheckErrno(plan, sethostname(plan.hostname.data(), plan.hostname.size()), ChildStep::kHostname);
@@ -262,6 +260,16 @@ int ChildMain(void* arg) noexcept {
   Check(plan, os::PivotRootRaw(root), ChildStep::kPivotRoot);
   close(root);
   Mark(plan, LaunchPhase::kPivoted);
+
+  // Everything from here on must happen inside the sandbox's cgroups.
+  WaitForParent(plan);
+  close(plan.sync_fd);
+  if (plan.unshare_cgroup_ns) {
+    // Now that we sit in the sandbox's cgroups, a new cgroup namespace roots the sandbox's view
+    // of /proc/self/cgroup there. Needs CAP_SYS_ADMIN, so before the capabilities go.
+    CheckErrno(plan, unshare(CLONE_NEWCGROUP), ChildStep::kCgroupNamespace);
+  }
+  Mark(plan, LaunchPhase::kChildPlaced);
 
   size_t failed = 0;
   int rc = os::ApplyRlimitsRaw(plan.rlimits.data(), plan.rlimits.size(), &failed);
@@ -358,6 +366,7 @@ Status ChildFailureToStatus(const ChildFailure& f, const ChildPlan& plan) {
   static const char* const kNames[] = {"?",
                                        "set up stdio",
                                        "wait for parent",
+                                       "wait for placement",
                                        "become root",
                                        "cgroup ns",
                                        "set hostname",

@@ -39,6 +39,8 @@ enum class LaunchPhase : int {
   kProcSysMounted,  // child: /proc (masked, read-only parts) and /sys
   kDevMounted,      // child: /dev
   kPivoted,         // child: binds done, pivot_root done
+  kPlaced,          // parent: cgroup placement done (overlaps the child's mount work)
+  kChildPlaced,     // child: past the second sync, cgroup namespace made
   kCredentialsSet,  // child: rlimits, capabilities, user
   kSeccompLoaded,   // child: about to execve
   kExecSeen,        // parent: EOF on the report pipe
@@ -51,7 +53,11 @@ uint64_t MonotonicNs() noexcept;
 
 struct ChildPlan {
   std::string sandbox_id;
-  int sync_fd = -1;   // read end: one byte from the parent once uid maps and cgroups are set
+  // Read end of the sync pipe. The parent writes one byte once the id maps are written (the
+  // child may then build its root) and a second once the child sits in its cgroups (it may
+  // then make its cgroup namespace and exec). On cgroup v1 the placement waits for an RCU grace
+  // period (milliseconds), which the child's mount work overlaps this way.
+  int sync_fd = -1;
   int error_fd = -1;  // write end, O_CLOEXEC: a ChildFailure on error, EOF once exec succeeded
   // The parent's ends of both pipes: the child closes its copies at once, so that it sees EOF
   // on sync_fd if the parent gives up, and the parent sees EOF on the report pipe at exec.
@@ -85,6 +91,7 @@ struct ChildPlan {
 enum class ChildStep : int32_t {
   kStdio = 1,
   kWaitForParent,
+  kWaitForPlacement,
   kBecomeRoot,
   kCgroupNamespace,
   kHostname,

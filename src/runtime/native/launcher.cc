@@ -100,15 +100,23 @@ Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& opt
     Status st = os::WriteIdMappings(child.pid, options.uids, options.gids);
     if (!st.ok()) return st.WithPrefix(fmt::format("sandbox {}: user namespace", plan.sandbox_id));
   }
+  auto release = [&]() -> Status {
+    char go = 1;
+    if (write(sync_write.get(), &go, 1) != 1) {
+      return ErrnoError(fmt::format("sandbox {}: release pid 1", plan.sandbox_id), errno);
+    }
+    return Status::Ok();
+  };
+  // First release: the child builds its root while we place it in its cgroups.
+  RETURN_IF_ERROR(release());
+  mark(LaunchPhase::kReleased);
   if (options.cgroup != nullptr && !v2) {
     Status st = options.cgroup->AddProcess(child.pid);
     if (!st.ok()) return st.WithPrefix(fmt::format("sandbox {}: cgroup", plan.sandbox_id));
   }
-  char go = 1;
-  if (write(sync_write.get(), &go, 1) != 1) {
-    return ErrnoError(fmt::format("sandbox {}: release pid 1", plan.sandbox_id), errno);
-  }
-  mark(LaunchPhase::kReleased);
+  mark(LaunchPhase::kPlaced);
+  // Second release: it may now exec.
+  RETURN_IF_ERROR(release());
   sync_write.reset();
 
   ASSIGN_OR_RETURN(auto failure,

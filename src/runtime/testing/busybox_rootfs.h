@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 
@@ -21,6 +22,9 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Names in a directory (no "." or ".."); empty when it cannot be read.
+std::vector<std::string> DirEntriesOf(const std::string& dir);
 
 // Builds a minimal image layer at `dir` (created): /bin/busybox (the static build from the
 // busybox-static package) with a symlink per applet, /etc/passwd and /etc/group (root, nobody,
