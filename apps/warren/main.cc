@@ -11,11 +11,12 @@
 
 #include "cli/app.h"
 #include "cli/server_command.h"
+#include "obs/metrics_route.h"
 
 namespace {
 
 warren::Status RegisterServerParts(warren::server::Server& server) {
-  (void)server;
+  warren::obs::AddMetricsRoute(server.router());
   return warren::Status::Ok();
 }
 
