@@ -9,15 +9,11 @@ namespace {
 
 bool IsSupportedField(std::string_view f) {
   if (f == "metadata.name" || f == "metadata.namespace" || f == "metadata.uid") return true;
-  for (std::string_view prefix : {"spec.", "status."}) {
-    if (f.size() > prefix.size() && f.substr(0, prefix.size()) == prefix) {
-      for (auto part : base::Split(f, '.')) {
-        if (part.empty()) return false;
-      }
-      return true;
-    }
+  if (f.empty() || f.starts_with("metadata.") || f == "metadata") return false;
+  for (auto part : base::Split(f, '.')) {
+    if (part.empty()) return false;
   }
-  return false;
+  return true;
 }
 
 std::string Escape(std::string_view v) {
@@ -79,7 +75,8 @@ Result<FieldSelector> FieldSelector::Parse(std::string_view text) {
     if (!IsSupportedField(r.field)) {
       return InvalidArgumentError(fmt::format(
           "invalid field selector \"{}\": field label not supported: \"{}\" (supported: "
-          "metadata.name, metadata.namespace, metadata.uid, spec.*, status.*)",
+          "metadata.name, metadata.namespace, metadata.uid, or a path outside metadata such as "
+          "status.phase)",
           text, r.field));
     }
     sel.requirements_.push_back(std::move(r));

@@ -11,8 +11,9 @@ namespace warren::api {
 
 // A Kubernetes field selector: `field=value`, `field==value`, `field!=value`, joined by commas
 // (a backslash escapes ',', '=', '!' and '\' in values). Fields: metadata.name,
-// metadata.namespace, metadata.uid, and any dotted path under spec. or status. whose value is a
-// string, number or boolean (a missing field reads as ""). Value type; thread-compatible.
+// metadata.namespace, metadata.uid, and any dotted path outside metadata (spec.templateName,
+// status.phase, involvedObject.name) whose value is a string, number or boolean (a missing
+// field reads as ""). Value type; thread-compatible.
 class FieldSelector {
  public:
   struct Requirement {

@@ -121,6 +121,7 @@ TEST(FieldSelector, NameNamespaceAndStatusFields) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("is not of the form field=value"), std::string::npos);
   auto unsupported = FieldSelector::Parse("metadata.labels=x");
+  EXPECT_TRUE(FieldSelector::Parse("involvedObject.name=x").ok());
   ASSERT_FALSE(unsupported.ok());
   EXPECT_NE(unsupported.status().message().find("field label not supported: \"metadata.labels\""),
             std::string::npos)

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -249,9 +250,24 @@ std::string_view FirstNonBlank(std::string_view text) {
   return text.substr(i);
 }
 
+// Plain scalars YAML 1.1 readers (PyYAML, go-yaml v2) would not read as strings: yes/no/on/off
+// and timestamps. We read them as strings, but quote them so every reader agrees.
+bool IsYaml11Special(const std::string& s) {
+  static const char* kWords[] = {"y",  "Y",  "yes", "Yes", "YES", "n",   "N",   "no",
+                                 "No", "NO", "on",  "On",  "ON",  "off", "Off", "OFF"};
+  for (const char* w : kWords) {
+    if (s == w) return true;
+  }
+  // 2026-01-02 or 2026-01-02T...: a date followed by anything.
+  return s.size() >= 10 && std::isdigit(static_cast<unsigned char>(s[0])) && s[4] == '-' &&
+         s[7] == '-' && std::isdigit(static_cast<unsigned char>(s[5])) &&
+         std::isdigit(static_cast<unsigned char>(s[8]));
+}
+
 bool NeedsQuotes(const std::string& s) {
   if (s.empty()) return true;
   if (!ResolvePlain(s).is_string()) return true;  // "true", "1", "null" read back as non-strings
+  if (IsYaml11Special(s)) return true;
   if (s.front() == ' ' || s.back() == ' ') return true;
   return false;
 }

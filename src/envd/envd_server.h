@@ -7,8 +7,10 @@
 
 #include "envd/envd_state.h"
 #include "envd/filesystem_ops.h"
+#include "envd/filesystem_service.h"
 #include "envd/log_ring.h"
 #include "envd/process_manager.h"
+#include "envd/process_service.h"
 #include "envd/timer_queue.h"
 #include "envd/watcher_registry.h"
 #include "net/router.h"
@@ -58,6 +60,8 @@ class Envd {
   ProcessManager processes_;
   WatcherRegistry watchers_;
   LogRing command_log_;
+  ProcessService process_service_;
+  FilesystemService filesystem_service_;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -114,7 +114,8 @@ class ImageStore {
 
   // Pulls "host:port/repository:tag" from a registry over plain HTTP (RegistryClient) and
   // imports it under that name (or options.name). Only layers the store lacks are downloaded;
-  // the linux/amd64 manifest of an index is taken.
+  // the linux/amd64 manifest of an index is taken. A layer collected by a concurrent Gc()
+  // between the check and the import fails the pull (NotFound); pulling again fetches it.
   Result<ImageRecord> Pull(std::string_view reference, const ImportOptions& options = {});
 
   // The image record for a name ("base" means "base:latest"); NotFound when absent.

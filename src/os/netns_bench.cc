@@ -47,10 +47,10 @@ class Listener {
       for (;;) {
         int c = accept(fd_, nullptr, nullptr);
         if (c < 0) return;
-        // Reset instead of FIN: hundreds of thousands of connections would otherwise fill
-        // the namespace with TIME_WAIT sockets and stall later connects.
-        linger lg{1, 0};
-        setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+        // The client resets the connection (see Reset); wait for that, then close.
+        char b;
+        while (read(c, &b, 1) > 0) {
+        }
         close(c);
       }
     });
@@ -73,6 +73,14 @@ class Listener {
   int ns_fd_ = -1;
   uint16_t port_ = 0;
 };
+
+// Closes with a reset instead of a FIN: hundreds of thousands of connections would otherwise
+// fill the namespace with TIME_WAIT sockets and stall later connects.
+void Reset(int fd) {
+  linger lg{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  close(fd);
+}
 
 bool Root(benchmark::State& state) {
   if (geteuid() == 0) return true;
@@ -105,7 +113,7 @@ void BM_DialHostLoopback(benchmark::State& state) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     Status st = ConnectLoopback(fd, l.port(), 1s);
     if (!st.ok()) state.SkipWithError(st.ToString().c_str());
-    close(fd);
+    Reset(fd);
   }
 }
 BENCHMARK(BM_DialHostLoopback);
@@ -116,6 +124,7 @@ void BM_DialInNetnsSetnsPerCall(benchmark::State& state) {
   for (auto _ : state) {
     auto fd = DialInNetns(l.ns_fd(), l.port(), 1s);
     if (!fd.ok()) state.SkipWithError(fd.status().ToString().c_str());
+    if (fd.ok()) Reset(fd->release());
   }
 }
 BENCHMARK(BM_DialInNetnsSetnsPerCall);
@@ -131,6 +140,7 @@ void BM_DialInNetnsPersistentDialer(benchmark::State& state) {
   for (auto _ : state) {
     auto fd = (*dialer)->Dial(l.port(), 1s);
     if (!fd.ok()) state.SkipWithError(fd.status().ToString().c_str());
+    if (fd.ok()) Reset(fd->release());
   }
 }
 BENCHMARK(BM_DialInNetnsPersistentDialer);

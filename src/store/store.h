@@ -104,8 +104,8 @@ struct WatchSink {
 class Subscription {
  public:
   virtual ~Subscription() = default;
-  // Stops delivery; after it returns no callback is running or will run. Idempotent. Must not
-  // be called from inside the subscription's own callbacks (use CancelAsync there).
+  // Stops delivery; after it returns no callback is running or will run (except the one it is
+  // called from, when called inside a callback). Idempotent.
   virtual void Cancel() = 0;
   // Stops delivery without waiting; safe from anywhere, including the callbacks.
   virtual void CancelAsync() = 0;

@@ -10,6 +10,8 @@ struct WatchHub::Subscriber {
   WatchOptions options;
   WatchSink sink;
   std::atomic<bool> cancelled{false};
+  // The thread inside the sink right now, so Cancel from a callback does not wait on itself.
+  std::atomic<std::thread::id> delivering{};
 
   std::mutex mu;                // serialises delivery to the sink
   bool live = false;            // guarded by mu: false while the replay runs
@@ -42,7 +44,10 @@ struct WatchHub::Subscriber {
     } else if (!now) {
       return;
     }
-    if (sink.on_event) sink.on_event(WatchEvent{type, change.object, change.revision});
+    if (!sink.on_event) return;
+    delivering = std::this_thread::get_id();
+    sink.on_event(WatchEvent{type, change.object, change.revision});
+    delivering = std::thread::id();
   }
 };
 
@@ -70,7 +75,8 @@ class HubSubscription final : public Subscription {
 
   void Cancel() override {
     CancelAsync();
-    // Wait for a delivery in flight to finish.
+    // Wait for a delivery in flight to finish, unless this is that delivery.
+    if (sub_->delivering.load() == std::this_thread::get_id()) return;
     std::lock_guard lock(sub_->mu);
   }
 

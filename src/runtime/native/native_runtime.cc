@@ -158,15 +158,19 @@ NativeRuntime::NativeRuntime(NativeRuntimeOptions options, os::CgroupHierarchies
 NativeRuntime::~NativeRuntime() {
   // Stop watching first, so no exit is processed while the records go away.
   reaper_.reset();
-  std::lock_guard lock(table_mu_);
-  for (auto& [id, sb] : table_) {
+  // Lock order everywhere is sandbox, then table: take the entries out first.
+  std::map<std::string, SandboxPtr, std::less<>> all;
+  {
+    std::lock_guard lock(table_mu_);
+    all.swap(table_);
+  }
+  for (auto& [id, sb] : all) {
     std::lock_guard sb_lock(sb->mu);
     // Sandboxes outlive the runtime: keep their cgroups; closing the pidfd does not touch
     // the process.
     sb->cgroup.Release();
     sb->process.reset();
   }
-  table_.clear();
 }
 
 std::string NativeRuntime::SandboxDir(std::string_view id) const {

@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -120,6 +121,20 @@ TEST_F(BuiltinImagesTest, BaseImageHasWhatTheE2bTestsNeed) {
              "python -c 'print(6*7)'; id user; umask; test -u /usr/bin/sudo && echo setuid"});
   EXPECT_EQ(code, 0) << out;
   EXPECT_EQ(out, "42\nuid=1000(user) gid=1000(user) groups=1000(user)\n0022\nsetuid\n");
+  // sudo as user: no password, and no "unable to resolve host" noise on stderr whatever the
+  // sandbox's hostname (the runtime sets it; the image cannot know it). The image's /dev is
+  // empty (the runtime mounts one), so nothing here may use /dev/null.
+  ASSERT_EQ(::mount("proc", (root + "/proc").c_str(), "proc", 0, nullptr), 0) << strerror(errno);
+  auto [sudo_code, sudo_out] =
+      RunInRoot(root,
+                {"/bin/sh", "-c",
+                 "sudo -n id -u 2>&1; getent hosts \"$(cat /proc/sys/kernel/hostname)\" | "
+                 "grep -q . && echo resolves"},
+                1000, 1000);
+  umount2((root + "/proc").c_str(), MNT_DETACH);
+  EXPECT_EQ(sudo_code, 0);
+  EXPECT_EQ(sudo_out, "0\nresolves\n");
+
   struct stat st;
   ASSERT_EQ(stat((root + "/etc/sudoers.d/user").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0440u);

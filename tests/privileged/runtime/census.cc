@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
+#include <optional>
 
 #include "base/small_file.h"
 #include "base/strings.h"
@@ -54,11 +56,47 @@ uint64_t TicksSinceBoot() {
   return static_cast<uint64_t>(seconds * static_cast<double>(sysconf(_SC_CLK_TCK)));
 }
 
-std::vector<pid_t> NamespaceHolders(const std::vector<NamespaceRecord>& records) {
-  std::vector<pid_t> holders;
+namespace {
+
+// This process, its descendants, and processes in cgroups under `cgroup_parent`.
+std::set<pid_t> Suspects(const std::string& cgroup_parent) {
+  std::map<pid_t, pid_t> parent_of;
+  std::set<pid_t> out = {getpid()};
   for (const std::string& p : DirEntries("/proc")) {
     auto pid = base::ParseInt64(p);
     if (!pid) continue;
+    auto stat = base::ReadSmallFile(fmt::format("/proc/{}/stat", *pid));
+    if (stat.ok()) {
+      size_t close = stat->rfind(')');
+      auto fields = base::SplitNonEmpty(std::string_view(*stat).substr(close + 1), ' ');
+      if (fields.size() > 1) {
+        parent_of[static_cast<pid_t>(*pid)] =
+            static_cast<pid_t>(base::ParseInt64(fields[1]).value_or(0));
+      }
+    }
+    auto cgroups = base::ReadSmallFile(fmt::format("/proc/{}/cgroup", *pid));
+    if (cgroups.ok() && cgroups->find("/" + cgroup_parent + "/") != std::string::npos) {
+      out.insert(static_cast<pid_t>(*pid));
+    }
+  }
+  for (const auto& [pid, ppid] : parent_of) {
+    for (pid_t up = ppid; up > 1; up = parent_of.count(up) ? parent_of[up] : 0) {
+      if (up == getpid()) {
+        out.insert(pid);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<pid_t> NamespaceHolders(const std::vector<NamespaceRecord>& records,
+                                    const std::string& cgroup_parent) {
+  std::vector<pid_t> holders;
+  for (pid_t suspect : Suspects(cgroup_parent)) {
+    std::optional<int64_t> pid = suspect;
     auto start = os::ProcessStartTime(static_cast<pid_t>(*pid));
     if (!start.ok()) continue;
     std::set<uint64_t> held = NamespaceInodes(static_cast<pid_t>(*pid));

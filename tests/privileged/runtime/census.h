@@ -29,12 +29,15 @@ struct NamespaceRecord {
   uint64_t alive_at = 0;
 };
 
-// Host processes that are in, or hold an fd of, a recorded namespace (scans /proc/*/ns and
-// /proc/*/fd). The kernel recycles namespace inode numbers as soon as a namespace is freed
-// (other tests make sandboxes at the same time), so only processes that started strictly
-// before `alive_at` count: a process that holds the number and is that old cannot hold a newer
-// namespace of the same number, unless it moved namespaces later. Empty when all are gone.
-std::vector<pid_t> NamespaceHolders(const std::vector<NamespaceRecord>& records);
+// Processes that are in, or hold an fd of, a recorded namespace (scans /proc/*/ns and
+// /proc/*/fd). Only processes that could hold one legitimately are looked at: this process,
+// its descendants, and anything in a cgroup under `cgroup_parent`. The kernel recycles
+// namespace inode numbers as soon as a namespace is freed, and other tests and benches on the
+// machine make namespaces all the time, so a host-wide scan finds unrelated holders of reused
+// numbers. For the same reason only processes that started strictly before `alive_at` count.
+// Empty when every namespace is gone.
+std::vector<pid_t> NamespaceHolders(const std::vector<NamespaceRecord>& records,
+                                    const std::string& cgroup_parent);
 
 // Now, in clock ticks since boot (the unit of process start times).
 uint64_t TicksSinceBoot();

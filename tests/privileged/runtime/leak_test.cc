@@ -68,7 +68,7 @@ TEST_F(SandboxTest, HundredCreateDestroyCyclesLeaveNothingBehind) {
   size_t namespaces = 0;
   for (const NamespaceRecord& r : sandbox_ns) namespaces += r.inodes.size();
   EXPECT_GE(namespaces, 6u * sandbox_ns.size());
-  for (pid_t holder : NamespaceHolders(sandbox_ns)) {
+  for (pid_t holder : NamespaceHolders(sandbox_ns, cgroup_parent_)) {
     std::string links;
     for (const std::string& ns : DirEntries(fmt::format("/proc/{}/ns", holder))) {
       char buf[128];

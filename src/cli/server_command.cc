@@ -1,0 +1,98 @@
+#include "cli/server_command.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "base/log.h"
+
+namespace warren::cli {
+namespace {
+
+struct ServerFlags {
+  std::string address = "127.0.0.1";
+  int port = 7780;
+  std::string data_dir = "/var/lib/warren";
+  std::string store_sync = "normal";
+  std::string log_level = "info";
+  std::string port_file;
+};
+
+Status WritePortFile(const std::string& path, uint16_t port) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << port << "\n";
+    if (!f) return InternalError(fmt::format("write {}", tmp));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return ErrnoError(fmt::format("rename {} to {}", tmp, path), errno);
+  }
+  return Status::Ok();
+}
+
+void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
+  base::SetLogLevel(f.log_level);
+  if (f.port < 0 || f.port > 65535) {
+    return app.Fail(InvalidArgumentError(fmt::format("--port {} is out of range", f.port)));
+  }
+  server::ServerOptions options;
+  options.address = f.address;
+  options.port = static_cast<uint16_t>(f.port);
+  options.data_dir = f.data_dir;
+  if (f.store_sync == "full") {
+    options.store_sync = store::SqliteStoreOptions::Sync::kFull;
+  } else if (f.store_sync != "normal") {
+    return app.Fail(InvalidArgumentError(
+        fmt::format("--store-sync must be normal or full, got \"{}\"", f.store_sync)));
+  }
+  // Signals are taken by this thread alone: block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto server = server::Server::Create(options);
+  if (!server.ok()) return app.Fail(server.status());
+  if (parts) {
+    Status s = parts(**server);
+    if (!s.ok()) return app.Fail(s);
+  }
+  Status started = (*server)->Start();
+  if (!started.ok()) return app.Fail(started);
+  if (!f.port_file.empty()) {
+    Status s = WritePortFile(f.port_file, (*server)->port());
+    if (!s.ok()) return app.Fail(s);
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  base::Logger("server")->info("stopping signal={}", sig);
+  (*server)->Stop();
+}
+
+}  // namespace
+
+void AddServerCommand(App& app, ServerParts parts) {
+  auto flags = std::make_shared<ServerFlags>();
+  auto* cmd = app.cli().add_subcommand(
+      "server", "Run the Warren server: the object store, the resource API and every server part");
+  cmd->add_option("--address", flags->address, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", flags->port, "port to listen on (0 = any free port)")
+      ->capture_default_str();
+  cmd->add_option("--data-dir", flags->data_dir, "where the store keeps its database")
+      ->capture_default_str();
+  cmd->add_option("--store-sync", flags->store_sync,
+                  "normal (survives a killed process) or full (also survives power loss; "
+                  "slower commits)")
+      ->capture_default_str();
+  cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
+      ->capture_default_str();
+  cmd->add_option("--port-file", flags->port_file,
+                  "write the bound port to this file once serving (for scripts and tests)");
+  cmd->callback([&app, flags, parts] { RunServer(app, *flags, parts); });
+}
+
+}  // namespace warren::cli

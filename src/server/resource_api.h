@@ -1,0 +1,54 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "api/kinds.h"
+#include "net/router.h"
+#include "store/store.h"
+
+namespace warren::server {
+
+// The Kubernetes-style resource REST API over the store:
+//   /apis                                              API groups (discovery)
+//   /apis/{group}/{version}                            resources of a group version
+//   /apis/{group}/{version}/{plural}                   list/watch across namespaces; POST for
+//                                                      cluster-scoped kinds
+//   /apis/{group}/{version}/{plural}/{name}[/status|/scale]            cluster-scoped objects
+//   /apis/{group}/{version}/namespaces/{ns}/{plural}                   list/watch, POST
+//   /apis/{group}/{version}/namespaces/{ns}/{plural}/{name}[/status|/scale]
+// GET (?labelSelector, ?fieldSelector, ?limit, ?continue, ?watch=1, ?resourceVersion), POST,
+// PUT, PATCH (merge patch), DELETE (?propagationPolicy or a DeleteOptions body). Bodies are
+// JSON, or YAML with Content-Type application/yaml. Errors are Status objects
+// (api/status_object.h). Watches stream one JSON event per line: {"type":"ADDED","object":{}}.
+// Thread-safe; handlers run on the HTTP server's blocking pool, watch streams on the store's
+// dispatch thread.
+class ResourceApi {
+ public:
+  ResourceApi(store::Store& store, const api::KindRegistry& kinds, size_t max_body_bytes);
+  ~ResourceApi();
+
+  void Register(net::Router& router);
+  // Ends open watches (their streams finish).
+  void Shutdown();
+
+  struct WatchSession;
+
+ private:
+  void HandleDiscovery(net::Request&& req, net::Responder responder);
+  void HandleCollection(net::Request&& req, net::Responder responder);
+  void HandleObject(net::Request&& req, net::Responder responder);
+  void HandleStatus(net::Request&& req, net::Responder responder);
+  void HandleScale(net::Request&& req, net::Responder responder);
+  void StartWatch(const api::KindInfo& kind, const std::string& ns, net::Request& req,
+                  net::Responder& responder);
+
+  store::Store& store_;
+  const api::KindRegistry& kinds_;
+  size_t max_body_bytes_;
+  std::mutex mu_;
+  std::set<std::shared_ptr<WatchSession>> watches_;  // guarded by mu_
+};
+
+}  // namespace warren::server

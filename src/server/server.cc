@@ -1,0 +1,115 @@
+#include "server/server.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include "api/json.h"
+#include "base/log.h"
+#include "server/resource_api.h"
+#include "server/version.h"
+
+namespace warren::server {
+
+Server::Server(ServerOptions options)
+    : options_(std::move(options)),
+      kinds_(options_.kinds ? options_.kinds : &api::BuiltinKinds()) {}
+
+Server::~Server() { Stop(std::chrono::milliseconds(0)); }
+
+Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
+  std::unique_ptr<Server> server(new Server(std::move(options)));
+  std::error_code ec;
+  std::filesystem::create_directories(server->options_.data_dir, ec);
+  if (ec) {
+    return Status(
+        ec.value() == EACCES ? StatusCode::kPermissionDenied : StatusCode::kInternal,
+        fmt::format("create data directory {}: {}", server->options_.data_dir, ec.message()));
+  }
+  store::SqliteStoreOptions store_options;
+  store_options.path = server->options_.data_dir + "/store.db";
+  store_options.sync = server->options_.store_sync;
+  ASSIGN_OR_RETURN(server->store_, store::SqliteStore::Open(store_options, *server->kinds_));
+  server->resources_ = std::make_unique<ResourceApi>(*server->store_, *server->kinds_,
+                                                     server->options_.max_request_body_bytes);
+  server->resources_->Register(server->router_);
+  server->AddBuiltinRoutes();
+  return server;
+}
+
+void Server::AddBuiltinRoutes() {
+  router_.Add("GET", "/healthz",
+              [](net::Request&&, net::Responder r) { r.Send(net::Response::Text(200, "ok")); });
+  router_.Add("GET", "/readyz", [this](net::Request&&, net::Responder r) {
+    for (const auto& c : components_) {
+      if (!c->Ready()) {
+        r.Send(net::Response::Text(503, fmt::format("{} is not ready", c->name())));
+        return;
+      }
+    }
+    r.Send(net::Response::Text(200, "ok"));
+  });
+  router_.Add("GET", "/version", [](net::Request&&, net::Responder r) {
+    std::string v(Version());
+    auto dot = v.find('.');
+    auto dot2 = v.find('.', dot + 1);
+    api::Json body = {{"major", v.substr(0, dot)},
+                      {"minor", v.substr(dot + 1, dot2 - dot - 1)},
+                      {"gitVersion", "v" + v},
+                      {"platform", "linux/amd64"},
+                      {"compiler", "gcc"}};
+    r.Send(net::Response::Json(200, api::DumpJson(body)));
+  });
+}
+
+void Server::AddComponent(std::unique_ptr<Component> component) {
+  components_.push_back(std::move(component));
+}
+
+Status Server::Start() {
+  auto log = base::Logger("server");
+  for (; started_components_ < components_.size(); ++started_components_) {
+    Component& c = *components_[started_components_];
+    Status s = c.Start();
+    if (!s.ok()) {
+      log->error("component failed to start name={} error={}", c.name(), s.ToString());
+      Stop(std::chrono::milliseconds(0));
+      return s.WithPrefix(fmt::format("start {}", c.name()));
+    }
+    log->info("component started name={}", c.name());
+  }
+  net::ServerOptions http;
+  http.address = options_.address;
+  http.port = options_.port;
+  http.loop_threads = options_.loop_threads;
+  http.blocking_threads = options_.blocking_threads;
+  auto started = net::HttpServer::Start(http, std::move(router_));
+  if (!started.ok()) {
+    Stop(std::chrono::milliseconds(0));
+    return started.status().WithPrefix(
+        fmt::format("listen on {}:{}", options_.address, options_.port));
+  }
+  http_ = std::move(*started);
+  log->info("serving address={}:{} data_dir={} version={}", options_.address, http_->port(),
+            options_.data_dir, Version());
+  return Status::Ok();
+}
+
+uint16_t Server::port() const { return http_ ? http_->port() : 0; }
+
+void Server::Stop(std::chrono::milliseconds grace) {
+  if (stopped_) return;
+  stopped_ = true;
+  if (http_) http_->Shutdown(grace);
+  if (resources_) resources_->Shutdown();
+  while (started_components_ > 0) {
+    Component& c = *components_[--started_components_];
+    c.Stop();
+    base::Logger("server")->info("component stopped name={}", c.name());
+  }
+  http_.reset();
+}
+
+}  // namespace warren::server

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/kinds.h"
+#include "base/result.h"
+#include "net/http_server.h"
+#include "net/router.h"
+#include "server/component.h"
+#include "store/sqlite_store.h"
+
+namespace warren::server {
+
+class ResourceApi;
+
+struct ServerOptions {
+  std::string address = "127.0.0.1";
+  uint16_t port = 7780;                      // 0 = ephemeral (see Server::port())
+  std::string data_dir = "/var/lib/warren";  // the store lives in <data_dir>/store.db
+  store::SqliteStoreOptions::Sync store_sync = store::SqliteStoreOptions::Sync::kNormal;
+  int loop_threads = 0;                      // 0 = one per core
+  int blocking_threads = 32;                 // resource handlers block on the store
+  size_t max_request_body_bytes = 3u << 20;  // larger → 413, as the Kubernetes API server
+  const api::KindRegistry* kinds = nullptr;  // nullptr = api::BuiltinKinds()
+};
+
+// `warren server`: the object store, the resource REST API (server/resource_api.h), /healthz,
+// /readyz, /version, plus whatever other modules add. Adding a part is one call before Start:
+//   server->router().Add("POST", "/sandboxes", handler, {.blocking = true});   // routes
+//   server->AddComponent(std::make_unique<SandboxSetController>(server->store()));
+// Lifecycle: Create → (router/AddComponent) → Start → Stop. Not thread-safe until started;
+// then store(), kinds() and port() may be used from any thread.
+class Server {
+ public:
+  // Creates the data directory when missing and opens the store; nothing is served yet.
+  static Result<std::unique_ptr<Server>> Create(ServerOptions options);
+  ~Server();  // Stop() if still running
+
+  net::Router& router() { return router_; }
+  store::Store& store() { return *store_; }
+  store::SqliteStore& sqlite_store() { return *store_; }
+  const api::KindRegistry& kinds() const { return *kinds_; }
+  const ServerOptions& options() const { return options_; }
+
+  void AddComponent(std::unique_ptr<Component> component);
+
+  // Starts the components in order, then serves HTTP.
+  Status Start();
+  // The bound port (after Start).
+  uint16_t port() const;
+  // Stops serving (requests in flight get `grace`), then the components in reverse order.
+  void Stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
+
+ private:
+  explicit Server(ServerOptions options);
+  void AddBuiltinRoutes();
+
+  ServerOptions options_;
+  const api::KindRegistry* kinds_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<ResourceApi> resources_;
+  net::Router router_;
+  std::vector<std::unique_ptr<Component>> components_;
+  size_t started_components_ = 0;
+  std::unique_ptr<net::HttpServer> http_;
+  bool stopped_ = false;
+};
+
+}  // namespace warren::server
