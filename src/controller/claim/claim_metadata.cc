@@ -95,7 +95,13 @@ void ForgetClaimant(api::Object& sandbox) {
   sandbox.metadata.annotations.erase(annotations::kInitRuntimeRequest);
 }
 
-void ResetForPool(api::Object& sandbox, const api::Object& set) {
+void SetPoolToken(api::Object& sandbox, const std::string& token) {
+  sandbox.metadata.annotations[annotations::kRuntimeAccessToken] = token;
+  sandbox.metadata.annotations[annotations::kInitRuntimeRequest] =
+      api::DumpJson({{"accessToken", token}});
+}
+
+void ResetForPool(api::Object& sandbox, const api::Object& set, const std::string& pool_token) {
   auto& meta = sandbox.metadata;
   auto recorded = meta.annotations.find(annotations::kUpdatedMetadataInClaim);
   if (recorded != meta.annotations.end()) {
@@ -123,6 +129,7 @@ void ResetForPool(api::Object& sandbox, const api::Object& set) {
   spec.erase("shutdownTime");
   spec.erase("pauseTime");
   if (spec.contains("paused")) spec["paused"] = false;
+  if (!pool_token.empty()) SetPoolToken(sandbox, pool_token);
 }
 
 }  // namespace warren::controller::claim

@@ -26,8 +26,14 @@ void ApplyClaim(api::Object& sandbox, const ClaimRequest& request, const std::st
 // Puts a claimed sandbox back into `set`'s pool, in memory (the reference's
 // resetMetadataForPool): owner reference to the set only, sandbox-claimed=false, the claim's
 // annotations and labels gone (and the user keys recorded at claim), no shutdown or pause
-// time, not paused. The sandbox id stays (it is immutable: the runtime id and hostname).
-void ResetForPool(api::Object& sandbox, const api::Object& set);
+// time, not paused. The sandbox id stays (it is immutable: the runtime id and hostname), so a
+// previous user still knows it: `pool_token` (when not empty) becomes the sandbox's access
+// token and /init body, a secret nobody outside the control plane holds, so the gateway keeps
+// everyone out of the idle member until the next claim replaces it.
+void ResetForPool(api::Object& sandbox, const api::Object& set, const std::string& pool_token);
+
+// Sets `token` as the sandbox's access token and the /init body the node replays, in memory.
+void SetPoolToken(api::Object& sandbox, const std::string& token);
 
 // Removes what lets a previous user in or configures envd for them (token, /init body), in
 // memory — done before the runtime is reset, so the node agent's replay of /init after the

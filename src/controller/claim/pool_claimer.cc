@@ -136,6 +136,8 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
       continue;
     }
     api::Object claimed = *member;
+    // A recycled member holds a secret pool token: envd wants it to accept the new one.
+    std::string pool_token = Annotation(claimed, annotations::kRuntimeAccessToken);
     ApplyClaim(claimed, request, lock, clock_.Now(), pending_deadline);
     auto written = store_.Update(std::move(claimed));
     if (!written.ok()) {
@@ -151,7 +153,7 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
       index_.Return(member);
       return written.status().WithPrefix("claim: update sandbox");
     }
-    ASSIGN_OR_RETURN(auto committed, Finish(*written, request, deadline, lock));
+    ASSIGN_OR_RETURN(auto committed, Finish(*written, request, deadline, lock, pool_token));
     return ClaimResult{std::move(committed), true, lock_type::kUpdate, conflicts};
   }
 }
@@ -214,16 +216,17 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
     DeleteFailed(*latest, why);
     return why;
   }
-  ASSIGN_OR_RETURN(auto committed, Finish(*latest, request, deadline, lock));
+  ASSIGN_OR_RETURN(auto committed, Finish(*latest, request, deadline, lock, ""));
   return ClaimResult{std::move(committed), false, lock_type::kCreate, 0};
 }
 
 Result<api::Object> PoolClaimer::Finish(const api::Object& claimed, const ClaimRequest& request,
-                                        Deadline deadline, const std::string& lock) {
+                                        Deadline deadline, const std::string& lock,
+                                        const std::string& pool_token) {
   if (connector_ != nullptr && !request.skip_init) {
     std::string id = SandboxIdOf(claimed);
     auto timeout = std::min(Remaining(deadline), options_.init_timeout);
-    Status init = EnvdInit(*connector_, id, InitBody(request), timeout);
+    Status init = EnvdInit(*connector_, id, InitBody(request), timeout, pool_token);
     if (!init.ok()) {
       DeleteFailed(claimed, init);
       return UnavailableError(fmt::format("claim of sandbox {}/{}: {}", claimed.metadata.namespace_,
@@ -350,7 +353,7 @@ Status PoolClaimer::RollBack(const api::Object& sandbox) {
   }
   if (can_return) {
     api::Object back = sandbox;
-    ResetForPool(back, *set);
+    ResetForPool(back, *set, "");
     auto written = store_.Update(std::move(back));
     if (written.ok()) return Status::Ok();
     if (written.status().code() == StatusCode::kAborted) return written.status();  // next pass

@@ -76,7 +76,8 @@ class PoolClaimer final : public Claimer {
                                  const std::string& lock);
   // Steps 3-5 for a sandbox claimed under `lock`.
   Result<api::Object> Finish(const api::Object& claimed, const ClaimRequest& request,
-                             Deadline deadline, const std::string& lock);
+                             Deadline deadline, const std::string& lock,
+                             const std::string& pool_token);
   Result<api::Object> Commit(api::Object claimed, Deadline deadline, const std::string& lock);
   void DeleteFailed(const api::Object& sandbox, const Status& why);
   Status RollBack(const api::Object& sandbox);

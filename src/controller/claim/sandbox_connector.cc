@@ -8,7 +8,7 @@ namespace warren::controller::claim {
 namespace {
 
 Status Post(SandboxConnector& connector, std::string_view sandbox_id, std::string_view path,
-            std::string body, std::chrono::milliseconds timeout) {
+            std::string body, std::chrono::milliseconds timeout, std::string_view token) {
   std::string id(sandbox_id);
   auto client = net::HttpClient::WithDialer(
       [&connector, id](std::chrono::milliseconds t) { return connector.Dial(id, kEnvdPort, t); },
@@ -18,6 +18,7 @@ Status Post(SandboxConnector& connector, std::string_view sandbox_id, std::strin
   request.target = std::string(path);
   request.headers = connector.EnvdAuthHeaders(sandbox_id);
   request.headers.Set("Content-Type", "application/json");
+  if (!token.empty()) request.headers.Set("X-Access-Token", token);
   request.body = std::move(body);
   request.timeout = timeout;
   request.max_response_bytes = 64 * 1024;
@@ -36,13 +37,13 @@ Status Post(SandboxConnector& connector, std::string_view sandbox_id, std::strin
 }  // namespace
 
 Status EnvdInit(SandboxConnector& connector, std::string_view sandbox_id, const std::string& body,
-                std::chrono::milliseconds timeout) {
-  return Post(connector, sandbox_id, "/init", body, timeout);
+                std::chrono::milliseconds timeout, std::string_view current_token) {
+  return Post(connector, sandbox_id, "/init", body, timeout, current_token);
 }
 
 Status EnvdReset(SandboxConnector& connector, std::string_view sandbox_id,
                  std::chrono::milliseconds timeout) {
-  return Post(connector, sandbox_id, "/reset", "{}", timeout);
+  return Post(connector, sandbox_id, "/reset", "{}", timeout, {});
 }
 
 }  // namespace warren::controller::claim

@@ -30,10 +30,12 @@ class SandboxConnector {
 inline constexpr uint16_t kEnvdPort = 49983;
 
 // POST /init to the sandbox's envd with `body` (JSON: envVars, accessToken, defaultUser,
-// defaultWorkdir). Errors: Unavailable (cannot connect, or envd answered other than 204, with
-// its status and message), DeadlineExceeded.
+// defaultWorkdir). `current_token` is the token envd holds now, if any (a recycled pool member
+// holds a secret pool token): sent as X-Access-Token besides the connector's headers.
+// Errors: Unavailable (cannot connect, or envd answered other than 204, with its status and
+// message), DeadlineExceeded.
 Status EnvdInit(SandboxConnector& connector, std::string_view sandbox_id, const std::string& body,
-                std::chrono::milliseconds timeout);
+                std::chrono::milliseconds timeout, std::string_view current_token = {});
 
 // POST /reset: envd kills the processes started through its API and forgets token, env vars
 // and defaults set by /init. Same errors.
