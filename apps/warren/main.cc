@@ -13,6 +13,7 @@
 #include "cli/app.h"
 #include "cli/server_command.h"
 #include "controller/timers_controller.h"
+#include "obs/metrics_route.h"
 #include "server/e2b/e2b_component.h"
 
 namespace {
@@ -31,6 +32,7 @@ class TimersComponent : public warren::server::Component {
 };
 
 warren::Status RegisterServerParts(warren::server::Server& server) {
+  warren::obs::AddMetricsRoute(server.router());
   warren::server::e2b::E2bParts e2b;
   auto installed = warren::server::e2b::E2bComponent::Install(server, std::move(e2b));
   if (!installed.ok()) return installed.status();
