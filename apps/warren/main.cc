@@ -8,15 +8,35 @@
 //       server.AddComponent(std::make_unique<MyController>(server.store()));
 
 #include <iostream>
+#include <memory>
 
 #include "cli/app.h"
 #include "cli/server_command.h"
+#include "controller/timers_controller.h"
 #include "obs/metrics_route.h"
+#include "server/e2b/e2b_component.h"
 
 namespace {
 
+// The timers controller (spec.shutdownTime / spec.pauseTime) as a server component.
+class TimersComponent : public warren::server::Component {
+ public:
+  explicit TimersComponent(warren::store::Store& store)
+      : timers_(store, warren::base::RealClock()) {}
+  std::string_view name() const override { return "timers"; }
+  warren::Status Start() override { return timers_.Start(); }
+  void Stop() override { timers_.Stop(); }
+
+ private:
+  warren::controller::TimersController timers_;
+};
+
 warren::Status RegisterServerParts(warren::server::Server& server) {
   warren::obs::AddMetricsRoute(server.router());
+  warren::server::e2b::E2bParts e2b;
+  auto installed = warren::server::e2b::E2bComponent::Install(server, std::move(e2b));
+  if (!installed.ok()) return installed.status();
+  server.AddComponent(std::make_unique<TimersComponent>(server.store()));
   return warren::Status::Ok();
 }
 
@@ -31,5 +51,6 @@ int main(int argc, char** argv) {
   warren::cli::AddDeleteCommand(app);
   warren::cli::AddScaleCommand(app);
   warren::cli::AddVersionCommand(app);
+  warren::cli::AddApiKeyCommand(app);
   return app.Run(argc, argv);
 }
