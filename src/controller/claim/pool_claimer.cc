@@ -128,6 +128,7 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
         return ColdCreate(request, *set, deadline, pending_deadline, lock);
       }
       if (!index_.WaitForStock(request.namespace_, request.pool, deadline)) {
+        if (cancelled_) return UnavailableError("the server is shutting down");
         return ResourceExhaustedError(
             fmt::format("no sandbox available in pool {}/{} within {} ms (createOnNoStock is "
                         "off)",
@@ -189,18 +190,29 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
   // From here on a sandbox missing from the cache was deleted, not "not seen yet".
   cache.WaitForRevision(created.metadata.resource_version, wait);
   ObjectPtr latest;
-  bool settled = cache.WaitUntil(
-      [&] {
-        latest = cache.Get(ns, name);
-        if (!latest || latest->metadata.uid != created.metadata.uid) return true;  // deleted
-        if (IsRunningAndReady(*latest)) return true;
-        // Dead or being deleted: it will not become ready.
-        MemberState state = ClassifyMember(*latest);
-        const api::Json& st = latest->status();
-        std::string phase = st.is_object() ? st.value("phase", "") : "";
-        return state == MemberState::kTerminating || phase == "Failed" || phase == "Succeeded";
-      },
-      wait);
+  auto settle = [&] {
+    latest = cache.Get(ns, name);
+    if (!latest || latest->metadata.uid != created.metadata.uid) return true;  // deleted
+    if (IsRunningAndReady(*latest)) return true;
+    // Dead or being deleted: it will not become ready.
+    MemberState state = ClassifyMember(*latest);
+    const api::Json& st = latest->status();
+    std::string phase = st.is_object() ? st.value("phase", "") : "";
+    return state == MemberState::kTerminating || phase == "Failed" || phase == "Succeeded";
+  };
+  auto wait_end = Steady::now() + wait;
+  bool settled = false;
+  // In slices, so a shutdown is noticed.
+  while (!settled && !cancelled_ && Steady::now() < wait_end) {
+    settled = cache.WaitUntil(settle, std::min<std::chrono::milliseconds>(
+                                          Remaining(wait_end), std::chrono::milliseconds(100)));
+  }
+  if (!settled) settled = settle();
+  if (cancelled_ && !settled) {
+    Status why = UnavailableError("the server is shutting down");
+    if (latest) DeleteFailed(*latest, why);
+    return why;
+  }
   if (!latest || latest->metadata.uid != created.metadata.uid) {
     return UnavailableError(
         fmt::format("sandbox {}/{} created for the claim was deleted", ns, name));
@@ -289,6 +301,8 @@ Status PoolClaimer::Start() {
 }
 
 void PoolClaimer::Stop() {
+  cancelled_ = true;
+  index_.Shutdown();
   {
     std::lock_guard lock(stop_mu_);
     stopping_ = true;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -61,6 +62,8 @@ class PoolClaimer final : public Claimer {
 
   // The janitor (informers must be started).
   Status Start();
+  // Stops the janitor and makes claims in flight give up their waits (Unavailable): call it
+  // before stopping whatever calls Claim.
   void Stop();
   // One janitor pass: rolls back expired or orphaned pending claims. Returns how many.
   int RollBackAbandonedClaims();
@@ -99,7 +102,8 @@ class PoolClaimer final : public Claimer {
   std::thread janitor_;
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
-  bool stopping_ = false;  // guarded by stop_mu_
+  bool stopping_ = false;               // guarded by stop_mu_
+  std::atomic<bool> cancelled_{false};  // claims stop waiting
 };
 
 }  // namespace warren::controller::claim

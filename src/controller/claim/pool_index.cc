@@ -132,7 +132,16 @@ bool PoolIndex::WaitForStock(std::string_view ns, std::string_view pool_name,
                              std::chrono::steady_clock::time_point deadline) {
   std::string pool_key = fmt::format("{}/{}", ns, pool_name);
   std::unique_lock lock(mu_);
-  return stock_cv_.wait_until(lock, deadline, [&] { return pools_.contains(pool_key); });
+  stock_cv_.wait_until(lock, deadline, [&] { return shut_down_ || pools_.contains(pool_key); });
+  return !shut_down_ && pools_.contains(pool_key);
+}
+
+void PoolIndex::Shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    shut_down_ = true;
+  }
+  stock_cv_.notify_all();
 }
 
 size_t PoolIndex::Available(std::string_view ns, std::string_view pool_name) const {

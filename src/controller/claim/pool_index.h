@@ -38,6 +38,8 @@ class PoolIndex {
   bool WaitForStock(std::string_view ns, std::string_view pool,
                     std::chrono::steady_clock::time_point deadline);
   size_t Available(std::string_view ns, std::string_view pool) const;
+  // Ends every WaitForStock (they return false) now and from now on (server shutdown).
+  void Shutdown();
 
  private:
   struct Bucket {
@@ -62,6 +64,7 @@ class PoolIndex {
   std::unordered_map<std::string, Placement> placement_;  // object key; guarded by mu_
   std::unordered_map<std::string, int64_t> taken_;        // object key → version taken at
   std::mt19937_64 rng_;                                   // guarded by mu_
+  bool shut_down_ = false;                                // guarded by mu_
 };
 
 }  // namespace warren::controller::claim

@@ -9,6 +9,7 @@
 #include "api/object.h"
 #include "base/clock.h"
 #include "base/result.h"
+#include "controller/claim/claimer.h"
 #include "server/auth/key_store.h"
 #include "server/e2b/e2b_options.h"
 #include "server/e2b/list_page.h"
@@ -21,6 +22,7 @@
 namespace warren::server::e2b {
 
 class InitReplayer;
+struct ResolvedTemplate;
 
 // The E2B lifecycle on Sandbox objects (e2b-protocol.md §2, openkruise-agents.md §3.8): a
 // create makes a Sandbox from a template and returns once it is Running, Ready and envd has its
@@ -43,6 +45,8 @@ class SandboxService {
   store::Store& store() { return store_; }
   // Lets creates and resumes tell the replayer they initialised envd themselves.
   void SetInitReplayer(InitReplayer* replayer) { replayer_ = replayer; }
+  // Creates from a SandboxSet's warm pool claim through it (null: cold creates only).
+  void SetClaimer(controller::claim::Claimer* claimer) { claimer_ = claimer; }
 
   Result<SandboxRecord> Create(const auth::Principal& who, const CreateRequest& request);
   Result<SandboxRecord> Get(const auth::Principal& who, std::string_view sandbox_id);
@@ -87,13 +91,18 @@ class SandboxService {
   // Deletes a sandbox a create gave up on, logging rather than failing.
   void Discard(const api::Object& sandbox, const Status& why);
   base::WallTime EndFromNow(int64_t seconds) const;
+  // A create whose template is a SandboxSet in the caller's namespace: a claim from its pool
+  // (the claimer does envd /init and the route), cold only when the pool is empty.
+  Result<SandboxRecord> CreateFromPool(const auth::Principal& who, const CreateRequest& request,
+                                       const ResolvedTemplate& tpl);
 
   store::Store& store_;
   NodeAccess* const node_;
   RouteNotifier* const routes_;
   base::Clock& clock_;
   const E2bOptions options_;
-  InitReplayer* replayer_ = nullptr;  // set before serving
+  InitReplayer* replayer_ = nullptr;               // set before serving
+  controller::claim::Claimer* claimer_ = nullptr;  // set before serving
 };
 
 }  // namespace warren::server::e2b
