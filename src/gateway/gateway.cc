@@ -11,9 +11,18 @@ namespace {
 
 // The relay of one request, as the route table sees it: attached before the relay starts so a
 // route going down in between still reaches it, and given the net handle once there is one.
+// It also carries what the relay's callbacks need, so each callback captures one pointer.
 // Thread-safe.
 class RelayRecord final : public OpenRelay {
  public:
+  RelayRecord(RouteTable& routes, IdleUpstreams& idle, const SandboxAddress& address,
+              uint64_t generation)
+      : routes_(routes),
+        idle_(idle),
+        sandbox_id_(address.sandbox_id),
+        port_(address.port),
+        generation_(generation) {}
+
   void SetHandle(std::shared_ptr<net::ProxyHandle> handle) {
     bool abort;
     {
@@ -34,7 +43,17 @@ class RelayRecord final : public OpenRelay {
     if (handle) handle->Abort();
   }
 
+  // The relay ended (net's on_done).
+  void Done() { routes_.DetachRelay(sandbox_id_, this); }
+  // The upstream connection is clean and may serve the next request (net's on_upstream_idle).
+  void Idle(base::UniqueFd fd) { idle_.Put(sandbox_id_, port_, generation_, std::move(fd)); }
+
  private:
+  RouteTable& routes_;
+  IdleUpstreams& idle_;
+  const std::string sandbox_id_;
+  const uint16_t port_;
+  const uint64_t generation_;
   std::mutex mu_;
   std::shared_ptr<net::ProxyHandle> handle_;  // guarded by mu_
   bool abort_requested_ = false;              // guarded by mu_
@@ -191,7 +210,7 @@ void Gateway::DialAndRelay(net::Responder responder, const SandboxAddress& addre
 
 void Gateway::Relay(net::Responder responder, const SandboxAddress& address,
                     const RouteLookup& lookup, base::UniqueFd upstream) {
-  auto record = std::make_shared<RelayRecord>();
+  auto record = std::make_shared<RelayRecord>(routes_, idle_, address, lookup.generation);
   if (!routes_.AttachRelay(address.sandbox_id, lookup.generation, record)) {
     // The route went down since the lookup (killed or paused meanwhile).
     counters_.Count(RequestResult::kNotFound);
@@ -200,13 +219,12 @@ void Gateway::Relay(net::Responder responder, const SandboxAddress& address,
   }
   net::ProxyOptions options;
   options.idle_timeout = options_.relay_idle_timeout;
-  options.on_done = [routes = &routes_, id = address.sandbox_id, key = record.get()] {
-    routes->DetachRelay(id, key);
-  };
+  // on_done owns the record until the relay ends; on_upstream_idle runs before on_done, inside
+  // the relay, so a plain pointer is enough there.
+  options.on_done = [record] { record->Done(); };
   if (options_.upstream_keepalive) {
-    options.on_upstream_idle = [idle = &idle_, id = address.sandbox_id, port = address.port,
-                                generation = lookup.generation](base::UniqueFd fd) {
-      idle->Put(id, port, generation, std::move(fd));
+    options.on_upstream_idle = [raw = record.get()](base::UniqueFd fd) {
+      raw->Idle(std::move(fd));
     };
   }
   counters_.Count(RequestResult::kRelayed);

@@ -48,7 +48,8 @@ void IdleUpstreams::Put(std::string_view sandbox_id, uint16_t port, uint64_t gen
   base::UniqueFd evicted;  // closed outside the lock
   std::lock_guard lock(mu_);
   if (total_ >= options_.max_total) return;  // `fd` closes as it goes
-  auto [it, inserted] = idle_.try_emplace(Key(std::string(sandbox_id), port));
+  auto it = idle_.find(std::pair<std::string_view, uint16_t>(sandbox_id, port));
+  if (it == idle_.end()) it = idle_.try_emplace(Key(std::string(sandbox_id), port)).first;
   std::deque<Idle>& q = it->second;
   if (q.size() >= options_.max_per_port) {
     evicted = std::move(q.front().fd);  // the longest idle goes
