@@ -20,8 +20,6 @@
 
 namespace warren::server::e2b {
 
-class InitReplayer;
-
 // The E2B lifecycle on Sandbox objects (e2b-protocol.md §2, openkruise-agents.md §3.8): a
 // create makes a Sandbox from a template and returns once it is Running, Ready and envd has its
 // token; timeouts become spec.shutdownTime / spec.pauseTime (the timers controller acts on
@@ -41,8 +39,6 @@ class SandboxService {
 
   const E2bOptions& options() const { return options_; }
   store::Store& store() { return store_; }
-  // Lets creates and resumes tell the replayer they initialised envd themselves.
-  void SetInitReplayer(InitReplayer* replayer) { replayer_ = replayer; }
 
   Result<SandboxRecord> Create(const auth::Principal& who, const CreateRequest& request);
   Result<SandboxRecord> Get(const auth::Principal& who, std::string_view sandbox_id);
@@ -93,7 +89,6 @@ class SandboxService {
   RouteNotifier* const routes_;
   base::Clock& clock_;
   const E2bOptions options_;
-  InitReplayer* replayer_ = nullptr;  // set before serving
 };
 
 }  // namespace warren::server::e2b
