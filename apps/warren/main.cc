@@ -14,6 +14,7 @@
 #include "cli/server_command.h"
 #include "controller/pool_manager.h"
 #include "controller/timers_controller.h"
+#include "gateway/gateway_component.h"
 #include "obs/metrics_route.h"
 #include "server/e2b/e2b_component.h"
 
@@ -48,7 +49,18 @@ class PoolComponent : public warren::server::Component {
 
 warren::Status RegisterServerParts(warren::server::Server& server) {
   warren::obs::AddMetricsRoute(server.router());
+  // The gateway (contracts.md: the server's port + 1, 7781 by default; an ephemeral one when the
+  // server's is, written to <data dir>/gateway.port). No node agent runs in the server yet, so
+  // its dials report sandboxes as not found until one is wired in here.
+  warren::gateway::GatewayComponentOptions gateway_options;
+  gateway_options.gateway.server.address = server.options().address;
+  gateway_options.gateway.server.port = warren::gateway::GatewayPortFor(server.options().port);
+  gateway_options.port_file = server.options().data_dir + "/gateway.port";
+  auto gateway = std::make_unique<warren::gateway::GatewayComponent>(
+      server.store(), std::make_unique<warren::gateway::NoNodeDialer>(),
+      std::move(gateway_options));
   warren::server::e2b::E2bParts e2b;
+  e2b.routes = gateway.get();
   // Claims tell the gateway the way E2B creates do.
   warren::server::e2b::RouteNotifier* routes = e2b.routes;
   auto pools = std::make_unique<warren::controller::PoolManager>(
@@ -60,6 +72,8 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   server.AddComponent(std::make_unique<PoolComponent>(std::move(pools)));
   auto installed = warren::server::e2b::E2bComponent::Install(server, std::move(e2b));
   if (!installed.ok()) return installed.status();
+  gateway->SetResumer(std::make_unique<warren::gateway::E2bResumer>((*installed)->service()));
+  server.AddComponent(std::move(gateway));
   server.AddComponent(std::make_unique<TimersComponent>(server.store()));
   return warren::Status::Ok();
 }

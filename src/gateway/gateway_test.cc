@@ -9,6 +9,7 @@
 #include <map>
 #include <thread>
 
+#include "gateway/testing/loopback_dialer.h"
 #include "net/dial.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
@@ -22,39 +23,7 @@ using namespace std::chrono_literals;
 using net::testing::Notification;
 using net::testing::RawClient;
 
-// Dials (sandbox id, port) → a loopback port; an unknown sandbox is NotFound, a known sandbox
-// without that port Unavailable (what Runtime::Dial says). Thread-safe.
-class LoopbackDialer final : public SandboxDialer {
- public:
-  void Map(const std::string& id, uint16_t port, uint16_t local_port) {
-    std::lock_guard lock(mu_);
-    ports_[{id, port}] = local_port;
-    sandboxes_.insert(id);
-  }
-  Result<base::UniqueFd> Dial(std::string_view id, uint16_t port,
-                              std::chrono::milliseconds timeout) override {
-    uint16_t local = 0;
-    {
-      std::lock_guard lock(mu_);
-      ++dials_;
-      if (!sandboxes_.count(std::string(id))) return NotFoundError("no such sandbox");
-      auto it = ports_.find({std::string(id), port});
-      if (it == ports_.end()) return UnavailableError("nothing listens there");
-      local = it->second;
-    }
-    return net::DialTcp("127.0.0.1", local, timeout);
-  }
-  int dials() {
-    std::lock_guard lock(mu_);
-    return dials_;
-  }
-
- private:
-  std::mutex mu_;
-  std::map<std::pair<std::string, uint16_t>, uint16_t> ports_;  // guarded by mu_
-  std::set<std::string> sandboxes_;                             // guarded by mu_
-  int dials_ = 0;                                               // guarded by mu_
-};
+using testing::LoopbackDialer;
 
 Route RunningRoute(const std::string& id, int64_t rv, const std::string& token = "") {
   Route r;
@@ -96,10 +65,10 @@ class GatewayTest : public ::testing::Test {
     return std::move(*server);
   }
 
-  void StartGateway(GatewayOptions options = {}) {
+  void StartGateway(GatewayOptions options = {}, Resumer* resumer = nullptr) {
     options.server.port = 0;
     options.server.loop_threads = 2;
-    auto g = Gateway::Start(std::move(options), table_, dialer_);
+    auto g = Gateway::Start(std::move(options), table_, dialer_, resumer);
     ASSERT_TRUE(g.ok()) << g.status();
     gateway_ = std::move(*g);
   }
@@ -309,6 +278,73 @@ TEST_F(GatewayTest, ShutdownEndsRelaysAndIsIdempotent) {
   EXPECT_TRUE(c->WaitClosed());
   gateway_->Shutdown(0ms);
   EXPECT_EQ(table_.Stats().open_relays, 0u);
+}
+
+// Stands in for the control plane's resume: it marks the route running again, as the E2B
+// layer's route notification does once the sandbox runs. Thread-safe.
+class RouteFlippingResumer final : public Resumer {
+ public:
+  RouteFlippingResumer(RouteTable& table, Status result) : table_(table), result_(result) {}
+  Status Resume(const Route& route, std::chrono::milliseconds) override {
+    ++calls;
+    if (!result_.ok()) return result_;
+    Route running = route;
+    running.state = RouteState::kRunning;
+    running.resource_version = route.resource_version + 1;
+    table_.Upsert(running);
+    return Status::Ok();
+  }
+  std::atomic<int> calls{0};
+
+ private:
+  RouteTable& table_;
+  Status result_;
+};
+
+TEST_F(GatewayTest, TrafficResumesAPausedSandboxThatAllowsIt) {
+  auto a = StartUpstream("sandbox-a");
+  dialer_.Map("ia", kEnvdPort, a->port());
+  dialer_.Map("ib", kEnvdPort, a->port());
+  Route paused = RunningRoute("ia", 1, "tok");
+  paused.state = RouteState::kPaused;
+  paused.auto_resume = true;
+  table_.Upsert(paused);
+  Route no_resume = RunningRoute("ib", 1);
+  no_resume.state = RouteState::kPaused;
+  table_.Upsert(no_resume);
+  RouteFlippingResumer resumer(table_, Status::Ok());
+  StartGateway({}, &resumer);
+
+  // Without the token nothing wakes up.
+  EXPECT_EQ(Get("/who", Routing("ia")).status, 401);
+  EXPECT_EQ(resumer.calls.load(), 0);
+  net::Headers with_token = Routing("ia");
+  with_token.Set("X-Access-Token", "tok");
+  net::Response woke = Get("/who", with_token);
+  EXPECT_EQ(woke.status, 200);
+  EXPECT_EQ(woke.body, "sandbox-a");
+  EXPECT_EQ(resumer.calls.load(), 1);
+  EXPECT_EQ(gateway_->counters().resumes.load(), 1u);
+  // Running now: no second resume.
+  EXPECT_EQ(Get("/who", with_token).body, "sandbox-a");
+  EXPECT_EQ(resumer.calls.load(), 1);
+  // A paused sandbox without autoResume stays a 502.
+  EXPECT_EQ(Get("/who", Routing("ib")).body,
+            R"({"sandboxId":"ib","message":"The sandbox was not found","code":502})");
+  EXPECT_EQ(resumer.calls.load(), 1);
+}
+
+TEST_F(GatewayTest, AFailedResumeIsA502) {
+  Route paused = RunningRoute("ia", 1);
+  paused.state = RouteState::kPaused;
+  paused.auto_resume = true;
+  table_.Upsert(paused);
+  RouteFlippingResumer resumer(table_, UnavailableError("node is gone"));
+  StartGateway({}, &resumer);
+  net::Response r = Get("/who", Routing("ia"));
+  EXPECT_EQ(r.status, 502);
+  EXPECT_EQ(r.body, R"({"sandboxId":"ia","message":"The sandbox was not found","code":502})");
+  EXPECT_EQ(gateway_->counters().Get(RequestResult::kResumeFailed), 1u);
 }
 
 }  // namespace

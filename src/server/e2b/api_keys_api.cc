@@ -86,12 +86,12 @@ net::Response DeleteKey(auth::KeyStore& keys, const auth::Principal& who,
 void RegisterApiKeyRoutes(net::Router& router, std::shared_ptr<auth::KeyStore> keys) {
   auth::KeyStore* k = keys.get();
   AddAuthedRoute(
-      router, "GET", "/api-keys", keys, kMaxBody,
+      router, "GET", "/api-keys", "list_api_keys", keys, kMaxBody,
       [k](const auth::Principal& who, const net::Request&) { return ListKeys(*k, who); });
   AddAuthedRoute(
-      router, "POST", "/api-keys", keys, kMaxBody,
+      router, "POST", "/api-keys", "create_api_key", keys, kMaxBody,
       [k](const auth::Principal& who, const net::Request& req) { return CreateKey(*k, who, req); });
-  AddAuthedRoute(router, "DELETE", "/api-keys/{id}", keys, kMaxBody,
+  AddAuthedRoute(router, "DELETE", "/api-keys/{id}", "delete_api_key", keys, kMaxBody,
                  [k](const auth::Principal& who, const net::Request& req) {
                    return DeleteKey(*k, who, req.PathParam("id"));
                  });

@@ -20,10 +20,10 @@ net::Response Json(int status, std::string body) {
   return net::Response::Json(status, std::move(body));
 }
 
-void Add(net::Router& router, const char* method, const char* pattern,
+void Add(net::Router& router, const char* method, const char* pattern, const char* operation,
          const std::shared_ptr<Context>& ctx, AuthedHandler handler) {
-  AddAuthedRoute(router, method, pattern, ctx->keys, ctx->service->options().max_body_bytes,
-                 std::move(handler));
+  AddAuthedRoute(router, method, pattern, operation, ctx->keys,
+                 ctx->service->options().max_body_bytes, std::move(handler));
 }
 
 std::string SandboxId(const net::Request& req) { return std::string(req.PathParam("id")); }
@@ -79,61 +79,66 @@ void RegisterE2bRoutes(net::Router& router, std::shared_ptr<SandboxService> serv
     r.Send(net::Response::Json(200, R"({"status":"ok"})"));
   });
 
-  Add(router, "POST", "/sandboxes", ctx,
+  Add(router, "POST", "/sandboxes", "create", ctx,
       [ctx, v1](const auto& who, const auto& req) { return CreateHandler(*ctx, who, req, v1); });
-  Add(router, "POST", "/v2/sandboxes", ctx,
+  Add(router, "POST", "/v2/sandboxes", "create", ctx,
       [ctx, v2](const auto& who, const auto& req) { return CreateHandler(*ctx, who, req, v2); });
-  Add(router, "GET", "/sandboxes", ctx,
+  Add(router, "GET", "/sandboxes", "list", ctx,
       [ctx](const auto& who, const auto& req) { return ListHandler(*ctx, who, req, true); });
-  Add(router, "GET", "/v2/sandboxes", ctx,
+  Add(router, "GET", "/v2/sandboxes", "list", ctx,
       [ctx](const auto& who, const auto& req) { return ListHandler(*ctx, who, req, false); });
 
-  Add(router, "GET", "/sandboxes/{id}", ctx, [ctx](const auto& who, const auto& req) {
+  Add(router, "GET", "/sandboxes/{id}", "get", ctx, [ctx](const auto& who, const auto& req) {
     auto r = ctx->service->Get(who, SandboxId(req));
     if (!r.ok()) return ErrorResponse(r.status());
     return Json(200, EncodeSandboxDetail(*r, ctx->service->options().response));
   });
-  Add(router, "DELETE", "/sandboxes/{id}", ctx, [ctx](const auto& who, const auto& req) {
+  Add(router, "DELETE", "/sandboxes/{id}", "kill", ctx, [ctx](const auto& who, const auto& req) {
     Status s = ctx->service->Kill(who, SandboxId(req));
     return s.ok() ? net::Response::Empty(204) : ErrorResponse(s);
   });
-  Add(router, "POST", "/sandboxes/{id}/timeout", ctx, [ctx](const auto& who, const auto& req) {
-    auto seconds = ParseTimeoutRequest(req.body, ctx->service->options().v2_timeouts);
-    if (!seconds.ok()) return ErrorResponse(seconds.status());
-    Status s = ctx->service->SetTimeout(who, SandboxId(req), *seconds);
-    return s.ok() ? net::Response::Empty(204) : ErrorResponse(s);
-  });
-  Add(router, "POST", "/sandboxes/{id}/refreshes", ctx, [ctx](const auto& who, const auto& req) {
-    auto seconds = ParseRefreshRequest(req.body, ctx->service->options().v2_timeouts);
-    if (!seconds.ok()) return ErrorResponse(seconds.status());
-    Status s = ctx->service->Refresh(who, SandboxId(req), *seconds);
-    return s.ok() ? net::Response::Empty(204) : ErrorResponse(s);
-  });
-  Add(router, "POST", "/sandboxes/{id}/pause", ctx, [ctx](const auto& who, const auto& req) {
-    // The body ({} or {"memory": bool}) asks for nothing this server does differently: a
-    // native pause always keeps memory.
-    Status s = ctx->service->Pause(who, SandboxId(req));
-    return s.ok() ? net::Response::Empty(204) : ErrorResponse(s);
-  });
-  Add(router, "POST", "/sandboxes/{id}/resume", ctx, [ctx](const auto& who, const auto& req) {
-    auto parsed = ParseConnectRequest(req.body, ctx->service->options().v2_timeouts);
-    if (!parsed.ok()) return ErrorResponse(parsed.status());
-    auto r = ctx->service->Resume(who, SandboxId(req), parsed->timeout_seconds);
-    if (!r.ok()) return ErrorResponse(r.status());
-    return Json(201, EncodeSandbox(*r, ctx->service->options().response));
-  });
-  Add(router, "POST", "/sandboxes/{id}/connect", ctx,
+  Add(router, "POST", "/sandboxes/{id}/timeout", "set_timeout", ctx,
+      [ctx](const auto& who, const auto& req) {
+        auto seconds = ParseTimeoutRequest(req.body, ctx->service->options().v2_timeouts);
+        if (!seconds.ok()) return ErrorResponse(seconds.status());
+        Status s = ctx->service->SetTimeout(who, SandboxId(req), *seconds);
+        return s.ok() ? net::Response::Empty(204) : ErrorResponse(s);
+      });
+  Add(router, "POST", "/sandboxes/{id}/refreshes", "refresh", ctx,
+      [ctx](const auto& who, const auto& req) {
+        auto seconds = ParseRefreshRequest(req.body, ctx->service->options().v2_timeouts);
+        if (!seconds.ok()) return ErrorResponse(seconds.status());
+        Status s = ctx->service->Refresh(who, SandboxId(req), *seconds);
+        return s.ok() ? net::Response::Empty(204) : ErrorResponse(s);
+      });
+  Add(router, "POST", "/sandboxes/{id}/pause", "pause", ctx,
+      [ctx](const auto& who, const auto& req) {
+        // The body ({} or {"memory": bool}) asks for nothing this server does differently: a
+        // native pause always keeps memory.
+        Status s = ctx->service->Pause(who, SandboxId(req));
+        return s.ok() ? net::Response::Empty(204) : ErrorResponse(s);
+      });
+  Add(router, "POST", "/sandboxes/{id}/resume", "resume", ctx,
+      [ctx](const auto& who, const auto& req) {
+        auto parsed = ParseConnectRequest(req.body, ctx->service->options().v2_timeouts);
+        if (!parsed.ok()) return ErrorResponse(parsed.status());
+        auto r = ctx->service->Resume(who, SandboxId(req), parsed->timeout_seconds);
+        if (!r.ok()) return ErrorResponse(r.status());
+        return Json(201, EncodeSandbox(*r, ctx->service->options().response));
+      });
+  Add(router, "POST", "/sandboxes/{id}/connect", "connect", ctx,
       [ctx](const auto& who, const auto& req) { return ConnectHandler(*ctx, who, req); });
-  Add(router, "POST", "/v2/sandboxes/{id}/connect", ctx,
+  Add(router, "POST", "/v2/sandboxes/{id}/connect", "connect", ctx,
       [ctx](const auto& who, const auto& req) { return ConnectHandler(*ctx, who, req); });
-  Add(router, "GET", "/sandboxes/{id}/metrics", ctx, [ctx](const auto& who, const auto& req) {
-    auto query = ParseMetricsQuery(req.QueryParams());
-    if (!query.ok()) return ErrorResponse(query.status());
-    auto samples = ctx->service->Metrics(who, SandboxId(req), *query);
-    if (!samples.ok()) return ErrorResponse(samples.status());
-    return Json(200, EncodeMetrics(*samples));
-  });
-  Add(router, "GET", "/templates", ctx, [ctx](const auto& who, const auto&) {
+  Add(router, "GET", "/sandboxes/{id}/metrics", "metrics", ctx,
+      [ctx](const auto& who, const auto& req) {
+        auto query = ParseMetricsQuery(req.QueryParams());
+        if (!query.ok()) return ErrorResponse(query.status());
+        auto samples = ctx->service->Metrics(who, SandboxId(req), *query);
+        if (!samples.ok()) return ErrorResponse(samples.status());
+        return Json(200, EncodeMetrics(*samples));
+      });
+  Add(router, "GET", "/templates", "templates", ctx, [ctx](const auto& who, const auto&) {
     const E2bOptions& o = ctx->service->options();
     auto list = ListTemplates(ctx->service->store(), who.team, who.admin, o.shared_namespace);
     if (!list.ok()) return ErrorResponse(list.status());

@@ -8,10 +8,9 @@
 
 namespace warren::server::e2b {
 
-E2bComponent::E2bComponent(store::Store& store, NodeAccess* node,
-                           std::shared_ptr<SandboxService> service,
+E2bComponent::E2bComponent(store::Store& store, std::shared_ptr<SandboxService> service,
                            std::shared_ptr<auth::KeyStore> keys)
-    : store_(store), node_(node), service_(std::move(service)), keys_(std::move(keys)) {}
+    : store_(store), service_(std::move(service)), keys_(std::move(keys)) {}
 
 Result<E2bComponent*> E2bComponent::Install(Server& server, E2bParts parts) {
   std::string key_dir = parts.key_dir.empty() ? server.options().data_dir + "/auth" : parts.key_dir;
@@ -29,7 +28,7 @@ Result<E2bComponent*> E2bComponent::Install(Server& server, E2bParts parts) {
   RegisterE2bRoutes(server.router(), service, keys);
   RegisterApiKeyRoutes(server.router(), keys);
   std::unique_ptr<E2bComponent> component(
-      new E2bComponent(server.store(), parts.node, std::move(service), std::move(keys)));
+      new E2bComponent(server.store(), std::move(service), std::move(keys)));
   E2bComponent* raw = component.get();
   server.AddComponent(std::move(component));
   return raw;
@@ -38,11 +37,6 @@ Result<E2bComponent*> E2bComponent::Install(Server& server, E2bParts parts) {
 Status E2bComponent::Start() {
   const E2bOptions& o = service_->options();
   RETURN_IF_ERROR(EnsureTemplate(store_, o.shared_namespace, o.base_template, o.base_image));
-  if (node_ != nullptr) {
-    replayer_ = std::make_unique<InitReplayer>(store_, *node_, o.init_timeout);
-    RETURN_IF_ERROR(replayer_->Start());
-    service_->SetInitReplayer(replayer_.get());
-  }
   auto has_admin = keys_->HasAdminKey();
   if (has_admin.ok() && !*has_admin) {
     base::Logger("e2b")->warn(
@@ -52,9 +46,6 @@ Status E2bComponent::Start() {
   return Status::Ok();
 }
 
-void E2bComponent::Stop() {
-  service_->SetInitReplayer(nullptr);
-  if (replayer_) replayer_->Stop();
-}
+void E2bComponent::Stop() {}
 
 }  // namespace warren::server::e2b

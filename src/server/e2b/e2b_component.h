@@ -8,7 +8,6 @@
 #include "server/auth/key_store.h"
 #include "server/component.h"
 #include "server/e2b/e2b_options.h"
-#include "server/e2b/init_replayer.h"
 #include "server/e2b/node_access.h"
 #include "server/e2b/route_notifier.h"
 #include "server/e2b/sandbox_service.h"
@@ -29,8 +28,12 @@ struct E2bParts {
 
 // The E2B API as a part of `warren server`: Install opens the key store, registers the routes
 // (e2b_api.h, api_keys_api.h) and adds this component, whose Start makes sure the built-in
-// `base` template exists and starts the /init replayer. Owned by the server; the service and
-// key store are shared with the router's handlers. Thread-safe after Start.
+// `base` template exists. Owned by the server; the service and key store are shared with the
+// router's handlers. Thread-safe after Start.
+//
+// envd's /init is sent by the create and connect calls; after a restart of envd (sandbox
+// restart, host reboot) the node agent replays the stored body itself before it reports the
+// sandbox Ready, so nothing here has to watch for that.
 class E2bComponent : public Component {
  public:
   // Call before server.Start(). Returns the component (owned by the server) so other parts
@@ -45,14 +48,12 @@ class E2bComponent : public Component {
   auth::KeyStore& keys() { return *keys_; }
 
  private:
-  E2bComponent(store::Store& store, NodeAccess* node, std::shared_ptr<SandboxService> service,
+  E2bComponent(store::Store& store, std::shared_ptr<SandboxService> service,
                std::shared_ptr<auth::KeyStore> keys);
 
   store::Store& store_;
-  NodeAccess* node_;
   std::shared_ptr<SandboxService> service_;
   std::shared_ptr<auth::KeyStore> keys_;
-  std::unique_ptr<InitReplayer> replayer_;
 };
 
 }  // namespace warren::server::e2b

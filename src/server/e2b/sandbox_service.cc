@@ -14,7 +14,6 @@
 #include "base/time_format.h"
 #include "server/e2b/annotations.h"
 #include "server/e2b/envd_init.h"
-#include "server/e2b/init_replayer.h"
 #include "server/e2b/sandbox_waiter.h"
 #include "server/e2b/templates.h"
 
@@ -142,9 +141,7 @@ Status SandboxService::InitEnvd(const api::Object& sandbox) {
   std::string body = Annotation(sandbox, api::annotations::kInitRuntimeRequest);
   if (body.empty()) return Status::Ok();
   ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(sandbox));
-  RETURN_IF_ERROR(SendInit(*node_, r.sandbox_id, body, r.access_token, options_.init_timeout));
-  if (replayer_ != nullptr) replayer_->NoteInitialised(sandbox);
-  return Status::Ok();
+  return SendInit(*node_, r.sandbox_id, body, r.access_token, options_.init_timeout);
 }
 
 void SandboxService::Discard(const api::Object& sandbox, const Status& why) {
@@ -264,7 +261,6 @@ Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
     return claimed.status().WithPrefix(
         fmt::format("create sandbox from pool \"{}\"", request.template_id));
   }
-  if (replayer_ != nullptr) replayer_->NoteInitialised(claimed->sandbox);
   ASSIGN_OR_RETURN(SandboxRecord record, RecordFromObject(claimed->sandbox));
   Log()->info("sandbox claimed id={} namespace={} pool={} owner={} lock_type={}", record.sandbox_id,
               tpl.namespace_, tpl.name, who.key_id, claimed->lock_type);

@@ -21,7 +21,6 @@
 
 namespace warren::server::e2b {
 
-class InitReplayer;
 struct ResolvedTemplate;
 
 // The E2B lifecycle on Sandbox objects (e2b-protocol.md §2, openkruise-agents.md §3.8): a
@@ -43,8 +42,6 @@ class SandboxService {
 
   const E2bOptions& options() const { return options_; }
   store::Store& store() { return store_; }
-  // Lets creates and resumes tell the replayer they initialised envd themselves.
-  void SetInitReplayer(InitReplayer* replayer) { replayer_ = replayer; }
   // Creates from a SandboxSet's warm pool claim through it (null: cold creates only).
   void SetClaimer(controller::claim::Claimer* claimer) { claimer_ = claimer; }
 
@@ -101,7 +98,6 @@ class SandboxService {
   RouteNotifier* const routes_;
   base::Clock& clock_;
   const E2bOptions options_;
-  InitReplayer* replayer_ = nullptr;               // set before serving
   controller::claim::Claimer* claimer_ = nullptr;  // set before serving
 };
 
