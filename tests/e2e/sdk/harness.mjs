@@ -44,10 +44,10 @@ export async function startWarren() {
   const adminKey = readFileSync(path.join(dataDir, 'admin-key'), 'utf8').trim();
 
   const portFile = path.join(dir, 'port');
-  const gatewayPortFile = path.join(dir, 'gateway-port');
+  // With an ephemeral server port the gateway takes an ephemeral one too and writes it here.
+  const gatewayPortFile = path.join(dataDir, 'gateway.port');
   const child = spawn(warren, ['server', '--data-dir', dataDir, '--port', '0',
-    '--port-file', portFile, '--gateway-port', '0', '--gateway-port-file', gatewayPortFile,
-    '--log-level', process.env.WARREN_LOG_LEVEL ?? 'info'],
+    '--port-file', portFile, '--log-level', process.env.WARREN_LOG_LEVEL ?? 'info'],
   { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (d) => { output += d; });
