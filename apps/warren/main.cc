@@ -12,6 +12,7 @@
 
 #include "cli/app.h"
 #include "cli/server_command.h"
+#include "controller/pool_manager.h"
 #include "controller/timers_controller.h"
 #include "gateway/gateway_component.h"
 #include "obs/metrics_route.h"
@@ -32,6 +33,20 @@ class TimersComponent : public warren::server::Component {
   warren::controller::TimersController timers_;
 };
 
+// Warm pools (SandboxSet, claims, SandboxClaim, recycling) as a server component.
+class PoolComponent : public warren::server::Component {
+ public:
+  explicit PoolComponent(std::unique_ptr<warren::controller::PoolManager> pools)
+      : pools_(std::move(pools)) {}
+  std::string_view name() const override { return "pools"; }
+  warren::Status Start() override { return pools_->Start(); }
+  void Stop() override { pools_->Stop(); }
+  bool Ready() const override { return pools_->Ready(); }
+
+ private:
+  std::unique_ptr<warren::controller::PoolManager> pools_;
+};
+
 warren::Status RegisterServerParts(warren::server::Server& server) {
   warren::obs::AddMetricsRoute(server.router());
   // The gateway (contracts.md: the server's port + 1, 7781 by default; an ephemeral one when the
@@ -46,6 +61,15 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
       std::move(gateway_options));
   warren::server::e2b::E2bParts e2b;
   e2b.routes = gateway.get();
+  // Claims tell the gateway the way E2B creates do.
+  warren::server::e2b::RouteNotifier* routes = e2b.routes;
+  auto pools = std::make_unique<warren::controller::PoolManager>(
+      server.store(), /*connector=*/nullptr, /*resetter=*/nullptr,
+      [routes](const warren::api::Object& sandbox) {
+        if (routes != nullptr) routes->SandboxChanged(sandbox);
+      });
+  e2b.claimer = &pools->claimer();
+  server.AddComponent(std::make_unique<PoolComponent>(std::move(pools)));
   auto installed = warren::server::e2b::E2bComponent::Install(server, std::move(e2b));
   if (!installed.ok()) return installed.status();
   gateway->SetResumer(std::make_unique<warren::gateway::E2bResumer>((*installed)->service()));

@@ -24,7 +24,7 @@ base::UniqueFd IdleUpstreams::Take(std::string_view sandbox_id, uint16_t port,
     std::lock_guard lock(mu_);
     auto it = idle_.find(std::pair<std::string_view, uint16_t>(sandbox_id, port));
     if (it == idle_.end()) return found;
-    base::MonoTime oldest_ok = clock_.Monotonic() - options_.idle_timeout;
+    base::MonoTime oldest_ok = clock_.Monotonic() - TimeoutFor(port);
     std::deque<Idle>& q = it->second;
     while (!q.empty()) {
       Idle idle = std::move(q.back());
@@ -74,8 +74,9 @@ void IdleUpstreams::DropSandbox(std::string_view sandbox_id) {
 void IdleUpstreams::Sweep() {
   std::vector<Idle> expired;  // closed outside the lock
   std::lock_guard lock(mu_);
-  base::MonoTime oldest_ok = clock_.Monotonic() - options_.idle_timeout;
+  base::MonoTime now = clock_.Monotonic();
   for (auto it = idle_.begin(); it != idle_.end();) {
+    base::MonoTime oldest_ok = now - TimeoutFor(it->first.second);
     std::deque<Idle>& q = it->second;
     while (!q.empty() && q.front().since < oldest_ok) {
       expired.push_back(std::move(q.front()));

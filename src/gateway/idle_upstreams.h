@@ -20,8 +20,14 @@ struct IdleUpstreamOptions {
   size_t max_per_port = 64;
   size_t max_total = 4096;
   // Dropped after this long unused. Kept below the keep-alive timeouts servers commonly use
-  // (Node's is 5 s), so the gateway lets go before the server does.
-  std::chrono::milliseconds idle_timeout{4000};
+  // (gunicorn's is 2 s, Node's 5 s), so the gateway lets go before the server does: a request
+  // sent just as the server closes would fail. Under load connections are reused within
+  // milliseconds anyway.
+  std::chrono::milliseconds idle_timeout{1000};
+  // For envd's port, whose server keeps idle connections for 640 s: long enough that an SDK's
+  // calls seconds apart still find one.
+  std::chrono::milliseconds envd_idle_timeout{30000};
+  uint16_t envd_port = 49983;
 };
 
 // Keep-alive connections into sandboxes, idle between requests: net's relay hands a connection
@@ -43,7 +49,7 @@ class IdleUpstreams {
   void Put(std::string_view sandbox_id, uint16_t port, uint64_t generation, base::UniqueFd fd);
   // Closes every idle connection to the sandbox (its route went down).
   void DropSandbox(std::string_view sandbox_id);
-  // Closes connections idle longer than idle_timeout.
+  // Closes connections idle longer than their port's timeout.
   void Sweep();
   size_t size() const;
 
@@ -62,6 +68,10 @@ class IdleUpstreams {
              std::pair<std::string_view, uint16_t>(b.first, b.second);
     }
   };
+
+  std::chrono::milliseconds TimeoutFor(uint16_t port) const {
+    return port == options_.envd_port ? options_.envd_idle_timeout : options_.idle_timeout;
+  }
 
   base::Clock& clock_;
   const IdleUpstreamOptions options_;

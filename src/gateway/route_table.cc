@@ -160,7 +160,9 @@ std::optional<RouteLookup> RouteTable::WaitRunning(std::string_view sandbox_id,
   std::optional<RouteLookup> found;
   changed_.wait_for(lock, timeout, [&] {
     auto it = entries_.find(sandbox_id);
-    if (it == entries_.end() || it->second.route->state != RouteState::kRunning) return false;
+    // Removed or gone (killed while resuming): no point waiting any longer.
+    if (it == entries_.end() || it->second.route->state == RouteState::kGone) return true;
+    if (it->second.route->state != RouteState::kRunning) return false;
     found = RouteLookup{it->second.route, it->second.generation};
     return true;
   });

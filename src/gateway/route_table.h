@@ -91,8 +91,8 @@ class RouteTable {
 
   std::optional<RouteLookup> Lookup(std::string_view sandbox_id) const;
 
-  // Blocks until the sandbox's route is running or `timeout` passes (nullopt). Never call it on
-  // an event loop.
+  // Blocks until the sandbox's route is running, or returns nullopt once `timeout` passes or
+  // the route is removed or gone. Never call it on an event loop.
   std::optional<RouteLookup> WaitRunning(std::string_view sandbox_id,
                                          std::chrono::milliseconds timeout) const;
 

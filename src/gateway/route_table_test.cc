@@ -179,6 +179,16 @@ TEST_F(RouteTableTest, WaitRunningWakesOnTheUpdate) {
   auto got = waiter.get();
   ASSERT_TRUE(got);
   EXPECT_EQ(got->route->resource_version, 2);
+
+  // A sandbox killed while a request waits for it to resume ends the wait at once.
+  paused.resource_version = 3;
+  ASSERT_EQ(table_.Upsert(paused), UpdateResult::kApplied);
+  auto start = std::chrono::steady_clock::now();
+  auto abandoned = std::async(std::launch::async, [&] { return table_.WaitRunning("i1", 60s); });
+  std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(table_.Remove("i1", 4));
+  EXPECT_FALSE(abandoned.get());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s) << "waited out the timeout";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 
 #include "base/result.h"
@@ -24,6 +25,25 @@ class SandboxDialer {
   // else is reported as the port not being open.
   virtual Result<base::UniqueFd> Dial(std::string_view sandbox_id, uint16_t port,
                                       std::chrono::milliseconds timeout) = 0;
+};
+
+// A SandboxDialer over any callable with Dial's signature and contract, e.g. the node agent's:
+//   FunctionDialer([&agent](std::string_view id, uint16_t port, std::chrono::milliseconds t) {
+//     return agent.Dial(id, port, t);
+//   })
+// Thread-safe as the callable is.
+class FunctionDialer final : public SandboxDialer {
+ public:
+  using DialFn =
+      std::function<Result<base::UniqueFd>(std::string_view, uint16_t, std::chrono::milliseconds)>;
+  explicit FunctionDialer(DialFn dial) : dial_(std::move(dial)) {}
+  Result<base::UniqueFd> Dial(std::string_view sandbox_id, uint16_t port,
+                              std::chrono::milliseconds timeout) override {
+    return dial_(sandbox_id, port, timeout);
+  }
+
+ private:
+  DialFn dial_;
 };
 
 }  // namespace warren::gateway
