@@ -64,5 +64,6 @@ void AddDescribeCommand(App& app);
 void AddDeleteCommand(App& app);
 void AddScaleCommand(App& app);
 void AddVersionCommand(App& app);
+void AddLogsCommand(App& app);
 
 }  // namespace warren::cli
