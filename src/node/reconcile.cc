@@ -632,13 +632,14 @@ NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
     return Next::kDone;
   }
   if (success) {
+    if (EnsureFinished(obj, id) != Next::kDone) return Next::kRetry;
     Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
       st.phase = phase::kSucceeded;
       st.message = f.message;
       api::SetCondition(st.conditions, {conditions::kReady, "False", f.reason, f.message}, now);
     });
     if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
-    return EnsureFinished(obj, id);
+    return Next::kDone;
   }
   return Fail(obj, id, f);
 }
@@ -784,6 +785,8 @@ NodeAgent::Next NodeAgent::Fail(api::Object& obj, const std::string& id, const F
     const api::Condition* c = api::FindCondition(StatusOf(obj).conditions, conditions::kReady);
     return !c || c->reason != f.reason || c->message != f.message;
   }();
+  // A Failed sandbox holds nothing: what a user sees as Failed is already torn down.
+  if (f.terminal && EnsureFinished(obj, id) != Next::kDone) return Next::kRetry;
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
     st.phase = f.terminal ? phase::kFailed : phase::kPending;
     st.message = f.message;
@@ -791,8 +794,7 @@ NodeAgent::Next NodeAgent::Fail(api::Object& obj, const std::string& id, const F
   });
   if (first || f.terminal) events_->Warning(obj, f.reason, f.message);
   if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
-  if (!f.terminal) return Next::kRetry;
-  return EnsureFinished(obj, id);
+  return f.terminal ? Next::kDone : Next::kRetry;
 }
 
 // A finished sandbox (Succeeded/Failed) keeps no runtime resources and no image lease; its
