@@ -8,21 +8,67 @@
 //       server.AddComponent(std::make_unique<MyController>(server.store()));
 
 #include <iostream>
+#include <memory>
 
 #include "base/log.h"
 #include "cli/app.h"
 #include "cli/server_command.h"
+#include "controller/timers_controller.h"
+#include "gateway/gateway_component.h"
 #include "node/log_route.h"
 #include "node/node_agent.h"
+#include "obs/metrics_route.h"
+#include "server/e2b/e2b_component.h"
+#include "server/e2b/node_access.h"
 
 namespace {
+
+// The E2B layer's view of the node agent: dialing and the stats ring.
+class AgentNodeAccess final : public warren::server::e2b::NodeAccess {
+ public:
+  explicit AgentNodeAccess(warren::node::NodeAgent& agent) : agent_(agent) {}
+  warren::Result<warren::base::UniqueFd> Dial(std::string_view sandbox_id, uint16_t port,
+                                              std::chrono::milliseconds timeout) override {
+    return agent_.Dial(sandbox_id, port, timeout);
+  }
+  std::vector<warren::server::e2b::UsageSample> Usage(std::string_view sandbox_id) override {
+    std::vector<warren::server::e2b::UsageSample> out;
+    for (const auto& s : agent_.Metrics(sandbox_id)) {
+      warren::server::e2b::UsageSample u;
+      u.time = s.time;
+      u.cpu_count = static_cast<int32_t>(s.cpu_count);
+      u.cpu_used_pct = s.cpu_used_pct;
+      u.mem_used = s.memory_bytes;
+      u.mem_total = s.memory_limit_bytes;
+      u.disk_used = s.disk_bytes;
+      out.push_back(u);
+    }
+    return out;
+  }
+
+ private:
+  warren::node::NodeAgent& agent_;
+};
+
+// The timers controller (spec.shutdownTime / spec.pauseTime) as a server component.
+class TimersComponent : public warren::server::Component {
+ public:
+  explicit TimersComponent(warren::store::Store& store)
+      : timers_(store, warren::base::RealClock()) {}
+  std::string_view name() const override { return "timers"; }
+  warren::Status Start() override { return timers_.Start(); }
+  void Stop() override { timers_.Stop(); }
+
+ private:
+  warren::controller::TimersController timers_;
+};
 
 // The node agent as a part of `warren server`. A machine that cannot run sandboxes (not root,
 // no cgroups) still serves the API: the agent stays off and /readyz says why.
 class NodeComponent final : public warren::server::Component {
  public:
   explicit NodeComponent(std::unique_ptr<warren::node::NodeAgent> agent)
-      : agent_(std::move(agent)) {}
+      : agent_(std::move(agent)), access_(*agent_) {}
   std::string_view name() const override { return "node"; }
   warren::Status Start() override {
     warren::Status s = agent_->Start();
@@ -34,17 +80,45 @@ class NodeComponent final : public warren::server::Component {
   }
   void Stop() override { agent_->Stop(); }
   bool Ready() const override { return agent_->Ready(); }
-  warren::node::NodeAgent& agent() { return *agent_; }
+  AgentNodeAccess& access() { return access_; }
 
  private:
   std::unique_ptr<warren::node::NodeAgent> agent_;
+  AgentNodeAccess access_;
 };
 
 warren::Status RegisterServerParts(warren::server::Server& server) {
-  auto agent = std::make_unique<warren::node::NodeAgent>(
+  warren::obs::AddMetricsRoute(server.router());
+  // The node agent first: the gateway and the E2B API dial through it. Owned by its component
+  // (the server's); the gateway's dialer and the E2B layer borrow it for the server's life.
+  auto agent_owned = std::make_unique<warren::node::NodeAgent>(
       server.store(), warren::node::NodeAgentOptions::ForDataDir(server.options().data_dir));
-  warren::node::RegisterLogRoute(server.router(), *agent, server.store());
-  server.AddComponent(std::make_unique<NodeComponent>(std::move(agent)));
+  warren::node::NodeAgent& agent = *agent_owned;
+  warren::node::RegisterLogRoute(server.router(), agent, server.store());
+  auto node = std::make_unique<NodeComponent>(std::move(agent_owned));
+  AgentNodeAccess& node_access = node->access();
+  server.AddComponent(std::move(node));
+  // The gateway (contracts.md: the server's port + 1, 7781 by default; an ephemeral one when the
+  // server's is, written to <data dir>/gateway.port), dialing through the node agent.
+  warren::gateway::GatewayComponentOptions gateway_options;
+  gateway_options.gateway.server.address = server.options().address;
+  gateway_options.gateway.server.port = warren::gateway::GatewayPortFor(server.options().port);
+  gateway_options.port_file = server.options().data_dir + "/gateway.port";
+  auto gateway = std::make_unique<warren::gateway::GatewayComponent>(
+      server.store(),
+      std::make_unique<warren::gateway::FunctionDialer>(
+          [&agent](std::string_view id, uint16_t port, std::chrono::milliseconds timeout) {
+            return agent.Dial(id, port, timeout);
+          }),
+      std::move(gateway_options));
+  warren::server::e2b::E2bParts e2b;
+  e2b.node = &node_access;
+  e2b.routes = gateway.get();
+  auto installed = warren::server::e2b::E2bComponent::Install(server, std::move(e2b));
+  if (!installed.ok()) return installed.status();
+  gateway->SetResumer(std::make_unique<warren::gateway::E2bResumer>((*installed)->service()));
+  server.AddComponent(std::move(gateway));
+  server.AddComponent(std::make_unique<TimersComponent>(server.store()));
   return warren::Status::Ok();
 }
 
@@ -59,6 +133,7 @@ int main(int argc, char** argv) {
   warren::cli::AddDeleteCommand(app);
   warren::cli::AddScaleCommand(app);
   warren::cli::AddVersionCommand(app);
+  warren::cli::AddApiKeyCommand(app);
   warren::cli::AddLogsCommand(app);
   return app.Run(argc, argv);
 }

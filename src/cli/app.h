@@ -34,6 +34,8 @@ class App {
   std::string Namespace() const;
   bool namespace_given() const { return !namespace_flag_.empty(); }
   Result<ApiClient*> Client();
+  // A string value of ~/.warren/config (YAML), "" when absent.
+  std::string ConfigValue(const std::string& key) const;
 
   // Print a failure the way kubectl does and make the exit code 1: "error: ..." for problems
   // found here, "Error from server (NotFound): ..." for the server's answers (an unreachable
@@ -46,8 +48,6 @@ class App {
   int Run(int argc, char** argv);
 
  private:
-  std::string ConfigValue(const std::string& key) const;
-
   std::ostream& out_;
   std::ostream& err_;
   CLI::App app_;
@@ -64,6 +64,7 @@ void AddDescribeCommand(App& app);
 void AddDeleteCommand(App& app);
 void AddScaleCommand(App& app);
 void AddVersionCommand(App& app);
+void AddApiKeyCommand(App& app);
 void AddLogsCommand(App& app);
 
 }  // namespace warren::cli

@@ -155,7 +155,8 @@ void DirWatcher::Handle(const os::InotifyEvent& e) {
   if ((e.mask & (IN_DELETE_SELF | IN_MOVE_SELF)) && !dir->second.empty()) return;
   const std::string name = Join(dir->second, e.name);
   const bool is_dir = e.mask & IN_ISDIR;
-  if (options_.recursive && is_dir && (e.mask & (IN_CREATE | IN_MOVED_TO))) AddTree(name);
+  const bool new_dir = options_.recursive && is_dir && (e.mask & (IN_CREATE | IN_MOVED_TO));
+  if (new_dir) AddTree(name);
 
   auto emit = [&](EventType type) {
     FilesystemEvent ev;
@@ -173,6 +174,31 @@ void DirWatcher::Handle(const os::InotifyEvent& e) {
   if (e.mask & IN_ATTRIB) emit(EventType::kChmod);
   if (e.mask & IN_MODIFY) emit(EventType::kWrite);
   if (e.mask & (IN_DELETE | IN_DELETE_SELF)) emit(EventType::kRemove);
+  // What appeared inside a new directory before its watch was in place would go unreported:
+  // report it as created (`mkdir -p a/b && touch a/b/c` is that fast).
+  if (new_dir) ReportExisting(name);
+}
+
+void DirWatcher::ReportExisting(const std::string& rel) {
+  DIR* d = opendir(Join(options_.path, rel).c_str());
+  if (!d) return;
+  std::vector<std::pair<std::string, bool>> children;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") children.emplace_back(n, e->d_type == DT_DIR);
+  }
+  closedir(d);
+  for (const auto& [n, is_dir] : children) {
+    FilesystemEvent ev;
+    ev.name = Join(rel, n);
+    ev.type = EventType::kCreate;
+    if (options_.include_entry) {
+      auto entry = ops_.Stat(Join(options_.path, ev.name));
+      if (entry.ok()) ev.entry = std::move(*entry);
+    }
+    on_event_(std::move(ev));
+    if (is_dir) ReportExisting(Join(rel, n));
+  }
 }
 
 }  // namespace warren::envd

@@ -48,6 +48,8 @@ class DirWatcher {
   void AddTree(const std::string& rel);
   void Run();
   void Handle(const os::InotifyEvent& e);
+  // Reports everything already inside a directory that was just created (recursively).
+  void ReportExisting(const std::string& rel);
 
   const WatchOptions options_;
   const FilesystemOps& ops_;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -258,6 +259,30 @@ TEST_F(FilesystemOpsTest, WatcherReportsRelativeNamesIncludingNewSubdirectories)
   Touch("plain");
   EXPECT_EQ(DirWatcher::Start({P("plain")}, ops_, {}, {}).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+TEST_F(FilesystemOpsTest, WatcherReportsWhatANewDirectoryAlreadyHeld) {
+  std::mutex mu;
+  std::vector<std::string> created;
+  auto w = DirWatcher::Start(
+      {root_.string(), true, false, false}, ops_,
+      [&](FilesystemEvent e) {
+        std::lock_guard lock(mu);
+        if (e.type == EventType::kCreate) created.push_back(e.name);
+      },
+      [](Status) {});
+  ASSERT_TRUE(w.ok());
+  // Faster than the watcher can add watches for a/ and a/b/.
+  fs::create_directories(root_ / "a/b");
+  Touch("a/b/c", "x");
+  auto seen = [&](const std::string& n) {
+    std::lock_guard lock(mu);
+    return std::find(created.begin(), created.end(), n) != created.end();
+  };
+  for (int i = 0; i < 100 && !seen("a/b/c"); ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(seen("a"));
+  EXPECT_TRUE(seen("a/b"));
+  EXPECT_TRUE(seen("a/b/c"));
 }
 
 }  // namespace

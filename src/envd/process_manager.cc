@@ -213,7 +213,8 @@ ProcessManager::~ProcessManager() {
 }
 
 Result<std::shared_ptr<ManagedProcess>> ProcessManager::Start(
-    SpawnPlan plan, const std::shared_ptr<StreamSession>& session) {
+    SpawnPlan plan, const std::shared_ptr<StreamSession>& session,
+    std::optional<std::chrono::milliseconds> lifetime) {
   const bool is_pty = plan.request.pty.has_value();
   std::shared_ptr<ManagedProcess> p(new ManagedProcess(plan.request, is_pty));
 
@@ -261,6 +262,11 @@ Result<std::shared_ptr<ManagedProcess>> ProcessManager::Start(
                           base::UniqueFd err) { p->Pump(std::move(out), std::move(err), pty_fd); },
               std::move(child->stdout_r), std::move(child->stderr_r))
       .detach();
+  if (lifetime) {
+    timers_.ScheduleAfter(*lifetime, [weak] {
+      if (auto proc = weak.lock()) proc->Signal(SIGKILL).IgnoreError();
+    });
+  }
   base::Logger("envd")->debug("process started pid={} pty={}", p->pid_, is_pty);
   return p;
 }

@@ -82,10 +82,13 @@ class ProcessManager {
   // Kills what still runs and waits (briefly) for the output pumps to finish.
   ~ProcessManager();
 
-  // Spawns the process and subscribes `session` before any output can be produced. Spawn
-  // failures are InvalidArgument (as E2B's envd reports them).
-  Result<std::shared_ptr<ManagedProcess>> Start(SpawnPlan plan,
-                                                const std::shared_ptr<StreamSession>& session);
+  // Spawns the process and subscribes `session` before any output can be produced. With a
+  // `lifetime` the process group is SIGKILLed when it passes, whoever still listens (Start's
+  // Connect-Timeout-Ms, e2b-protocol.md §3.4 rule 4). Spawn failures are InvalidArgument (as
+  // E2B's envd reports them).
+  Result<std::shared_ptr<ManagedProcess>> Start(
+      SpawnPlan plan, const std::shared_ptr<StreamSession>& session,
+      std::optional<std::chrono::milliseconds> lifetime = std::nullopt);
 
   // A live process, or an ended one still remembered. NotFound ("process with pid N not
   // found") otherwise.

@@ -41,11 +41,10 @@ std::string Output(const std::vector<std::string>& messages, const std::string& 
 class ProcessManagerTest : public ::testing::Test {
  protected:
   std::pair<std::shared_ptr<CollectingSink>, std::shared_ptr<ManagedProcess>> Start(
-      SpawnPlan plan, StreamOptions options = {}, std::function<void()> on_deadline = {}) {
+      SpawnPlan plan, StreamOptions options = {}) {
     auto sink = std::make_shared<CollectingSink>();
-    auto session =
-        StreamSession::Create(sink, timers_, options, KeepaliveEventJson(), std::move(on_deadline));
-    auto p = manager_.Start(std::move(plan), session);
+    auto session = StreamSession::Create(sink, timers_, options, KeepaliveEventJson());
+    auto p = manager_.Start(std::move(plan), session, options.timeout);
     EXPECT_TRUE(p.ok()) << p.status();
     return {sink, p.ok() ? *p : nullptr};
   }
@@ -108,13 +107,9 @@ TEST_F(ProcessManagerTest, KillReportsSignalAndForgetsTheProcess) {
 }
 
 TEST_F(ProcessManagerTest, DeadlineKillsTheProcessAndEndsWithDeadlineExceeded) {
-  auto slot = std::make_shared<std::weak_ptr<ManagedProcess>>();
   StreamOptions options;
   options.timeout = 300ms;
-  auto [sink, p] = Start(Bash("sleep 30"), options, [slot] {
-    if (auto proc = slot->lock()) proc->Signal(SIGKILL).IgnoreError();
-  });
-  *slot = p;
+  auto [sink, p] = Start(Bash("sleep 30"), options);
   auto end = sink->WaitFinished(10s);
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->code(), StatusCode::kDeadlineExceeded);
@@ -122,6 +117,15 @@ TEST_F(ProcessManagerTest, DeadlineKillsTheProcessAndEndsWithDeadlineExceeded) {
   for (int i = 0; i < 100 && !p->ended(); ++i) std::this_thread::sleep_for(50ms);
   EXPECT_TRUE(p->ended());
   EXPECT_EQ(sink->finish_count(), 1);
+}
+
+TEST_F(ProcessManagerTest, LifetimeKillsEvenWhenTheClientLeftFirst) {
+  StreamOptions options;
+  options.timeout = 300ms;
+  auto [sink, p] = Start(Bash("sleep 30"), options);
+  sink->Disconnect();  // the SDK aborts at its own deadline, maybe first
+  for (int i = 0; i < 100 && !p->ended(); ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(p->ended());
 }
 
 TEST_F(ProcessManagerTest, KeepalivesFlowWhenIdleAndSubscribersFanOut) {

@@ -1,7 +1,6 @@
 #include "envd/process_service.h"
 
 #include <fmt/format.h>
-#include <signal.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -47,17 +46,10 @@ void ProcessService::Start(const std::string& payload, const os::UserInfo& user,
   auto session = StreamSession::Create(sink, timers_, options, KeepaliveEventJson());
   auto plan = PlanStart(payload, user);
   if (!plan.ok()) return session->End(plan.status());
-  auto p = processes_.Start(std::move(*plan), session);
+  // Start's deadline is also the process's lifetime, whether or not the client is still there
+  // to see the stream end: the SDK aborts its request at the same moment.
+  auto p = processes_.Start(std::move(*plan), session, options.timeout);
   if (!p.ok()) return session->End(p.status());
-  // Start's deadline is also the process's lifetime (e2b-protocol.md §3.4 rule 4), whether or
-  // not the client is still there to see the stream end: the SDK aborts its request at the same
-  // moment, which ends the session first.
-  if (options.timeout) {
-    std::weak_ptr<ManagedProcess> weak = *p;
-    timers_.ScheduleAfter(*options.timeout, [weak] {
-      if (auto proc = weak.lock()) proc->Signal(SIGKILL).IgnoreError();
-    });
-  }
 }
 
 Result<SpawnPlan> ProcessService::PlanStart(const std::string& payload,

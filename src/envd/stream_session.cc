@@ -4,22 +4,19 @@ namespace warren::envd {
 
 std::shared_ptr<StreamSession> StreamSession::Create(std::shared_ptr<MessageSink> sink,
                                                      TimerQueue& timers, StreamOptions options,
-                                                     std::string keepalive_json,
-                                                     std::function<void()> on_deadline) {
-  std::shared_ptr<StreamSession> s(new StreamSession(
-      std::move(sink), timers, options, std::move(keepalive_json), std::move(on_deadline)));
+                                                     std::string keepalive_json) {
+  std::shared_ptr<StreamSession> s(
+      new StreamSession(std::move(sink), timers, options, std::move(keepalive_json)));
   s->Arm();
   return s;
 }
 
 StreamSession::StreamSession(std::shared_ptr<MessageSink> sink, TimerQueue& timers,
-                             StreamOptions options, std::string keepalive_json,
-                             std::function<void()> on_deadline)
+                             StreamOptions options, std::string keepalive_json)
     : sink_(std::move(sink)),
       timers_(timers),
       options_(options),
       keepalive_json_(std::move(keepalive_json)),
-      on_deadline_(std::move(on_deadline)),
       last_sent_(std::chrono::steady_clock::now()) {}
 
 StreamSession::~StreamSession() {
@@ -38,9 +35,7 @@ void StreamSession::Arm() {
   if (options_.timeout) {
     deadline_timer_ = timers_.ScheduleAfter(*options_.timeout, [weak] {
       auto s = weak.lock();
-      if (!s || s->ended()) return;
-      if (s->on_deadline_) s->on_deadline_();
-      s->End(DeadlineExceededError("deadline exceeded"));
+      if (s) s->End(DeadlineExceededError("deadline exceeded"));
     });
   }
   // A client that goes away ends the session, which releases its timers and subscribers.

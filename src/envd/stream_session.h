@@ -43,12 +43,9 @@ struct StreamOptions {
 // Shared by whoever produces into it (a process, a watcher) and the timers; thread-safe.
 class StreamSession : public std::enable_shared_from_this<StreamSession> {
  public:
-  // `on_deadline` runs (on the timer thread) just before the deadline ends the stream; Start
-  // uses it to kill the process whose lifetime the deadline bounds.
   static std::shared_ptr<StreamSession> Create(std::shared_ptr<MessageSink> sink,
                                                TimerQueue& timers, StreamOptions options,
-                                               std::string keepalive_json,
-                                               std::function<void()> on_deadline = {});
+                                               std::string keepalive_json);
   ~StreamSession();
 
   // Sends one message unless the stream has ended. Returns false when it has (or the client
@@ -65,7 +62,7 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
 
  private:
   StreamSession(std::shared_ptr<MessageSink> sink, TimerQueue& timers, StreamOptions options,
-                std::string keepalive_json, std::function<void()> on_deadline);
+                std::string keepalive_json);
   void Arm();
   void OnKeepaliveTimer();
 
@@ -73,7 +70,6 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
   TimerQueue& timers_;
   const StreamOptions options_;
   const std::string keepalive_json_;
-  std::function<void()> on_deadline_;
 
   mutable std::mutex mu_;
   bool ended_ = false;                         // guarded by mu_

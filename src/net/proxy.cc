@@ -105,6 +105,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     if (on_done) on_done();
   });
   relaying_ = true;
+  upload_ok_ = true;
   relay_idle_ = job.options.idle_timeout;
   bool upload_pending = !job.body_buffered && !body_complete_;
   // The connection is reusable after the response only if the body was relayed in full.
@@ -156,7 +157,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
   if (info.upgrade) {
     if (auto upgrade = job.headers.Get("Upgrade")) forwarded.Set("Upgrade", *upgrade);
     framing.connection = "Upgrade";
-  } else {
+  } else if (!job.options.on_upstream_idle) {
     // The upstream connection serves this one request.
     framing.connection = "close";
   }
@@ -257,6 +258,17 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
       if (chunked_out) buffers.push_back(asio::buffer(kChunkEnd));
     }
     if (last && chunked_out) buffers.push_back(asio::buffer(kLastChunk));
+    // The upstream's part is over: hand its connection back before the client sees the end of
+    // the response, so a client's next request already finds it idle. Only when nothing of
+    // this exchange can still arrive on it or be owed to it.
+    if (last && job.options.on_upstream_idle && response.head().keep_alive &&
+        !response.body_until_eof() && upstream_in.empty() && !info.upgrade && !upload_running_ &&
+        upload_ok_ && (job.body_buffered || body_complete_)) {
+      error_code release_ec;
+      int released = upstream_->release(release_ec);
+      upstream_.reset();
+      if (!release_ec && released >= 0) job.options.on_upstream_idle(base::UniqueFd(released));
+    }
     if (!buffers.empty()) {
       auto [wec, written] = co_await asio::async_write(socket_, buffers, kNoThrow);
       if (wec || closed_) {

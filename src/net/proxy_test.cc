@@ -356,5 +356,97 @@ TEST_F(ProxyTest, UpstreamFailuresBecome502AndTheClientConnectionSurvives) {
   EXPECT_TRUE(relays_.WaitDone(2)) << relays_.done.load();
 }
 
+// ProxyOptions::on_upstream_idle: a complete keep-alive response hands the upstream socket back
+// for the next request; a response that leaves the connection unusable does not.
+TEST_F(ProxyTest, ReusableUpstreamIsHandedBackAndReused) {
+  auto listener = RawListener::Listen();
+  ASSERT_TRUE(listener.ok());
+  Notification upstream_ok;
+  std::thread upstream([&] {
+    auto first = listener->Accept();
+    if (!first.ok()) return;
+    // Two requests on one connection: a Content-Length body, then a chunked one.
+    if (!first->ReadUntil("ab").ok()) return;
+    if (first->received().find("Connection: close") != std::string::npos) return;
+    first->received().clear();
+    (void)first->Send("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none");
+    if (!first->ReadUntil("0\r\n\r\n").ok()) return;
+    first->received().clear();
+    (void)first->Send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\ntwo\r\n0\r\n\r\n");
+    // The third says close: its connection must not come back.
+    if (!first->ReadUntil("\r\n\r\n").ok()) return;
+    first->received().clear();
+    (void)first->Send("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\nthree");
+    first->Close();
+    auto second = listener->Accept();
+    if (!second.ok() || !second->ReadUntil("\r\n\r\n").ok()) return;
+    (void)second->Send("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nfour");
+    upstream_ok.Notify();
+    second->WaitClosed(10s);
+  });
+  std::mutex mu;
+  std::vector<base::UniqueFd> idle;  // guarded by mu
+  std::atomic<int> handed_back{0};
+  Router proxy_router;
+  uint16_t upstream_port = listener->port();
+  proxy_router.SetFallback(
+      [&, upstream_port](Request&&, Responder r) {
+        base::UniqueFd fd;
+        {
+          std::lock_guard lock(mu);
+          if (!idle.empty()) {
+            fd = std::move(idle.back());
+            idle.pop_back();
+          }
+        }
+        if (!fd) {
+          auto dialed = DialTcp("127.0.0.1", upstream_port, 2s);
+          if (!dialed.ok()) {
+            r.Send(Response::Text(500, "dial failed"));
+            return;
+          }
+          fd = std::move(*dialed);
+        }
+        ProxyOptions options;
+        options.on_upstream_idle = [&](base::UniqueFd back) {
+          ++handed_back;
+          std::lock_guard lock(mu);
+          idle.push_back(std::move(back));
+        };
+        r.Proxy(std::move(fd), std::move(options));
+      },
+      RouteOptions{.stream_body = true});
+  auto server = HttpServer::Start(ServerOptions{.loop_threads = 1}, std::move(proxy_router));
+  ASSERT_TRUE(server.ok()) << server.status();
+  RawClient c = RawClient::Connect((*server)->port()).value();
+  ASSERT_TRUE(c.Send("POST /a HTTP/1.1\r\nHost: sbx\r\nContent-Length: 2\r\n\r\nab").ok());
+  auto a = c.ReadResponse();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->body, "one");
+  ASSERT_TRUE(c.Send("POST /b HTTP/1.1\r\nHost: sbx\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     "2\r\ncd\r\n0\r\n\r\n")
+                  .ok());
+  auto b = c.ReadResponse();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->body, "two");
+  EXPECT_EQ(handed_back.load(), 2);
+  ASSERT_TRUE(c.Send("GET /c HTTP/1.1\r\nHost: sbx\r\n\r\n").ok());
+  auto three = c.ReadResponse();
+  ASSERT_TRUE(three.ok()) << three.status();
+  EXPECT_EQ(three->body, "three");
+  EXPECT_EQ(handed_back.load(), 2) << "a connection the upstream closes came back";
+  ASSERT_TRUE(c.Send("GET /d HTTP/1.1\r\nHost: sbx\r\n\r\n").ok());
+  auto four = c.ReadResponse();
+  ASSERT_TRUE(four.ok()) << four.status();
+  EXPECT_EQ(four->body, "four");
+  EXPECT_TRUE(upstream_ok.HasBeenNotified());
+  {
+    std::lock_guard lock(mu);
+    idle.clear();  // the upstream thread waits for this connection to close
+  }
+  upstream.join();
+  (*server)->Shutdown(0ms);
+}
+
 }  // namespace
 }  // namespace warren::net

@@ -53,6 +53,12 @@ struct ProxyOptions {
   std::vector<std::string> remove_request_headers;
   // Called once when the relay ends (either side closed, idle timeout, or Abort via the handle).
   std::function<void()> on_done;
+  // Upstream keep-alive. When set, the upstream is not asked to close, and after a response
+  // that leaves its connection reusable (complete and length- or chunk-delimited, the upstream
+  // did not say close, the request body fully relayed, no upgrade, no stray bytes) the socket
+  // is handed here instead of being closed, before on_done, on the loop thread. The callee owns
+  // it (e.g. a per-upstream idle pool); it must not block.
+  std::function<void(base::UniqueFd)> on_upstream_idle;
 };
 
 // Cancels a relay in flight, from any thread (the gateway aborts a killed sandbox's connections).
@@ -87,8 +93,9 @@ class Responder {
   // pumped until either side closes. Returns a handle that can abort the relay.
   // The method, target, headers and (on buffered routes) body are taken from the Request as it
   // stands when Proxy is called. On stream_body routes the body must still be unread.
-  // Hop-by-hop fields are dropped, the upstream is asked to close after its response, and the
-  // client connection stays keep-alive after a complete response. A failure before the
+  // Hop-by-hop fields are dropped, the upstream is asked to close after its response (unless
+  // ProxyOptions::on_upstream_idle takes the connection back), and the client connection stays
+  // keep-alive after a complete response. A failure before the
   // upstream's response head answers 502; after it, the client connection is dropped.
   std::shared_ptr<ProxyHandle> Proxy(base::UniqueFd upstream, ProxyOptions options);
 

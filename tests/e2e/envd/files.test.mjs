@@ -118,9 +118,12 @@ test('watchDir: write and create events, recursive into new directories, with en
       { recursive: true, includeEntry: true });
   await sbx.files.write('watched/existing.txt', 'v2');
   await sbx.files.makeDir('watched/nested');
-  await new Promise((r) => setTimeout(r, 200));
-  await sbx.files.write('watched/nested/test_watch.txt', 'hi');
   const has = (name, type) => events.some((e) => e.name === name && e.type === type);
+  // envd watches a new directory before it reports its CREATE.
+  for (let i = 0; i < 100 && !has('nested', FilesystemEventType.CREATE); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await sbx.files.write('watched/nested/test_watch.txt', 'hi');
   for (let i = 0; i < 100 && !has('nested/test_watch.txt', FilesystemEventType.WRITE); i++) {
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -26,7 +26,13 @@ test('envd is pid 1 and command pids are real in its namespace', async () => {
   const [comm, pid] = r.stdout.trim().split('\n');
   assert.equal(comm, 'warren-envd');
   const h = await sbx.commands.run('sleep 5', { background: true });
-  assert.equal((await sbx.commands.run(`kill -0 ${h.pid} && cat /proc/${h.pid}/comm`)).stdout, 'sleep\n');
+  // The reported pid is the process itself: bash -l reads its profile, then execs sleep in place.
+  let cmd = '';
+  for (let i = 0; i < 40 && cmd !== 'sleep\n'; i++) {
+    cmd = (await sbx.commands.run(`kill -0 ${h.pid} && cat /proc/${h.pid}/comm`)).stdout;
+    if (cmd !== 'sleep\n') await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(cmd, 'sleep\n');
   assert.ok(Number(pid) > 1);
   await sbx.commands.kill(h.pid);
 });

@@ -1,0 +1,87 @@
+// Sandbox.create + commands.run('true') + kill through the unmodified e2b SDK against a real
+// warren server (cold: no pool), N times in a row; p50/p99 of the whole cycle and of each step,
+// printed beside a reference measured in the same run: the raw runtime and `runc run` of
+// bench/cold_create (create + start + ready, and destroy), so the cost of the control plane,
+// envd, the gateway and the SDK shows against the bare sandbox.
+//   node bench/e2b_create/e2b_create.mjs [--n 100] [--quick]
+// --quick (what ctest runs) does 3 cycles and a 2-sandbox reference, only to keep it working.
+
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { loadavg, cpus } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const { startWarren, useEnv } = await import(path.resolve(here, '../../tests/e2e/sdk/harness.mjs'));
+const { Sandbox } = await import('e2b');
+
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const nIndex = argv.indexOf('--n');
+const n = quick ? 3 : (nIndex >= 0 ? Number(argv[nIndex + 1]) : 100);
+const warmup = quick ? 1 : 3;
+
+if (process.getuid() !== 0) {
+  console.log('e2b_create: needs root (real sandboxes); skipped');
+  process.exit(77);
+}
+
+function now() { return Number(process.hrtime.bigint()) / 1e6; }
+function pct(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+function summary(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return { n: s.length, min: s[0], p50: pct(s, 50), p90: pct(s, 90), p99: pct(s, 99) };
+}
+function row(name, xs) {
+  const r = summary(xs);
+  const f = (x) => x.toFixed(2).padStart(9);
+  return `  ${name.padEnd(40)} ${String(r.n).padStart(5)} ${f(r.min)} ${f(r.p50)} ${f(r.p90)} ${f(r.p99)}`;
+}
+
+const w = await startWarren();
+const total = []; const create = []; const run = []; const kill = [];
+const load0 = loadavg();
+try {
+  useEnv(w);
+  for (let i = 0; i < warmup + n; i++) {
+    const t0 = now();
+    const sbx = await Sandbox.create('base');
+    const t1 = now();
+    const r = await sbx.commands.run('true');
+    const t2 = now();
+    if (r.exitCode !== 0) throw new Error(`true exited ${r.exitCode}`);
+    if (!(await sbx.kill())) throw new Error('kill returned false');
+    const t3 = now();
+    if (i < warmup) continue;
+    total.push(t3 - t0); create.push(t1 - t0); run.push(t2 - t1); kill.push(t3 - t2);
+  }
+} finally {
+  await w.stop();
+}
+const load1 = loadavg();
+
+// The reference, in the same run: bench/cold_create's native runtime and runc rows.
+const coldCreate = process.env.COLD_CREATE_BIN ??
+    path.resolve(here, '../../build/release/bench/cold_create/cold_create');
+let reference = '  (bench/cold_create not built: no reference)';
+if (existsSync(coldCreate)) {
+  const refN = String(quick ? 2 : n);
+  const r = spawnSync(coldCreate, ['--n', refN, '--runc-n', refN, '--userns-n', '0', '--idle', '0',
+    '--warmup', '1'], { encoding: 'utf8', timeout: 600_000 });
+  const wanted = /^\s*(warren native: create\+start\+ready|warren native: destroy|runc run --detach: to ready|runc delete --force|speedup)/;
+  const lines = (r.stdout ?? '').split('\n').filter((l) => wanted.test(l));
+  reference = lines.length ? lines.join('\n') : `  (cold_create failed: ${r.stderr?.slice(-400)})`;
+}
+
+console.log(`e2b_create: e2b SDK ${(await import('e2b/package.json', { with: { type: 'json' } }).catch(() => ({ default: {} }))).default.version ?? '2.51.0'}, ` +
+  `cold (no pool), N=${n}, ${cpus().length} cores, load ${load0.map((x) => x.toFixed(2)).join(' ')} → ${load1.map((x) => x.toFixed(2)).join(' ')}`);
+console.log(`  ${'ms'.padEnd(40)} ${'n'.padStart(5)} ${'min'.padStart(9)} ${'p50'.padStart(9)} ${'p90'.padStart(9)} ${'p99'.padStart(9)}`);
+console.log(row("create + run('true') + kill (SDK)", total));
+console.log(row('  Sandbox.create', create));
+console.log(row("  commands.run('true')", run));
+console.log(row('  kill', kill));
+console.log('reference, same run (bench/cold_create: busybox httpd to TCP-ready):');
+console.log(reference);

@@ -1,0 +1,113 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "controller/pool_informers.h"
+#include "controller/sandboxset_member.h"
+#include "controller/sandboxset_metrics.h"
+#include "controller/work_queue.h"
+#include "obs/event_recorder.h"
+
+namespace warren::controller {
+
+struct SandboxSetControllerOptions {
+  int workers = 3;               // sets reconciled in parallel (one set is never in two)
+  int initial_batch_size = 16;   // slow start: 16, 32, 64, ... creates per batch
+  int create_parallelism = 8;    // creates in flight within a batch
+  size_t revision_history = 10;  // materialized SandboxTemplates kept per set
+  std::chrono::seconds resync_period{30};
+  // How long a reconcile waits for its own writes to reach the cache before it returns (so the
+  // next reconcile of the set never counts from a cache that misses them).
+  std::chrono::milliseconds write_visible_timeout{2000};
+};
+
+// Keeps each SandboxSet's pool at spec.replicas members that are Running, Ready and unclaimed
+// (reference §2.3):
+//   - scale up by slow start (batches of 16, doubling; a batch with a failed create ends the
+//     pass), never more members Creating at once than scaleStrategy.maxUnavailable;
+//   - scale down old-revision members first, then Pending, recycled (most recycled first),
+//     running-but-not-ready, available; oldest first within each. Every victim is deleted with
+//     its cached resourceVersion as a precondition, checked by the store under its write lock:
+//     a member claimed meanwhile has a newer version, so its delete fails and it is skipped —
+//     a claimed sandbox is never deleted by a scale-down;
+//   - template revisions: the template's hash names a SandboxTemplate `<sbs>-<hash>` owned by
+//     the set (the last `revision_history` kept, older ones deleted once no sandbox refers to
+//     them); members are made from it;
+//   - rolling update: old-revision members still Creating are deleted at once; old Available
+//     ones, oldest first, only when the pool is at size, at most updateStrategy.maxUnavailable
+//     (default 20%) minus the updated members still Creating at a time; replacements come from
+//     the next scale-up. Claimed sandboxes are never touched;
+//   - dead members (Failed, Succeeded) are deleted and replaced;
+//   - status: replicas, availableReplicas, updatedReplicas, updatedAvailableReplicas,
+//     updateRevision (hash), currentRevision (template name), selector, observedGeneration,
+//     conditions Ready (pool full) and ReplicaFailure (a create or the template failed).
+//
+// Borrows the informers (handlers added in the constructor, before they start), the event
+// recorder (may be null) and the metrics. Thread-safe; Start/Stop from one thread.
+class SandboxSetController {
+ public:
+  SandboxSetController(PoolInformers& informers, obs::EventRecorder* events,
+                       SandboxSetControllerOptions options = {},
+                       base::Clock& clock = base::RealClock());
+  ~SandboxSetController();
+
+  // Starts the workers (the informers must be started).
+  Status Start();
+  void Stop();
+
+  // One reconcile of the set, on the caller's thread (what workers run).
+  Status Reconcile(std::string_view namespace_, std::string_view name);
+
+  // Members of the set with this uid, from the cache.
+  std::vector<ObjectPtr> MembersOf(const std::string& set_uid) const;
+
+ private:
+  struct Counts;
+  void OnSandbox(const Informer::Change& change);
+  void OnTemplate(const Informer::Change& change);
+  void Worker();
+  void ResyncLoop();
+  Status EnsureRevisionTemplate(const api::Object& set, const TemplateRevision& revision,
+                                int64_t& last_write);
+  int ScaleUp(const api::Object& set, const TemplateRevision& revision, int count,
+              int64_t& last_write, std::string& first_error);
+  // Deletes each victim (with its cached version as a precondition when `check_version`);
+  // appends the ones deleted to `deleted`. Returns how many.
+  int DeleteMembers(const std::vector<ObjectPtr>& victims, bool check_version,
+                    std::vector<ObjectPtr>& deleted);
+  void CollectRevisions(const api::Object& set, const TemplateRevision& current,
+                        int64_t& last_write);
+  Status WriteStatus(const api::Object& set, const TemplateRevision* revision, int32_t desired,
+                     const std::string& failure_reason, const std::string& failure_message);
+
+  PoolInformers& informers_;
+  store::Store& store_;
+  obs::EventRecorder* events_;
+  SandboxSetControllerOptions options_;
+  base::Clock& clock_;
+  SandboxSetMetrics metrics_;
+  WorkQueue queue_;
+
+  mutable std::mutex mu_;
+  // Members by their controller's uid, then "ns/name"; maintained from sandbox events.
+  std::unordered_map<std::string, std::unordered_map<std::string, ObjectPtr>>
+      by_owner_;  // guarded by mu_
+
+  std::vector<std::thread> workers_;
+  std::thread resync_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;  // guarded by stop_mu_
+};
+
+}  // namespace warren::controller

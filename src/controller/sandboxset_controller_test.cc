@@ -1,0 +1,347 @@
+#include "controller/sandboxset_controller.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "api/kinds.h"
+#include "api/typed_codec.h"
+#include "api/types/labels.h"
+#include "api/types/sandbox_set.h"
+#include "base/ids.h"
+#include "controller/testing/pool_test_node.h"
+#include "obs/metrics.h"
+#include "store/testing/objects.h"
+#include "store/testing/temp_store.h"
+
+namespace warren::controller {
+namespace {
+
+using namespace std::chrono_literals;
+namespace labels = api::labels;
+
+// Polls `f` until true or 20 s (the machine is shared and slow at times).
+template <class F>
+bool Eventually(F f, std::chrono::milliseconds timeout = 20s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (f()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return f();
+}
+
+class SandboxSetControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    informers_ = std::make_unique<PoolInformers>(store_.store());
+    recorder_ = std::make_unique<obs::EventRecorder>(
+        store_.store(), obs::EventRecorder::Options{.component = "sandboxset-controller"});
+    controller_ = std::make_unique<SandboxSetController>(*informers_, recorder_.get());
+    ASSERT_TRUE(informers_->Start().ok());
+    ASSERT_TRUE(controller_->Start().ok());
+    node_ = std::make_unique<testing::PoolTestNode>(store_.store());
+  }
+  void TearDown() override {
+    controller_->Stop();
+    informers_->Stop();
+    node_.reset();
+  }
+
+  api::Object CreateSet(const std::string& name, int replicas) {
+    auto created = store_->Create(store::testing::MakeSandboxSet(name, replicas));
+    EXPECT_TRUE(created.ok()) << created.status();
+    return *created;
+  }
+  void PatchSet(const std::string& name, api::Json patch) {
+    auto r = store_->Patch(api::SandboxSetKind(), "default", name, patch);
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  std::vector<api::Object> Sandboxes() {
+    auto list = store_->List(api::SandboxKind(), {});
+    EXPECT_TRUE(list.ok());
+    return list->items;
+  }
+  // Live (not deleting) members still owned by the set.
+  std::vector<api::Object> Members(const std::string& set) {
+    std::vector<api::Object> out;
+    for (auto& s : Sandboxes()) {
+      const api::OwnerReference* ref = s.ControllerRef();
+      if (ref && ref->name == set && !s.metadata.deletion_timestamp) out.push_back(s);
+    }
+    return out;
+  }
+  int AvailableMembers(const std::string& set) {
+    int n = 0;
+    for (auto& m : Members(set)) n += ClassifyMember(m) == MemberState::kAvailable;
+    return n;
+  }
+  api::SandboxSetStatus Status(const std::string& set) {
+    auto o = store_->Get(api::SandboxSetKind(), "default", set);
+    EXPECT_TRUE(o.ok());
+    return *api::DecodeStatus<api::SandboxSetStatus>(*o);
+  }
+  // What a claim does: one CAS detaching the member from its pool.
+  warren::Status Claim(api::Object member) {
+    member.metadata.owner_references.clear();
+    member.metadata.labels[labels::kSandboxClaimed] = "true";
+    member.metadata.annotations[api::annotations::kOwner] = "test";
+    return store_->Update(std::move(member)).status();
+  }
+  bool FullAndReady(const std::string& set, int replicas) {
+    if (static_cast<int>(Members(set).size()) != replicas) return false;
+    if (AvailableMembers(set) != replicas) return false;
+    auto st = Status(set);
+    return st.available_replicas == replicas && st.replicas == replicas;
+  }
+
+  store::testing::TempStore store_;
+  std::unique_ptr<PoolInformers> informers_;
+  std::unique_ptr<obs::EventRecorder> recorder_;
+  std::unique_ptr<SandboxSetController> controller_;
+  std::unique_ptr<testing::PoolTestNode> node_;
+};
+
+TEST_F(SandboxSetControllerTest, FillsThePoolWithLabelledOwnedMembersAndReportsStatus) {
+  api::Object set = CreateSet("py", 5);
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 5); }));
+  auto st = Status("py");
+  EXPECT_EQ(st.updated_replicas, 5);
+  EXPECT_EQ(st.updated_available_replicas, 5);
+  EXPECT_EQ(st.observed_generation, set.metadata.generation);
+  EXPECT_EQ(st.selector, "agents.kruise.io/sandbox-pool=py,agents.kruise.io/sandbox-claimed=false");
+  EXPECT_EQ(st.update_revision.size(), 8u);
+  EXPECT_EQ(st.current_revision, "py-" + st.update_revision);
+  EXPECT_TRUE(api::IsConditionTrue(st.conditions, "Ready"));
+
+  // The revision is materialized as a SandboxTemplate owned by the set.
+  auto t = store_->Get(api::SandboxTemplateKind(), "default", st.current_revision);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_NE(t->ControllerRef(), nullptr);
+  EXPECT_EQ(t->ControllerRef()->uid, set.metadata.uid);
+  EXPECT_EQ(t->spec()["template"], set.spec()["template"]);
+
+  std::set<std::string> ids;
+  for (const auto& m : Members("py")) {
+    EXPECT_EQ(m.metadata.labels.at(labels::kSandboxPool), "py");
+    EXPECT_EQ(m.metadata.labels.at(labels::kSandboxClaimed), "false");
+    EXPECT_EQ(m.metadata.labels.at(labels::kTemplateHash), st.update_revision);
+    std::string id = m.metadata.labels.at(labels::kSandboxId);
+    EXPECT_TRUE(base::IsValidSandboxId(id)) << id;
+    EXPECT_EQ(m.metadata.annotations.at(api::annotations::kSandboxId), id);
+    ids.insert(id);
+    EXPECT_EQ(m.spec()["templateRef"]["name"], st.current_revision);
+    EXPECT_EQ(m.metadata.name.rfind("py-", 0), 0u);
+  }
+  EXPECT_EQ(ids.size(), 5u);
+}
+
+TEST_F(SandboxSetControllerTest, RefillsAfterClaimsAndLeavesClaimedSandboxesAlone) {
+  CreateSet("py", 4);
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 4); }));
+  auto members = Members("py");
+  std::set<std::string> claimed;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(Claim(members[i]).ok());
+    claimed.insert(members[i].metadata.name);
+  }
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 4); }));
+  for (const auto& m : Members("py")) EXPECT_FALSE(claimed.contains(m.metadata.name));
+  for (const auto& name : claimed) {
+    auto s = store_->Get(api::SandboxKind(), "default", name);
+    ASSERT_TRUE(s.ok()) << name;
+    EXPECT_FALSE(s->metadata.deletion_timestamp);
+    EXPECT_EQ(s->metadata.labels.at(labels::kSandboxClaimed), "true");
+  }
+  EXPECT_EQ(Sandboxes().size(), 7u);
+}
+
+TEST_F(SandboxSetControllerTest, ScaleDownNeverDeletesAMemberClaimedMeanwhile) {
+  // Claims race the scale-down many times over; every claim that succeeded must survive.
+  std::mt19937 rng(42);
+  for (int round = 0; round < 8; ++round) {
+    std::string name = "race" + std::to_string(round);
+    CreateSet(name, 12);
+    ASSERT_TRUE(Eventually([&] { return FullAndReady(name, 12); })) << round;
+    auto members = Members(name);
+    std::shuffle(members.begin(), members.end(), rng);
+    std::vector<std::string> won;
+    std::thread claimer([&] {
+      for (auto& m : members) {
+        if (Claim(m).ok()) won.push_back(m.metadata.name);
+      }
+    });
+    PatchSet(name, {{"spec", {{"replicas", 0}}}});
+    claimer.join();
+    ASSERT_TRUE(Eventually([&] { return Members(name).empty(); })) << round;
+    for (const auto& n : won) {
+      auto s = store_->Get(api::SandboxKind(), "default", n);
+      ASSERT_TRUE(s.ok()) << "claimed sandbox " << n << " was deleted in round " << round;
+      EXPECT_FALSE(s->metadata.deletion_timestamp) << n;
+    }
+  }
+}
+
+TEST_F(SandboxSetControllerTest, ScaleDownPrefersPendingThenOldest) {
+  CreateSet("py", 3);
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 3); }));
+  auto ready = Members("py");
+  node_->set_hold(true);
+  PatchSet("py", {{"spec", {{"replicas", 5}}}});
+  ASSERT_TRUE(Eventually([&] { return Members("py").size() == 5; }));
+  PatchSet("py", {{"spec", {{"replicas", 3}}}});
+  // The two pending ones go; the three ready ones stay.
+  ASSERT_TRUE(Eventually([&] { return Members("py").size() == 3; }));
+  std::set<std::string> left;
+  for (auto& m : Members("py")) left.insert(m.metadata.name);
+  for (auto& m : ready) EXPECT_TRUE(left.contains(m.metadata.name)) << m.metadata.name;
+}
+
+TEST_F(SandboxSetControllerTest, RollingUpdateReplacesOnlyUnclaimedMembers) {
+  CreateSet("py", 5);
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 5); }));
+  std::string old_hash = Status("py").update_revision;
+  auto members = Members("py");
+  std::map<std::string, int64_t> claimed;  // name → version after the claim
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(Claim(members[i]).ok());
+    auto s = store_->Get(api::SandboxKind(), "default", members[i].metadata.name);
+    claimed[s->metadata.name] = s->metadata.resource_version;
+  }
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 5); }));
+  PatchSet(
+      "py",
+      {{"spec",
+        {{"template", {{"spec", {{"containers", {{{"name", "main"}, {"image", "busybox"}}}}}}}}}}});
+  std::string new_hash;
+  ASSERT_TRUE(Eventually([&] {
+    auto st = Status("py");
+    new_hash = st.update_revision;
+    return new_hash != old_hash && st.updated_available_replicas == 5 && FullAndReady("py", 5);
+  }));
+  for (const auto& m : Members("py")) {
+    EXPECT_EQ(m.metadata.labels.at(labels::kTemplateHash), new_hash);
+    EXPECT_EQ(m.spec()["templateRef"]["name"], "py-" + new_hash);
+  }
+  // Claimed sandboxes were not touched: same version, old template.
+  for (const auto& [name, version] : claimed) {
+    auto s = store_->Get(api::SandboxKind(), "default", name);
+    ASSERT_TRUE(s.ok()) << name;
+    EXPECT_EQ(s->metadata.resource_version, version) << name;
+    EXPECT_EQ(s->metadata.labels.at(labels::kTemplateHash), old_hash);
+  }
+  // The old revision's template stays while claimed sandboxes run from it.
+  EXPECT_TRUE(store_->Get(api::SandboxTemplateKind(), "default", "py-" + old_hash).ok());
+}
+
+TEST_F(SandboxSetControllerTest, RollingUpdateStaysWithinMaxUnavailable) {
+  CreateSet("py", 10);
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 10); }));
+  node_->set_hold(true);  // replacements stay Creating: the update must stall at the budget
+  PatchSet(
+      "py",
+      {{"spec",
+        {{"updateStrategy", {{"maxUnavailable", "20%"}}},
+         {"template", {{"spec", {{"containers", {{{"name", "main"}, {"image", "busybox"}}}}}}}}}}});
+  ASSERT_TRUE(Eventually([&] { return Status("py").updated_replicas == 2; }));
+  std::this_thread::sleep_for(300ms);
+  auto st = Status("py");
+  EXPECT_EQ(st.updated_replicas, 2);  // 20% of 10
+  EXPECT_EQ(st.available_replicas, 8);
+  node_->set_hold(false);
+  node_->ReadyAll();
+  ASSERT_TRUE(Eventually([&] { return Status("py").updated_available_replicas == 10; }));
+}
+
+TEST_F(SandboxSetControllerTest, ScaleStrategyBoundsMembersCreatingAtOnce) {
+  node_->set_hold(true);
+  api::Object set = store::testing::MakeSandboxSet("py", 6);
+  set.spec()["scaleStrategy"] = {{"maxUnavailable", 2}};
+  ASSERT_TRUE(store_->Create(set).ok());
+  ASSERT_TRUE(Eventually([&] { return Members("py").size() == 2; }));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(Members("py").size(), 2u);
+  node_->set_hold(false);
+  node_->ReadyAll();
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 6); }));
+}
+
+TEST_F(SandboxSetControllerTest, DeadMembersAreReplaced) {
+  CreateSet("py", 3);
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 3); }));
+  std::string victim = Members("py")[0].metadata.name;
+  node_->Fail("default", victim);
+  ASSERT_TRUE(Eventually([&] {
+    return !store_->Get(api::SandboxKind(), "default", victim).ok() && FullAndReady("py", 3);
+  }));
+}
+
+TEST_F(SandboxSetControllerTest, KeepsTheLastTenRevisions) {
+  CreateSet("py", 1);
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 1); }));
+  for (int i = 0; i < 12; ++i) {
+    PatchSet("py", {{"spec",
+                     {{"template",
+                       {{"spec",
+                         {{"containers",
+                           {{{"name", "main"},
+                             {"image", "base"},
+                             {"env", {{{"name", "V"}, {"value", std::to_string(i)}}}}}}}}}}}}}});
+    std::string hash;
+    ASSERT_TRUE(Eventually([&] {
+      auto st = Status("py");
+      return st.updated_available_replicas == 1 && st.observed_generation == i + 2;
+    }));
+  }
+  ASSERT_TRUE(Eventually([&] {
+    auto list = store_->List(api::SandboxTemplateKind(), {});
+    return list.ok() && list->items.size() == 10;
+  }));
+}
+
+TEST_F(SandboxSetControllerTest, MissingTemplateRefIsReportedThenFilledWhenItAppears) {
+  api::Object set = store::testing::MakeSandboxSet("py", 2);
+  set.spec().erase("template");
+  set.spec()["templateRef"] = {{"name", "shared"}};
+  ASSERT_TRUE(store_->Create(set).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto st = Status("py");
+    auto c = api::FindCondition(st.conditions, "ReplicaFailure");
+    return c != nullptr && c->reason == "TemplateNotFound";
+  }));
+  EXPECT_TRUE(Members("py").empty());
+  api::Object t;
+  t.api_version = api::kAgentsApiVersion;
+  t.kind = "SandboxTemplate";
+  t.metadata.namespace_ = "default";
+  t.metadata.name = "shared";
+  t.spec()["template"] = {{"spec", {{"containers", {{{"name", "main"}, {"image", "base"}}}}}}};
+  ASSERT_TRUE(store_->Create(t).ok());
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 2); }));
+  EXPECT_EQ(api::FindCondition(Status("py").conditions, "ReplicaFailure"), nullptr);
+}
+
+TEST_F(SandboxSetControllerTest, PoolGaugesFollowTheSetAndVanishWithIt) {
+  CreateSet("gauged", 3);
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("gauged", 3); }));
+  auto has = [](const std::string& line) {
+    return obs::Metrics::Default().Exposition().find(line) != std::string::npos;
+  };
+  EXPECT_TRUE(Eventually([&] {
+    return has(
+        "sandboxset_available_replicas{source=\"k8s\",name=\"gauged\",namespace=\"default\"} 3");
+  }));
+  EXPECT_TRUE(
+      has("sandboxset_desired_replicas{source=\"k8s\",name=\"gauged\",namespace=\"default\"} 3"));
+  ASSERT_TRUE(store_->Delete(api::SandboxSetKind(), "default", "gauged").ok());
+  EXPECT_TRUE(Eventually([&] { return !has("name=\"gauged\""); }));
+  // Its members go with it (owner references).
+  EXPECT_TRUE(Eventually([&] { return Sandboxes().empty(); }));
+}
+
+}  // namespace
+}  // namespace warren::controller

@@ -1,0 +1,55 @@
+#include "controller/sandboxset_revision.h"
+
+#include <fmt/format.h>
+
+#include "api/kinds.h"
+#include "api/types/labels.h"
+
+namespace warren::controller {
+
+uint32_t Fnv32a(std::string_view data) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 16777619u;
+  }
+  return h;
+}
+
+TemplateRevision ComputeRevision(const api::Object& set, const api::Object* referenced) {
+  const api::Json& spec = set.spec();
+  api::Json t = api::Json::object();
+  if (referenced != nullptr) {
+    const api::Json& ref_spec = referenced->spec();
+    if (ref_spec.is_object() && ref_spec.contains("template")) t["template"] = ref_spec["template"];
+  } else if (spec.is_object() && spec.contains("template")) {
+    t["template"] = spec["template"];
+  }
+  for (const char* field : {"persistentContents", "runtimes", "pauseStrategy"}) {
+    if (spec.is_object() && spec.contains(field) && !spec[field].is_null()) {
+      t[field] = spec[field];
+    }
+  }
+  TemplateRevision r;
+  // Keys are sorted (api::Json), so equal templates always serialise to the same text.
+  r.hash = fmt::format("{:08x}", Fnv32a(api::DumpJson(t)));
+  // A DNS subdomain is at most 253 characters; the hash keeps revisions apart.
+  r.template_name = fmt::format("{}-{}", set.metadata.name.substr(0, 243), r.hash);
+  r.template_spec = std::move(t);
+  return r;
+}
+
+api::Object MakeRevisionTemplate(const api::Object& set, const TemplateRevision& revision) {
+  api::Object o;
+  o.api_version = api::kAgentsApiVersion;
+  o.kind = "SandboxTemplate";
+  o.metadata.namespace_ = set.metadata.namespace_;
+  o.metadata.name = revision.template_name;
+  o.metadata.labels[api::labels::kSandboxPool] = set.metadata.name;
+  o.metadata.labels[api::labels::kTemplateHash] = revision.hash;
+  o.metadata.owner_references.push_back(set.MakeControllerRef());
+  o.body["spec"] = revision.template_spec;
+  return o;
+}
+
+}  // namespace warren::controller

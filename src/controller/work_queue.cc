@@ -1,0 +1,88 @@
+#include "controller/work_queue.h"
+
+#include <algorithm>
+
+namespace warren::controller {
+
+void WorkQueue::Add(const std::string& key) {
+  std::lock_guard lock(mu_);
+  AddLocked(key);
+}
+
+void WorkQueue::AddLocked(const std::string& key) {
+  if (shut_down_ || dirty_.contains(key)) return;
+  dirty_.insert(key);
+  if (processing_.contains(key)) return;  // Done() queues it
+  queue_.push_back(key);
+  cv_.notify_one();
+}
+
+void WorkQueue::AddAfter(const std::string& key, std::chrono::milliseconds delay) {
+  if (delay <= std::chrono::milliseconds(0)) return Add(key);
+  std::lock_guard lock(mu_);
+  if (shut_down_) return;
+  later_.emplace(Clock::now() + delay, key);
+  cv_.notify_one();  // a waiter may need an earlier wake-up
+}
+
+void WorkQueue::AddWithBackoff(const std::string& key) {
+  int failures;
+  {
+    std::lock_guard lock(mu_);
+    failures = failures_[key]++;
+  }
+  auto delay = std::chrono::milliseconds(5) * (1LL << std::min(failures, 13));
+  AddAfter(key, std::min<std::chrono::milliseconds>(delay, std::chrono::seconds(30)));
+}
+
+void WorkQueue::Forget(const std::string& key) {
+  std::lock_guard lock(mu_);
+  failures_.erase(key);
+}
+
+std::optional<std::string> WorkQueue::Get() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    if (shut_down_) return std::nullopt;
+    auto now = Clock::now();
+    while (!later_.empty() && later_.begin()->first <= now) {
+      std::string key = std::move(later_.begin()->second);
+      later_.erase(later_.begin());
+      AddLocked(key);
+    }
+    if (!queue_.empty()) {
+      std::string key = std::move(queue_.front());
+      queue_.pop_front();
+      dirty_.erase(key);
+      processing_.insert(key);
+      return key;
+    }
+    if (later_.empty()) {
+      cv_.wait(lock);
+    } else {
+      cv_.wait_until(lock, later_.begin()->first);
+    }
+  }
+}
+
+void WorkQueue::Done(const std::string& key) {
+  std::lock_guard lock(mu_);
+  processing_.erase(key);
+  if (dirty_.contains(key) && !shut_down_) {
+    queue_.push_back(key);
+    cv_.notify_one();
+  }
+}
+
+void WorkQueue::ShutDown() {
+  std::lock_guard lock(mu_);
+  shut_down_ = true;
+  cv_.notify_all();
+}
+
+size_t WorkQueue::Len() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+}  // namespace warren::controller

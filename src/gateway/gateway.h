@@ -1,0 +1,110 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "gateway/idle_upstreams.h"
+#include "gateway/metrics.h"
+#include "gateway/resumer.h"
+#include "gateway/route_table.h"
+#include "gateway/sandbox_address.h"
+#include "gateway/sandbox_dialer.h"
+#include "gateway/worker_pool.h"
+#include "net/http_server.h"
+
+namespace warren::gateway {
+
+// contracts.md: the gateway listens on 127.0.0.1:7781 in `warren server`.
+inline constexpr uint16_t kDefaultGatewayPort = 7781;
+
+struct GatewayOptions {
+  net::ServerOptions server{
+      .address = "127.0.0.1", .port = kDefaultGatewayPort, .blocking_threads = 1};
+  // Host routing accepts `<port>-<id>.<domain>` for this domain only; empty = any domain.
+  std::string domain;
+  std::chrono::milliseconds dial_timeout{5000};
+  // Silence in both directions that ends a relay. E2B streams send keepalives every 50 s;
+  // envd's own idle timeout is 640 s.
+  std::chrono::seconds relay_idle_timeout{600};
+  // Threads that dial into sandboxes (and wait for auto-resumes): dials can block.
+  int dial_threads = 8;
+  // Keep connections into sandboxes open between requests (net's on_upstream_idle).
+  bool upstream_keepalive = true;
+  IdleUpstreamOptions idle_upstreams;
+  // Largest request body relayed (file uploads); envd enforces disk space itself.
+  uint64_t max_body_bytes = uint64_t{5} << 30;
+  // How long a request waits for an auto-resumed sandbox to run.
+  std::chrono::milliseconds resume_timeout{60000};
+};
+
+// The sandbox traffic gateway: its own HTTP listener; each request is routed by the
+// E2b-Sandbox-Id/E2b-Sandbox-Port headers or a `<port>-<id>.<domain>` Host to a route in the
+// RouteTable, checked against the sandbox's envd access token (port 49983 only), and relayed
+// with net's Responder::Proxy over a socket made inside the sandbox's network namespace (the
+// SandboxDialer) — unbuffered, chunked streams and upgrades included. Answers E2B's exact 502
+// bodies for a sandbox that is unknown, killed, paused or not listening, 401 for a bad token,
+// 400 for a request that names no sandbox. A route that goes down aborts its relays (the
+// RouteTable does that), so an SDK stream sees its body terminate.
+//
+// Ownership: borrows the RouteTable, the dialer and the resumer, which must outlive it. Owns
+// its server, dial threads and idle upstream connections. Thread-safe. Shutdown (or the
+// destructor) stops the listener, ends every relay and joins the threads.
+class Gateway {
+ public:
+  static Result<std::unique_ptr<Gateway>> Start(GatewayOptions options, RouteTable& routes,
+                                                SandboxDialer& dialer, Resumer* resumer = nullptr,
+                                                base::Clock& clock = base::RealClock());
+  ~Gateway();
+  Gateway(const Gateway&) = delete;
+  Gateway& operator=(const Gateway&) = delete;
+
+  uint16_t port() const;
+  // Stops accepting, lets requests finish until `grace`, then aborts what is left. Idempotent.
+  void Shutdown(std::chrono::milliseconds grace);
+
+  // warren_gateway_* samples: requests by result, upstream connections dialed/reused, resumes,
+  // routes by state, fences, open relays (in all and per sandbox), idle upstream connections.
+  std::vector<MetricSample> MetricSamples() const;
+  const GatewayCounters& counters() const { return counters_; }
+  size_t idle_upstream_count() const { return idle_.size(); }
+
+ private:
+  Gateway(GatewayOptions options, RouteTable& routes, SandboxDialer& dialer, Resumer* resumer,
+          base::Clock& clock);
+
+  void Handle(net::Request& request, net::Responder responder);
+  // Relays over an idle keep-alive connection when there is one, else dials on a dial thread.
+  void Connect(net::Responder responder, SandboxAddress address, RouteLookup lookup);
+  void DialAndRelay(net::Responder responder, const SandboxAddress& address,
+                    const RouteLookup& lookup);
+  void Relay(net::Responder responder, const SandboxAddress& address, const RouteLookup& lookup,
+             base::UniqueFd upstream);
+  void ResumeAndRelay(net::Responder responder, const SandboxAddress& address,
+                      const RouteLookup& lookup);
+  bool Authorized(const net::Request& request, uint16_t port, const Route& route) const;
+  void Housekeeping();
+
+  const GatewayOptions options_;
+  RouteTable& routes_;
+  SandboxDialer& dialer_;
+  Resumer* const resumer_;
+  GatewayCounters counters_;
+  IdleUpstreams idle_;
+  WorkerPool dial_pool_;
+  std::unique_ptr<net::HttpServer> server_;
+
+  std::mutex housekeeping_mu_;
+  std::condition_variable housekeeping_wake_;
+  bool stopping_ = false;  // guarded by housekeeping_mu_
+  std::thread housekeeping_;
+};
+
+}  // namespace warren::gateway

@@ -1,0 +1,351 @@
+// The gateway on real sockets, without root: "sandboxes" here are HTTP servers on loopback
+// ports, reached through a SandboxDialer that maps (sandbox id, port) to them. The same
+// behaviour against real sandboxes and their network namespaces is in
+// tests/privileged/gateway/.
+#include "gateway/gateway.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <thread>
+
+#include "gateway/testing/loopback_dialer.h"
+#include "net/dial.h"
+#include "net/http_client.h"
+#include "net/http_server.h"
+#include "net/testing/notification.h"
+#include "net/testing/raw_client.h"
+
+namespace warren::gateway {
+namespace {
+
+using namespace std::chrono_literals;
+using net::testing::Notification;
+using net::testing::RawClient;
+
+using testing::LoopbackDialer;
+
+Route RunningRoute(const std::string& id, int64_t rv, const std::string& token = "") {
+  Route r;
+  r.sandbox_id = id;
+  r.namespace_ = "default";
+  r.name = id;
+  r.uid = "uid-" + id;
+  r.state = RouteState::kRunning;
+  r.access_token = token;
+  r.resource_version = rv;
+  return r;
+}
+
+class GatewayTest : public ::testing::Test {
+ protected:
+  // An upstream standing for sandbox `name`: /who answers its name and what it saw.
+  std::unique_ptr<net::HttpServer> StartUpstream(const std::string& name) {
+    net::Router router;
+    router.Add("GET", "/who", [name](net::Request&& req, net::Responder r) {
+      net::Response resp = net::Response::Text(200, name);
+      resp.headers.Set("X-Upstream-Remote", req.remote);
+      resp.headers.Set("X-Saw-Token", std::string(req.headers.Get("X-Access-Token").value_or("")));
+      r.Send(std::move(resp));
+    });
+    router.Add("GET", "/health",
+               [](net::Request&&, net::Responder r) { r.Send(net::Response::Empty(204)); });
+    router.Add("GET", "/files",
+               [](net::Request&&, net::Responder r) { r.Send(net::Response::Text(200, "file")); });
+    router.Add(
+        "GET", "/forever",
+        [this](net::Request&&, net::Responder r) {
+          auto stream = r.Stream(200, {});
+          stream_started_.Notify();
+          while (stream->Write("tick;")) std::this_thread::sleep_for(5ms);
+        },
+        net::RouteOptions{.blocking = true});
+    auto server = net::HttpServer::Start(net::ServerOptions{.loop_threads = 1}, std::move(router));
+    EXPECT_TRUE(server.ok()) << server.status();
+    return std::move(*server);
+  }
+
+  void StartGateway(GatewayOptions options = {}, Resumer* resumer = nullptr) {
+    options.server.port = 0;
+    options.server.loop_threads = 2;
+    auto g = Gateway::Start(std::move(options), table_, dialer_, resumer);
+    ASSERT_TRUE(g.ok()) << g.status();
+    gateway_ = std::move(*g);
+  }
+
+  net::Response Get(const std::string& target, net::Headers headers) {
+    auto client = net::HttpClient::ForAddress("127.0.0.1:" + std::to_string(gateway_->port()));
+    EXPECT_TRUE(client.ok());
+    auto resp = (*client)->Do({.target = target, .headers = std::move(headers)});
+    EXPECT_TRUE(resp.ok()) << resp.status();
+    return resp.ok() ? *resp : net::Response{};
+  }
+  static net::Headers Routing(const std::string& id, std::optional<std::string> port = {}) {
+    net::Headers h;
+    h.Set("E2b-Sandbox-Id", id);
+    if (port) h.Set("E2b-Sandbox-Port", *port);
+    return h;
+  }
+
+  RouteTable table_;
+  LoopbackDialer dialer_;
+  Notification stream_started_;
+  std::unique_ptr<Gateway> gateway_;
+};
+
+TEST_F(GatewayTest, RoutesByHeadersAndByHost) {
+  auto a = StartUpstream("sandbox-a");
+  auto b = StartUpstream("sandbox-b");
+  auto b_web = StartUpstream("sandbox-b:3000");
+  dialer_.Map("ia", kEnvdPort, a->port());
+  dialer_.Map("ib", kEnvdPort, b->port());
+  dialer_.Map("ib", 3000, b_web->port());
+  table_.Upsert(RunningRoute("ia", 1));
+  table_.Upsert(RunningRoute("ib", 2));
+  StartGateway();
+
+  EXPECT_EQ(Get("/who", Routing("ia")).body, "sandbox-a");
+  EXPECT_EQ(Get("/who", Routing("ib")).body, "sandbox-b");
+  EXPECT_EQ(Get("/who", Routing("ib", "3000")).body, "sandbox-b:3000");
+  net::Headers host;
+  host.Set("Host", "3000-ib.sbx.test");
+  EXPECT_EQ(Get("/who", host).body, "sandbox-b:3000");
+  host.Set("Host", "49983-ia.sbx.test:7781");
+  EXPECT_EQ(Get("/who", host).body, "sandbox-a");
+  // Headers win over Host.
+  net::Headers both = Routing("ia");
+  both.Set("Host", "3000-ib.sbx.test");
+  EXPECT_EQ(Get("/who", both).body, "sandbox-a");
+  EXPECT_EQ(gateway_->counters().Get(RequestResult::kRelayed), 6u);
+}
+
+TEST_F(GatewayTest, ErrorBodiesAreExactlyE2Bs) {
+  auto a = StartUpstream("sandbox-a");
+  dialer_.Map("ia", kEnvdPort, a->port());
+  table_.Upsert(RunningRoute("ia", 1));
+  Route paused = RunningRoute("ipaused", 1);
+  paused.state = RouteState::kPaused;
+  table_.Upsert(paused);
+  StartGateway();
+
+  net::Response unknown = Get("/who", Routing("inope"));
+  EXPECT_EQ(unknown.status, 502);
+  EXPECT_EQ(unknown.headers.Get("Content-Type"), "application/json");
+  EXPECT_EQ(unknown.body,
+            R"({"sandboxId":"inope","message":"The sandbox was not found","code":502})");
+  net::Response p = Get("/health", Routing("ipaused"));
+  EXPECT_EQ(p.status, 502);
+  EXPECT_EQ(p.body, R"({"sandboxId":"ipaused","message":"The sandbox was not found","code":502})");
+  net::Response closed = Get("/who", Routing("ia", "8080"));
+  EXPECT_EQ(closed.status, 502);
+  EXPECT_EQ(closed.headers.Get("Content-Type"), "application/json");
+  EXPECT_EQ(closed.body,
+            R"({"sandboxId":"ia","message":"The sandbox is running but port is not open",)"
+            R"("port":8080,"code":502})");
+
+  net::Response bad_port = Get("/who", Routing("ia", "99999"));
+  EXPECT_EQ(bad_port.status, 400);
+  EXPECT_EQ(bad_port.headers.Get("Content-Type"), "application/json");
+  EXPECT_EQ(bad_port.body,
+            R"j({"code":400,"message":"E2b-Sandbox-Port header \"99999\" is not a port number )j"
+            R"j((1-65535)"})j");
+  net::Headers localhost;
+  localhost.Set("Host", "localhost");
+  net::Response missing = Get("/who", localhost);
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_NE(missing.body.find("E2b-Sandbox-Id header"), std::string::npos) << missing.body;
+  EXPECT_NE(missing.body.find(R"(Host \"localhost\" is not)"), std::string::npos) << missing.body;
+
+  EXPECT_EQ(gateway_->counters().Get(RequestResult::kNotFound), 1u);
+  EXPECT_EQ(gateway_->counters().Get(RequestResult::kPaused), 1u);
+  EXPECT_EQ(gateway_->counters().Get(RequestResult::kPortNotOpen), 1u);
+  EXPECT_EQ(gateway_->counters().Get(RequestResult::kBadRequest), 2u);
+  EXPECT_EQ(gateway_->counters().Get(RequestResult::kRelayed), 0u);
+}
+
+TEST_F(GatewayTest, EnvdTrafficNeedsTheAccessToken) {
+  auto envd = StartUpstream("envd");
+  auto web = StartUpstream("web");
+  dialer_.Map("ia", kEnvdPort, envd->port());
+  dialer_.Map("ia", 3000, web->port());
+  table_.Upsert(RunningRoute("ia", 1, "s3cret"));
+  StartGateway();
+  const std::string kUnauthorized =
+      R"({"code":401,"message":"unauthorized access, please provide a valid access token or )"
+      R"(method signing if supported"})";
+
+  net::Response none = Get("/who", Routing("ia"));
+  EXPECT_EQ(none.status, 401);
+  EXPECT_EQ(none.headers.Get("Content-Type"), "application/json");
+  EXPECT_EQ(none.body, kUnauthorized);
+  net::Headers wrong = Routing("ia");
+  wrong.Set("X-Access-Token", "s3cre");
+  EXPECT_EQ(Get("/who", wrong).body, kUnauthorized);
+  wrong.Set("X-Access-Token", "s3cret2");
+  EXPECT_EQ(Get("/who", wrong).status, 401);
+
+  net::Headers right = Routing("ia");
+  right.Set("X-Access-Token", "s3cret");
+  net::Response ok = Get("/who", right);
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_EQ(ok.body, "envd");
+  EXPECT_EQ(ok.headers.Get("X-Saw-Token"), "s3cret") << "envd checks the token too";
+
+  // envd's own exemptions, and ports other than envd's, pass without it.
+  EXPECT_EQ(Get("/health", Routing("ia")).status, 204);
+  EXPECT_EQ(Get("/files?path=a.txt&signature=v1_x", Routing("ia")).body, "file");
+  EXPECT_EQ(Get("/files?path=a.txt", Routing("ia")).status, 401);
+  EXPECT_EQ(Get("/who", Routing("ia", "3000")).body, "web");
+  EXPECT_EQ(gateway_->counters().Get(RequestResult::kUnauthorized), 4u);
+}
+
+TEST_F(GatewayTest, UpstreamConnectionsAreReusedPerSandboxPort) {
+  auto a = StartUpstream("sandbox-a");
+  dialer_.Map("ia", kEnvdPort, a->port());
+  table_.Upsert(RunningRoute("ia", 1));
+  StartGateway();
+  net::Response first = Get("/who", Routing("ia"));
+  net::Response second = Get("/who", Routing("ia"));
+  EXPECT_EQ(second.body, "sandbox-a");
+  EXPECT_EQ(first.headers.Get("X-Upstream-Remote"), second.headers.Get("X-Upstream-Remote"))
+      << "the second request dialed again";
+  EXPECT_EQ(dialer_.dials(), 1);
+  EXPECT_EQ(gateway_->counters().upstream_reused.load(), 1u);
+  EXPECT_EQ(gateway_->idle_upstream_count(), 1u);
+  // A pause drops the idle connections with the route's generation.
+  Route paused = RunningRoute("ia", 2);
+  paused.state = RouteState::kPaused;
+  table_.Upsert(paused);
+  EXPECT_EQ(gateway_->idle_upstream_count(), 0u);
+  table_.Upsert(RunningRoute("ia", 3));
+  net::Response third = Get("/who", Routing("ia"));
+  EXPECT_EQ(third.body, "sandbox-a");
+  EXPECT_EQ(dialer_.dials(), 2);
+}
+
+TEST_F(GatewayTest, KeepAliveCanBeTurnedOff) {
+  auto a = StartUpstream("sandbox-a");
+  dialer_.Map("ia", kEnvdPort, a->port());
+  table_.Upsert(RunningRoute("ia", 1));
+  StartGateway(GatewayOptions{.upstream_keepalive = false});
+  Get("/who", Routing("ia"));
+  Get("/who", Routing("ia"));
+  EXPECT_EQ(dialer_.dials(), 2);
+  EXPECT_EQ(gateway_->idle_upstream_count(), 0u);
+}
+
+TEST_F(GatewayTest, RemovingTheRouteCutsOpenStreamsAndThenAnswers502) {
+  auto a = StartUpstream("sandbox-a");
+  dialer_.Map("ia", kEnvdPort, a->port());
+  table_.Upsert(RunningRoute("ia", 1));
+  StartGateway();
+  auto c = RawClient::Connect(gateway_->port());
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c->Send("GET /forever HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: ia\r\n\r\n").ok());
+  ASSERT_TRUE(c->ReadUntil("tick;").ok()) << c->received();
+  auto samples = gateway_->MetricSamples();
+  bool saw_relay_gauge = false;
+  for (const auto& s : samples) {
+    if (s.name == "warren_gateway_sandbox_open_relays" && s.labels.at("sandbox_id") == "ia") {
+      saw_relay_gauge = s.value == 1;
+    }
+  }
+  EXPECT_TRUE(saw_relay_gauge);
+
+  EXPECT_TRUE(table_.Remove("ia", 2));
+  ASSERT_TRUE(c->WaitClosed()) << "the stream outlived its sandbox";
+  EXPECT_EQ(c->received().find("\r\n0\r\n\r\n"), std::string::npos)
+      << "the stream ended cleanly instead of being cut";
+  net::Response after = Get("/who", Routing("ia"));
+  EXPECT_EQ(after.status, 502);
+  EXPECT_EQ(after.body, R"({"sandboxId":"ia","message":"The sandbox was not found","code":502})");
+  for (int i = 0; i < 200 && table_.Stats().open_relays > 0; ++i) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(table_.Stats().open_relays, 0u);
+}
+
+TEST_F(GatewayTest, ShutdownEndsRelaysAndIsIdempotent) {
+  auto a = StartUpstream("sandbox-a");
+  dialer_.Map("ia", kEnvdPort, a->port());
+  table_.Upsert(RunningRoute("ia", 1));
+  StartGateway();
+  auto c = RawClient::Connect(gateway_->port());
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c->Send("GET /forever HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: ia\r\n\r\n").ok());
+  ASSERT_TRUE(c->ReadUntil("tick;").ok());
+  gateway_->Shutdown(0ms);
+  EXPECT_TRUE(c->WaitClosed());
+  gateway_->Shutdown(0ms);
+  EXPECT_EQ(table_.Stats().open_relays, 0u);
+}
+
+// Stands in for the control plane's resume: it marks the route running again, as the E2B
+// layer's route notification does once the sandbox runs. Thread-safe.
+class RouteFlippingResumer final : public Resumer {
+ public:
+  RouteFlippingResumer(RouteTable& table, Status result) : table_(table), result_(result) {}
+  Status Resume(const Route& route, std::chrono::milliseconds) override {
+    ++calls;
+    if (!result_.ok()) return result_;
+    Route running = route;
+    running.state = RouteState::kRunning;
+    running.resource_version = route.resource_version + 1;
+    table_.Upsert(running);
+    return Status::Ok();
+  }
+  std::atomic<int> calls{0};
+
+ private:
+  RouteTable& table_;
+  Status result_;
+};
+
+TEST_F(GatewayTest, TrafficResumesAPausedSandboxThatAllowsIt) {
+  auto a = StartUpstream("sandbox-a");
+  dialer_.Map("ia", kEnvdPort, a->port());
+  dialer_.Map("ib", kEnvdPort, a->port());
+  Route paused = RunningRoute("ia", 1, "tok");
+  paused.state = RouteState::kPaused;
+  paused.auto_resume = true;
+  table_.Upsert(paused);
+  Route no_resume = RunningRoute("ib", 1);
+  no_resume.state = RouteState::kPaused;
+  table_.Upsert(no_resume);
+  RouteFlippingResumer resumer(table_, Status::Ok());
+  StartGateway({}, &resumer);
+
+  // Without the token nothing wakes up.
+  EXPECT_EQ(Get("/who", Routing("ia")).status, 401);
+  EXPECT_EQ(resumer.calls.load(), 0);
+  net::Headers with_token = Routing("ia");
+  with_token.Set("X-Access-Token", "tok");
+  net::Response woke = Get("/who", with_token);
+  EXPECT_EQ(woke.status, 200);
+  EXPECT_EQ(woke.body, "sandbox-a");
+  EXPECT_EQ(resumer.calls.load(), 1);
+  EXPECT_EQ(gateway_->counters().resumes.load(), 1u);
+  // Running now: no second resume.
+  EXPECT_EQ(Get("/who", with_token).body, "sandbox-a");
+  EXPECT_EQ(resumer.calls.load(), 1);
+  // A paused sandbox without autoResume stays a 502.
+  EXPECT_EQ(Get("/who", Routing("ib")).body,
+            R"({"sandboxId":"ib","message":"The sandbox was not found","code":502})");
+  EXPECT_EQ(resumer.calls.load(), 1);
+}
+
+TEST_F(GatewayTest, AFailedResumeIsA502) {
+  Route paused = RunningRoute("ia", 1);
+  paused.state = RouteState::kPaused;
+  paused.auto_resume = true;
+  table_.Upsert(paused);
+  RouteFlippingResumer resumer(table_, UnavailableError("node is gone"));
+  StartGateway({}, &resumer);
+  net::Response r = Get("/who", Routing("ia"));
+  EXPECT_EQ(r.status, 502);
+  EXPECT_EQ(r.body, R"({"sandboxId":"ia","message":"The sandbox was not found","code":502})");
+  EXPECT_EQ(gateway_->counters().Get(RequestResult::kResumeFailed), 1u);
+}
+
+}  // namespace
+}  // namespace warren::gateway

@@ -1,0 +1,94 @@
+#pragma once
+
+// Prometheus metrics for every module: one process-wide registry (prometheus-cpp core), families
+// registered by name, and the text exposition `warren server` serves at /metrics
+// (obs/metrics_route.h).
+//
+//   auto& claims = obs::Metrics::Default().Counter(
+//       "sandbox_claim_total", "Claims by result and lock type.");
+//   claims.Add({{"namespace", ns}, {"result", "success"}, {"lock_type", "pool"}}).Increment();
+//
+// Names follow reference/openkruise-agents.md §5.1 where the reference has one, else
+// warren_<subsystem>_<name>_<unit>. Registering a family twice with the same name and constant
+// labels returns the first one, so components that are created more than once (tests, restarts
+// inside one process) share their series.
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace warren::obs {
+
+using Labels = std::map<std::string, std::string>;
+using CounterFamily = prometheus::Family<prometheus::Counter>;
+using GaugeFamily = prometheus::Family<prometheus::Gauge>;
+using HistogramFamily = prometheus::Family<prometheus::Histogram>;
+using Buckets = std::vector<double>;
+
+// A registry of metric families. Thread-safe (prometheus-cpp's families and metrics are).
+// Families live as long as the registry; the default registry lives for the whole process.
+class Metrics {
+ public:
+  Metrics();
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // The process-wide registry every module registers with and /metrics serves; never destroyed.
+  static Metrics& Default();
+
+  // The family called `name`, created on first use. A name already registered as another metric
+  // type, or a name or constant label that is not a valid Prometheus identifier, is a bug
+  // (CHECK): names are constants in our code, never user input.
+  CounterFamily& Counter(std::string_view name, std::string_view help,
+                         const Labels& const_labels = {});
+  GaugeFamily& Gauge(std::string_view name, std::string_view help, const Labels& const_labels = {});
+  // Buckets are given per series, at HistogramFamily::Add(labels, buckets).
+  HistogramFamily& Histogram(std::string_view name, std::string_view help,
+                             const Labels& const_labels = {});
+
+  // Runs `callback` at the start of every Exposition (e.g. to refresh gauges that are cheap to
+  // compute but costly to keep current). Callbacks must be thread-safe and must not call
+  // Exposition. Returns an id for RemoveCollectCallback.
+  int AddCollectCallback(std::function<void()> callback);
+  void RemoveCollectCallback(int id);
+
+  // Every family in the Prometheus text format 0.0.4, families sorted by name.
+  std::string Exposition() const;
+
+  prometheus::Registry& registry() { return *registry_; }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  struct Callbacks;
+  std::unique_ptr<Callbacks> callbacks_;
+};
+
+// `count` upper bounds start, start*factor, start*factor^2, ... (Prometheus' ExponentialBuckets).
+Buckets ExponentialBuckets(double start, double factor, int count);
+// `count` upper bounds start, start+width, ... (Prometheus' LinearBuckets).
+Buckets LinearBuckets(double start, double width, int count);
+
+// The reference's buckets (openkruise-agents.md §5.1), so dashboards built for it read ours:
+// default durations 0.02 s × 2^n (12 buckets: 20 ms .. ~41 s),
+Buckets DefaultDurationBuckets();
+// SandboxClaim durations 0.01 s × 2^n (10 buckets),
+Buckets ClaimDurationBuckets();
+// recycle durations 0.1 s × 2^n (13 buckets),
+Buckets RecycleDurationBuckets();
+// claim retries 0..10 (linear).
+Buckets RetryBuckets();
+// Ours, for paths measured in milliseconds (a claim from the pool): 0.25 ms × 2^n (16 buckets:
+// 0.25 ms .. ~8 s). The reference's first bucket (10-20 ms) would hold every pool claim.
+Buckets FastDurationBuckets();
+
+}  // namespace warren::obs

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+
+namespace warren::server::e2b {
+
+// Parsers for the bodies and queries of the E2B control-plane API (e2b-protocol.md §2). Each
+// takes untrusted bytes and returns either the typed request or InvalidArgument naming the
+// field that was wrong; unknown JSON fields are ignored (the SDKs add fields over time).
+
+// Limits applied to every create; also the defaults the E2B API documents.
+struct TimeoutRules {
+  int64_t default_seconds = 300;  // v2; v1 documents 15
+  int64_t max_seconds = 86400;
+};
+
+// POST /sandboxes and POST /v2/sandboxes.
+struct CreateRequest {
+  std::string template_id;
+  int64_t timeout_seconds = 0;                  // validated: 1..max
+  std::map<std::string, std::string> metadata;  // user metadata, extensions removed
+  std::map<std::string, std::string> env_vars;
+  bool auto_pause = false;
+  bool auto_resume = false;
+  bool secure = true;  // v1 only: false = no envd access token
+  std::optional<bool> allow_internet_access;
+  // OpenKruise metadata extensions (e2b.agents.kruise.io/...), taken out of `metadata`.
+  bool never_timeout = false;
+  std::optional<std::chrono::seconds> wait_ready_timeout;
+  std::optional<std::chrono::seconds> claim_timeout;
+  std::optional<bool> create_on_no_stock;
+};
+Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRules& rules);
+
+// POST /sandboxes/{id}/connect (and /v2/...): the body is optional; timeout defaults to 300.
+struct ConnectRequest {
+  int64_t timeout_seconds = 0;
+};
+Result<ConnectRequest> ParseConnectRequest(std::string_view body, const TimeoutRules& rules);
+
+// POST /sandboxes/{id}/timeout: {"timeout": N}, required. 0 ends the sandbox now.
+Result<int64_t> ParseTimeoutRequest(std::string_view body, const TimeoutRules& rules);
+
+// POST /sandboxes/{id}/refreshes: {"duration": N} optional (default 60), extend-only.
+Result<int64_t> ParseRefreshRequest(std::string_view body, const TimeoutRules& rules);
+
+enum class SortOrder { kDesc, kAsc };
+
+// GET /v2/sandboxes (and v1 GET /sandboxes with running_only).
+struct ListQuery {
+  bool want_running = true;
+  bool want_paused = true;
+  std::map<std::string, std::string> metadata;  // every pair must match
+  int64_t limit = 100;
+  std::string next_token;  // raw, decoded by the lister
+  SortOrder order = SortOrder::kDesc;
+  std::optional<base::WallTime> started_after;
+  std::string template_id;  // empty = any
+};
+// `params` are the decoded query parameters (net::Request::QueryParams).
+Result<ListQuery> ParseListQuery(const std::vector<std::pair<std::string, std::string>>& params);
+
+// The metadata filter as both SDKs send it: the query value (already decoded once) is
+// percent-encoded "k=v&k2=v2" whose keys and values are percent-encoded once more
+// (e2b-protocol.md §2.3). Returns the pairs, or InvalidArgument.
+Result<std::map<std::string, std::string>> DecodeMetadataFilter(std::string_view value);
+
+// GET /sandboxes/{id}/metrics?start=&end= (unix seconds, both optional).
+struct MetricsQuery {
+  std::optional<base::WallTime> start;
+  std::optional<base::WallTime> end;
+};
+Result<MetricsQuery> ParseMetricsQuery(
+    const std::vector<std::pair<std::string, std::string>>& params);
+
+}  // namespace warren::server::e2b

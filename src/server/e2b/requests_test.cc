@@ -1,0 +1,171 @@
+#include "server/e2b/requests.h"
+
+#include <gtest/gtest.h>
+
+#include "base/time_format.h"
+
+namespace warren::server::e2b {
+namespace {
+
+const TimeoutRules kRules{.default_seconds = 300, .max_seconds = 3600};
+
+Status CreateError(std::string_view body) { return ParseCreateRequest(body, kRules).status(); }
+
+TEST(CreateRequestTest, TheBodyJs2_51SendsParses) {
+  auto r = ParseCreateRequest(
+      R"({"templateID":"base","metadata":{"my key":"a&b=c","other":"x"},"envVars":{"FOO":"bar"},
+          "timeout":120,"autoPause":true,"autoResume":{"enabled":true},"unknownField":[1]})",
+      kRules);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->template_id, "base");
+  EXPECT_EQ(r->timeout_seconds, 120);
+  EXPECT_EQ(r->metadata.at("my key"), "a&b=c");
+  EXPECT_EQ(r->env_vars.at("FOO"), "bar");
+  EXPECT_TRUE(r->auto_pause);
+  EXPECT_TRUE(r->auto_resume);
+  EXPECT_TRUE(r->secure);
+}
+
+TEST(CreateRequestTest, PythonsV1DefaultsParse) {
+  auto r = ParseCreateRequest(
+      R"({"templateID":"base","timeout":300,"secure":true,"allow_internet_access":true,
+          "metadata":{},"envVars":{}})",
+      kRules);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->timeout_seconds, 300);
+  EXPECT_EQ(r->allow_internet_access, true);
+  auto dflt = ParseCreateRequest(R"({"templateID":"base"})", kRules);
+  ASSERT_TRUE(dflt.ok());
+  EXPECT_EQ(dflt->timeout_seconds, 300);
+  EXPECT_FALSE(dflt->auto_pause);
+}
+
+TEST(CreateRequestTest, BadBodiesAreInvalidArgumentNamingTheField) {
+  struct Case {
+    const char* body;
+    const char* needle;
+  } cases[] = {
+      {"", "empty"},
+      {"{", "invalid JSON"},
+      {"[]", "JSON object"},
+      {"{}", "templateID is required"},
+      {R"({"templateID":7})", "templateID must be a string"},
+      {R"({"templateID":""})", "templateID must not be empty"},
+      {R"({"templateID":"base","timeout":0})", "timeout must be > 0"},
+      {R"({"templateID":"base","timeout":-5})", "timeout must be > 0"},
+      {R"({"templateID":"base","timeout":3601})", "above the maximum of 3600"},
+      {R"({"templateID":"base","timeout":"60"})", "timeout must be an integer"},
+      {R"({"templateID":"base","timeout":1.5})", "timeout must be an integer"},
+      {R"({"templateID":"base","timeout":1e300})", "timeout must be an integer"},
+      {R"({"templateID":"base","timeout":18446744073709551615})", "out of range"},
+      {R"({"templateID":"base","metadata":[]})", "metadata must be an object"},
+      {R"({"templateID":"base","metadata":{"a":1}})", "metadata[\"a\"] must be a string"},
+      {R"({"templateID":"base","envVars":{"A=B":"x"}})", "envVars key \"A=B\""},
+      {R"({"templateID":"base","autoPause":"yes"})", "autoPause must be a boolean"},
+      {R"({"templateID":"base","autoResume":true})", "autoResume must be an object"},
+      {R"({"templateID":"base","volumeMounts":[{"name":"v","path":"/v"}]})", "volumeMounts"},
+      {R"({"templateID":"base","metadata":{"agents.kruise.io/owner":"me"}})", "reserved prefix"},
+      {R"({"templateID":"base","metadata":{"e2b.agents.kruise.io/bogus":"1"}})",
+       "not a supported extension"},
+      {R"({"templateID":"base","metadata":{"e2b.agents.kruise.io/never-timeout":"maybe"}})",
+       "\"true\" or \"false\""},
+  };
+  for (const auto& c : cases) {
+    Status s = CreateError(c.body);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.body;
+    EXPECT_NE(s.message().find(c.needle), std::string::npos) << c.body << " → " << s.message();
+  }
+}
+
+TEST(CreateRequestTest, OversizedMetadataIsRefused) {
+  std::string big(70 * 1024, 'x');
+  Status s = CreateError(R"({"templateID":"base","metadata":{"k":")" + big + R"("}})");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("at most"), std::string::npos) << s;
+}
+
+TEST(CreateRequestTest, ExtensionsAreTakenOutOfMetadata) {
+  auto r = ParseCreateRequest(
+      R"({"templateID":"base","metadata":{"e2b.agents.kruise.io/never-timeout":"true",
+          "e2b.agents.kruise.io/wait-ready-timeout-seconds":"90","keep":"me"}})",
+      kRules);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->never_timeout);
+  EXPECT_EQ(r->wait_ready_timeout, std::chrono::seconds(90));
+  EXPECT_EQ(r->metadata.size(), 1u);
+  EXPECT_EQ(r->metadata.at("keep"), "me");
+}
+
+TEST(ConnectAndTimeoutTest, BodiesParse) {
+  EXPECT_EQ(ParseConnectRequest("", kRules)->timeout_seconds, 300);
+  EXPECT_EQ(ParseConnectRequest("{}", kRules)->timeout_seconds, 300);
+  EXPECT_EQ(ParseConnectRequest(R"({"timeout":60})", kRules)->timeout_seconds, 60);
+  EXPECT_EQ(ParseConnectRequest(R"({"timeout":0})", kRules).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(*ParseTimeoutRequest(R"({"timeout":5})", kRules), 5);
+  EXPECT_EQ(*ParseTimeoutRequest(R"({"timeout":0})", kRules), 0);
+  EXPECT_EQ(ParseTimeoutRequest(R"({"timeout":-1})", kRules).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseTimeoutRequest("{}", kRules).status().message(), "timeout is required");
+  EXPECT_EQ(ParseTimeoutRequest("nope", kRules).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(*ParseRefreshRequest("", kRules), 60);
+}
+
+TEST(ListQueryTest, TheTripleEncodedMetadataFilterDecodes) {
+  // As captured from e2b@2.51.0: metadata=my%252520key%3Da%252526b%25253Dc, which the HTTP
+  // layer has already decoded once.
+  auto m = DecodeMetadataFilter("my%2520key=a%2526b%253Dc");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->size(), 1u);
+  EXPECT_EQ(m->at("my key"), "a&b=c");
+  auto two = DecodeMetadataFilter("a%3D1%26b%3D2");
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->at("a"), "1");
+  EXPECT_EQ(two->at("b"), "2");
+  EXPECT_FALSE(DecodeMetadataFilter("a%3D1%3D2").ok());
+  EXPECT_FALSE(DecodeMetadataFilter("%zz").ok());
+  EXPECT_FALSE(DecodeMetadataFilter("novalue").ok());
+}
+
+TEST(ListQueryTest, ParametersParseAndBadOnesAreNamed) {
+  auto q = ParseListQuery({{"state", "paused"},
+                           {"limit", "5"},
+                           {"order", "asc"},
+                           {"startedAfter", "2026-01-01T00:00:00Z"},
+                           {"template", "base"},
+                           {"nextToken", "abc"}});
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_FALSE(q->want_running);
+  EXPECT_TRUE(q->want_paused);
+  EXPECT_EQ(q->limit, 5);
+  EXPECT_EQ(q->order, SortOrder::kAsc);
+  EXPECT_EQ(q->template_id, "base");
+  EXPECT_EQ(q->next_token, "abc");
+  EXPECT_EQ(*q->started_after, *base::ParseRfc3339("2026-01-01T00:00:00Z"));
+
+  auto both = ParseListQuery({{"state", "running,paused"}});
+  EXPECT_TRUE(both->want_running && both->want_paused);
+  for (auto bad : std::vector<std::pair<std::string, std::string>>{{"state", "dead"},
+                                                                   {"limit", "0"},
+                                                                   {"limit", "101"},
+                                                                   {"limit", "x"},
+                                                                   {"order", "up"},
+                                                                   {"startedAfter", "yesterday"},
+                                                                   {"state", ","}}) {
+    auto r = ParseListQuery({bad});
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad.first << "=" << bad.second;
+    EXPECT_NE(r.status().message().find(bad.first), std::string::npos) << r.status();
+  }
+}
+
+TEST(MetricsQueryTest, StartAndEndAreUnixSeconds) {
+  auto q = ParseMetricsQuery({{"start", "100"}, {"end", "200"}});
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(*q->start, base::WallTime(std::chrono::seconds(100)));
+  EXPECT_FALSE(ParseMetricsQuery({{"start", "x"}}).ok());
+  EXPECT_FALSE(ParseMetricsQuery({{"start", "300"}, {"end", "200"}}).ok());
+  EXPECT_TRUE(ParseMetricsQuery({}).ok());
+}
+
+}  // namespace
+}  // namespace warren::server::e2b

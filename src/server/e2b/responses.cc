@@ -1,0 +1,124 @@
+#include "server/e2b/responses.h"
+
+#include "api/json.h"
+#include "base/time_format.h"
+
+namespace warren::server::e2b {
+namespace {
+
+using api::Json;
+
+// E2B's deprecated clientID: a short stable tag per sandbox (its uid's first 8 hex digits).
+std::string ClientId(const SandboxRecord& r) {
+  std::string out;
+  for (char c : r.uid) {
+    if (c != '-') out.push_back(c);
+    if (out.size() == 8) break;
+  }
+  while (out.size() < 8) out.push_back('0');
+  return out;
+}
+
+std::string StateName(E2bState s) { return s == E2bState::kPaused ? "paused" : "running"; }
+
+Json Listed(const SandboxRecord& r, const ResponseContext& ctx) {
+  Json metadata = Json::object();
+  for (const auto& [k, v] : r.metadata) metadata[k] = v;
+  return {
+      {"sandboxID", r.sandbox_id},
+      {"templateID", r.template_id},
+      {"alias", r.template_id},
+      {"clientID", ClientId(r)},
+      {"startedAt", base::FormatRfc3339Millis(r.started_at)},
+      {"endAt", base::FormatRfc3339Millis(r.EndAt())},
+      {"cpuCount", r.cpu_count > 0 ? r.cpu_count : ctx.default_cpu_count},
+      {"memoryMB", r.memory_mb > 0 ? r.memory_mb : ctx.default_memory_mb},
+      {"diskSizeMB", r.disk_mb > 0 ? r.disk_mb : ctx.default_disk_mb},
+      {"metadata", std::move(metadata)},
+      {"state", StateName(r.state)},
+      {"envdVersion", ctx.envd_version},
+      {"volumeMounts", Json::array()},
+  };
+}
+
+Json TokenOrNull(const SandboxRecord& r) {
+  return r.access_token.empty() ? Json(nullptr) : Json(r.access_token);
+}
+
+}  // namespace
+
+std::string EncodeSandbox(const SandboxRecord& r, const ResponseContext& ctx) {
+  Json body = {
+      {"sandboxID", r.sandbox_id},       {"templateID", r.template_id},
+      {"alias", r.template_id},          {"clientID", ClientId(r)},
+      {"envdVersion", ctx.envd_version}, {"envdAccessToken", TokenOrNull(r)},
+      {"trafficAccessToken", nullptr},   {"domain", nullptr},
+  };
+  return api::DumpJson(body);
+}
+
+std::string EncodeListedSandboxes(const std::vector<SandboxRecord>& records,
+                                  const ResponseContext& ctx) {
+  Json out = Json::array();
+  for (const auto& r : records) out.push_back(Listed(r, ctx));
+  return api::DumpJson(out);
+}
+
+std::string EncodeSandboxDetail(const SandboxRecord& r, const ResponseContext& ctx) {
+  Json body = Listed(r, ctx);
+  body["envdAccessToken"] = TokenOrNull(r);
+  body["allowInternetAccess"] = nullptr;
+  body["domain"] = nullptr;
+  body["lifecycle"] = {{"onTimeout", r.auto_pause ? "pause" : "kill"},
+                       {"autoResume", r.auto_resume}};
+  return api::DumpJson(body);
+}
+
+std::string EncodeMetrics(const std::vector<UsageSample>& samples) {
+  Json out = Json::array();
+  for (const auto& s : samples) {
+    out.push_back({
+        {"timestamp", base::FormatRfc3339Millis(s.time)},
+        {"timestampUnix",
+         std::chrono::duration_cast<std::chrono::seconds>(s.time.time_since_epoch()).count()},
+        {"cpuCount", s.cpu_count},
+        {"cpuUsedPct", s.cpu_used_pct},
+        {"memUsed", s.mem_used},
+        {"memTotal", s.mem_total},
+        {"memCache", s.mem_cache},
+        {"diskUsed", s.disk_used},
+        {"diskTotal", s.disk_total},
+    });
+  }
+  return api::DumpJson(out);
+}
+
+std::string EncodeTemplates(const std::vector<TemplateInfo>& templates,
+                            const ResponseContext& ctx) {
+  Json out = Json::array();
+  for (const auto& t : templates) {
+    std::string created = base::FormatRfc3339Millis(t.created_at);
+    out.push_back({
+        {"templateID", t.name},
+        {"buildID", t.name},
+        {"cpuCount", t.cpu_count > 0 ? t.cpu_count : ctx.default_cpu_count},
+        {"memoryMB", t.memory_mb > 0 ? t.memory_mb : ctx.default_memory_mb},
+        {"diskSizeMB", t.disk_mb > 0 ? t.disk_mb : ctx.default_disk_mb},
+        {"public", false},
+        {"aliases", Json::array({t.name})},
+        {"names", Json::array({t.name})},
+        {"createdAt", created},
+        {"updatedAt", created},
+        {"createdBy", nullptr},
+        {"lastSpawnedAt", nullptr},
+        {"spawnCount", 0},
+        {"buildCount", 1},
+        {"envdVersion", ctx.envd_version},
+        {"buildStatus", "ready"},
+        {"kind", t.kind},
+    });
+  }
+  return api::DumpJson(out);
+}
+
+}  // namespace warren::server::e2b

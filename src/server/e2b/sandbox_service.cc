@@ -1,0 +1,409 @@
+#include "server/e2b/sandbox_service.h"
+
+#include <fmt/format.h>
+
+#include "api/json.h"
+#include "api/kinds.h"
+#include "api/label_selector.h"
+#include "api/typed_codec.h"
+#include "api/types/labels.h"
+#include "api/types/sandbox.h"
+#include "base/ids.h"
+#include "base/log.h"
+#include "base/strings.h"
+#include "base/time_format.h"
+#include "server/e2b/annotations.h"
+#include "server/e2b/envd_init.h"
+#include "server/e2b/sandbox_waiter.h"
+#include "server/e2b/templates.h"
+
+namespace warren::server::e2b {
+namespace {
+
+using api::Json;
+
+constexpr int kMaxWriteAttempts = 8;
+
+std::shared_ptr<spdlog::logger> Log() { return base::Logger("e2b"); }
+
+// E2B accepts "<id>-<clientID>" wherever an id goes and means the id.
+std::string_view CanonicalId(std::string_view id) {
+  if (auto dash = id.find('-'); dash != std::string_view::npos) return id.substr(0, dash);
+  return id;
+}
+
+Status NotFound(std::string_view id) {
+  return NotFoundError(fmt::format("sandbox \"{}\" not found", id));
+}
+
+// Whether `who` may see an object in `ns`.
+bool Sees(const auth::Principal& who, std::string_view ns) { return who.admin || who.team == ns; }
+
+std::string Annotation(const api::Object& o, const char* key) {
+  auto it = o.metadata.annotations.find(key);
+  return it == o.metadata.annotations.end() ? "" : it->second;
+}
+
+// The timer an E2B timeout drives: pauseTime with autoPause, else shutdownTime.
+std::optional<base::WallTime>& ActiveTimer(api::SandboxSpec& spec, bool auto_pause) {
+  return auto_pause ? spec.pause_time : spec.shutdown_time;
+}
+
+Result<bool> ReadyCheck(const api::Object& o) {
+  ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(o));
+  if (r.state == E2bState::kDead) {
+    return InternalError(fmt::format("sandbox {} failed: {}", r.sandbox_id,
+                                     r.message.empty() ? r.phase : r.message));
+  }
+  if (r.state == E2bState::kDeleting) {
+    return NotFoundError(fmt::format("sandbox {} is being deleted", r.sandbox_id));
+  }
+  return r.phase == api::sandbox_phase::kRunning && r.ready;
+}
+
+}  // namespace
+
+SandboxService::SandboxService(store::Store& store, NodeAccess* node, RouteNotifier* routes,
+                               base::Clock& clock, E2bOptions options)
+    : store_(store), node_(node), routes_(routes), clock_(clock), options_(std::move(options)) {}
+
+SandboxService::~SandboxService() = default;
+
+base::WallTime SandboxService::EndFromNow(int64_t seconds) const {
+  // Timers are whole seconds on the object; round up so a sandbox never ends early.
+  base::WallTime t = clock_.Now() + std::chrono::seconds(seconds);
+  auto whole = std::chrono::time_point_cast<std::chrono::seconds>(t);
+  if (whole < t) whole += std::chrono::seconds(1);
+  return whole;
+}
+
+Result<api::Object> SandboxService::Find(const auth::Principal& who, std::string_view sandbox_id,
+                                         bool include_dead) {
+  std::string_view id = CanonicalId(sandbox_id);
+  if (!base::IsValidSandboxId(id)) return NotFound(sandbox_id);
+  std::optional<api::Object> found;
+  // Sandboxes made by create are named by their id; claimed pool members keep their name.
+  if (!who.admin) {
+    auto got = store_.Get(api::SandboxKind(), who.team, id);
+    if (got.ok()) {
+      auto it = got->metadata.labels.find(api::labels::kSandboxId);
+      if (it != got->metadata.labels.end() && it->second == id) found = std::move(*got);
+    } else if (got.status().code() != StatusCode::kNotFound) {
+      return got.status();
+    }
+  }
+  if (!found) {
+    store::ListOptions options;
+    options.namespace_ = who.admin ? "" : who.team;
+    ASSIGN_OR_RETURN(options.label_selector,
+                     api::LabelSelector::Parse(fmt::format("{}={}", api::labels::kSandboxId, id)));
+    ASSIGN_OR_RETURN(auto list, store_.List(api::SandboxKind(), options));
+    for (auto& o : list.items) {
+      if (Sees(who, o.metadata.namespace_)) {
+        found = std::move(o);
+        break;
+      }
+    }
+  }
+  if (!found) return NotFound(sandbox_id);
+  ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(*found));
+  if (r.pool_member || r.state == E2bState::kDeleting) return NotFound(sandbox_id);
+  if (r.state == E2bState::kDead && !include_dead) return NotFound(sandbox_id);
+  return std::move(*found);
+}
+
+Result<api::Object> SandboxService::Modify(const api::Object& current,
+                                           const std::function<Status(api::Object&)>& mutate) {
+  api::Object object = current;
+  for (int attempt = 0; attempt < kMaxWriteAttempts; ++attempt) {
+    RETURN_IF_ERROR(mutate(object));
+    auto updated = store_.Update(object);
+    if (updated.ok()) return updated;
+    if (updated.status().code() != StatusCode::kAborted) return updated.status();
+    auto fresh = store_.Get(api::SandboxKind(), current.metadata.namespace_, current.metadata.name);
+    if (!fresh.ok()) return fresh.status();
+    if (fresh->metadata.uid != current.metadata.uid || fresh->metadata.deletion_timestamp) {
+      return NotFoundError(fmt::format("sandbox {} was deleted meanwhile", current.metadata.name));
+    }
+    object = std::move(*fresh);
+  }
+  return AbortedError(fmt::format("sandbox {} kept changing; try again", current.metadata.name));
+}
+
+Result<api::Object> SandboxService::WaitReady(const api::Object& sandbox,
+                                              std::chrono::milliseconds timeout) {
+  return WaitForSandbox(store_, sandbox.metadata.namespace_, sandbox.metadata.name, ReadyCheck,
+                        timeout, "Running and Ready");
+}
+
+Status SandboxService::InitEnvd(const api::Object& sandbox) {
+  if (node_ == nullptr) return Status::Ok();
+  std::string body = Annotation(sandbox, api::annotations::kInitRuntimeRequest);
+  if (body.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(sandbox));
+  return SendInit(*node_, r.sandbox_id, body, r.access_token, options_.init_timeout);
+}
+
+void SandboxService::Discard(const api::Object& sandbox, const Status& why) {
+  Log()->warn("sandbox discarded name={}/{} error={}", sandbox.metadata.namespace_,
+              sandbox.metadata.name, why.ToString());
+  store::DeleteOptions options;
+  options.preconditions.uid = sandbox.metadata.uid;
+  auto deleted = store_.Delete(api::SandboxKind(), sandbox.metadata.namespace_,
+                               sandbox.metadata.name, options);
+  if (!deleted.ok() && deleted.status().code() != StatusCode::kNotFound) {
+    Log()->error("discarding sandbox failed name={}/{} error={}", sandbox.metadata.namespace_,
+                 sandbox.metadata.name, deleted.status().ToString());
+  }
+}
+
+Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
+                                             const CreateRequest& request) {
+  const std::string& ns = who.team;
+  ASSIGN_OR_RETURN(ResolvedTemplate tpl,
+                   ResolveTemplate(store_, ns, request.template_id, options_.shared_namespace));
+  std::string id = base::NewSandboxId();
+  std::string token = request.secure ? base::RandomHex(32) : "";
+  base::WallTime now = clock_.Now();
+
+  api::Object o;
+  o.api_version = "agents.kruise.io/v1alpha1";
+  o.kind = "Sandbox";
+  o.metadata.name = id;
+  o.metadata.namespace_ = ns;
+  auto& labels = o.metadata.labels;
+  labels[api::labels::kSandboxId] = id;
+  if (tpl.kind == ResolvedTemplate::Kind::kSandboxTemplate) {
+    labels[api::labels::kSandboxTemplate] = tpl.name;
+  }
+  if (request.allow_internet_access) {
+    labels[api::labels::kAllowInternetAccess] = *request.allow_internet_access ? "true" : "false";
+  }
+  auto& ann = o.metadata.annotations;
+  ann[api::annotations::kSandboxId] = id;
+  ann[api::annotations::kOwner] = who.key_id;
+  if (!token.empty()) ann[api::annotations::kRuntimeAccessToken] = token;
+  ann[api::annotations::kInitRuntimeRequest] = MakeInitBody(request.env_vars, token, kDefaultUser);
+  Json metadata = Json::object();
+  for (const auto& [k, v] : request.metadata) metadata[k] = v;
+  ann[kMetadataAnnotation] = api::DumpJson(metadata);
+  ann[kTemplateIdAnnotation] = request.template_id;
+  ann[kStartedAtAnnotation] = base::FormatRfc3339Nanos(now);
+  if (request.auto_pause) ann[kAutoPauseAnnotation] = "true";
+  if (request.auto_resume) ann[kAutoResumeAnnotation] = "true";
+
+  Json& spec = o.spec();
+  for (const auto& [k, v] : tpl.spec_parts.items()) spec[k] = v;
+  if (!request.never_timeout) {
+    std::string end = base::FormatRfc3339(EndFromNow(request.timeout_seconds));
+    spec[request.auto_pause ? "pauseTime" : "shutdownTime"] = end;
+  }
+
+  auto created = store_.Create(std::move(o));
+  if (!created.ok()) {
+    // Admission refusing what we built is a bad request (e.g. metadata too large), not a crash.
+    return created.status().WithPrefix(
+        fmt::format("create sandbox from template \"{}\"", request.template_id));
+  }
+  Log()->info("sandbox created id={} namespace={} template={} owner={}", id, ns,
+              request.template_id, who.key_id);
+  std::chrono::milliseconds wait = options_.ready_timeout;
+  if (request.wait_ready_timeout) wait = *request.wait_ready_timeout;
+  auto ready = WaitReady(*created, wait);
+  if (!ready.ok()) {
+    Discard(*created, ready.status());
+    return ready.status();
+  }
+  if (Status s = InitEnvd(*ready); !s.ok()) {
+    Discard(*ready, s);
+    return InternalError(s.message());
+  }
+  if (routes_ != nullptr) routes_->SandboxChanged(*ready);
+  return RecordFromObject(*ready);
+}
+
+Result<SandboxRecord> SandboxService::Get(const auth::Principal& who, std::string_view sandbox_id) {
+  ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, false));
+  return RecordFromObject(o);
+}
+
+Result<ListPage> SandboxService::List(const auth::Principal& who, const ListQuery& query) {
+  store::ListOptions options;
+  options.namespace_ = who.admin ? "" : who.team;
+  ASSIGN_OR_RETURN(options.label_selector, api::LabelSelector::Parse(api::labels::kSandboxId));
+  ASSIGN_OR_RETURN(auto list, store_.List(api::SandboxKind(), options));
+  std::vector<SandboxRecord> records;
+  records.reserve(list.items.size());
+  for (const auto& o : list.items) {
+    auto r = RecordFromObject(o);
+    if (r.ok()) records.push_back(std::move(*r));
+  }
+  return SelectPage(std::move(records), query);
+}
+
+Status SandboxService::Kill(const auth::Principal& who, std::string_view sandbox_id) {
+  ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, true));
+  store::DeleteOptions options;
+  options.preconditions.uid = o.metadata.uid;
+  auto deleted = store_.Delete(api::SandboxKind(), o.metadata.namespace_, o.metadata.name, options);
+  if (!deleted.ok()) {
+    if (deleted.status().code() == StatusCode::kNotFound) return NotFound(sandbox_id);
+    return deleted.status();
+  }
+  std::string id(CanonicalId(sandbox_id));
+  if (routes_ != nullptr) {
+    routes_->SandboxRemoved(id, o.metadata.uid, deleted->metadata.resource_version);
+  }
+  Log()->info("sandbox killed id={} namespace={}", id, o.metadata.namespace_);
+  return Status::Ok();
+}
+
+Status SandboxService::Pause(const auth::Principal& who, std::string_view sandbox_id) {
+  ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, false));
+  auto updated = Modify(o, [&](api::Object& obj) -> Status {
+    ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(obj));
+    if (r.state == E2bState::kPaused) {
+      return FailedPreconditionError(fmt::format("sandbox \"{}\" is already paused", sandbox_id));
+    }
+    if (r.phase != api::sandbox_phase::kRunning) {
+      return FailedPreconditionError(
+          fmt::format("sandbox \"{}\" cannot be paused while {}", sandbox_id,
+                      r.phase.empty() ? "starting" : base::AsciiLower(r.phase)));
+    }
+    ASSIGN_OR_RETURN(auto spec, api::DecodeSpec<api::SandboxSpec>(obj));
+    spec.paused = true;
+    // A paused sandbox keeps until it is killed or resumed; its timers start again on resume.
+    spec.pause_time.reset();
+    spec.shutdown_time.reset();
+    api::EncodeSpec(spec, obj);
+    return Status::Ok();
+  });
+  if (!updated.ok()) return updated.status();
+  if (routes_ != nullptr) routes_->SandboxChanged(*updated);
+  auto paused = WaitForSandbox(
+      store_, updated->metadata.namespace_, updated->metadata.name,
+      [](const api::Object& obj) -> Result<bool> {
+        ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(obj));
+        if (r.state == E2bState::kDead) {
+          return InternalError(fmt::format("sandbox {} failed while pausing: {}", r.sandbox_id,
+                                           r.message.empty() ? r.phase : r.message));
+        }
+        return r.phase == api::sandbox_phase::kPaused;
+      },
+      options_.pause_timeout, "Paused");
+  if (!paused.ok()) return paused.status();
+  Log()->info("sandbox paused id={}", sandbox_id);
+  return Status::Ok();
+}
+
+Result<SandboxService::ConnectResult> SandboxService::ResumeObject(const api::Object& sandbox,
+                                                                   int64_t timeout_seconds) {
+  auto updated = Modify(sandbox, [&](api::Object& obj) -> Status {
+    ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(obj));
+    if (r.state == E2bState::kDead) return NotFound(r.sandbox_id);
+    ASSIGN_OR_RETURN(auto spec, api::DecodeSpec<api::SandboxSpec>(obj));
+    spec.paused = false;
+    ActiveTimer(spec, r.auto_pause) = EndFromNow(timeout_seconds);
+    api::EncodeSpec(spec, obj);
+    return Status::Ok();
+  });
+  if (!updated.ok()) return updated.status();
+  ASSIGN_OR_RETURN(api::Object ready, WaitReady(*updated, options_.ready_timeout));
+  // envd keeps its state across a freeze, but a sandbox restarted under us would have lost it:
+  // /init is idempotent, so it is always replayed.
+  RETURN_IF_ERROR(InitEnvd(ready));
+  if (routes_ != nullptr) routes_->SandboxChanged(ready);
+  ASSIGN_OR_RETURN(SandboxRecord record, RecordFromObject(ready));
+  Log()->info("sandbox resumed id={}", record.sandbox_id);
+  return ConnectResult{std::move(record), true};
+}
+
+Result<SandboxService::ConnectResult> SandboxService::Connect(const auth::Principal& who,
+                                                              std::string_view sandbox_id,
+                                                              int64_t timeout_seconds) {
+  ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, false));
+  ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(o));
+  if (r.state == E2bState::kPaused) return ResumeObject(o, timeout_seconds);
+  base::WallTime end = EndFromNow(timeout_seconds);
+  auto updated = Modify(o, [&](api::Object& obj) -> Status {
+    ASSIGN_OR_RETURN(SandboxRecord cur, RecordFromObject(obj));
+    ASSIGN_OR_RETURN(auto spec, api::DecodeSpec<api::SandboxSpec>(obj));
+    auto& timer = ActiveTimer(spec, cur.auto_pause);
+    if (timer && *timer < end) timer = end;  // extend only; no timer = never ends
+    api::EncodeSpec(spec, obj);
+    return Status::Ok();
+  });
+  if (!updated.ok()) return updated.status();
+  ASSIGN_OR_RETURN(SandboxRecord current, RecordFromObject(*updated));
+  if (current.phase != api::sandbox_phase::kRunning || !current.ready) {
+    ASSIGN_OR_RETURN(api::Object ready, WaitReady(*updated, options_.ready_timeout));
+    ASSIGN_OR_RETURN(current, RecordFromObject(ready));
+  }
+  return ConnectResult{std::move(current), false};
+}
+
+Result<SandboxRecord> SandboxService::Resume(const auth::Principal& who,
+                                             std::string_view sandbox_id, int64_t timeout_seconds) {
+  ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, false));
+  ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(o));
+  if (r.state != E2bState::kPaused) {
+    return FailedPreconditionError(fmt::format("sandbox \"{}\" is already running", sandbox_id));
+  }
+  ASSIGN_OR_RETURN(ConnectResult result, ResumeObject(o, timeout_seconds));
+  return std::move(result.record);
+}
+
+Status SandboxService::ResumeForTraffic(std::string_view namespace_, std::string_view name) {
+  ASSIGN_OR_RETURN(api::Object o, store_.Get(api::SandboxKind(), namespace_, name));
+  ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(o));
+  if (r.state != E2bState::kPaused) return Status::Ok();
+  return ResumeObject(o, options_.v2_timeouts.default_seconds).status();
+}
+
+Status SandboxService::SetTimeout(const auth::Principal& who, std::string_view sandbox_id,
+                                  int64_t seconds) {
+  ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, false));
+  base::WallTime end = EndFromNow(seconds);
+  auto updated = Modify(o, [&](api::Object& obj) -> Status {
+    ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(obj));
+    ASSIGN_OR_RETURN(auto spec, api::DecodeSpec<api::SandboxSpec>(obj));
+    // A paused sandbox has no pause to schedule: its timeout can only end it.
+    bool pause = r.auto_pause && r.state != E2bState::kPaused;
+    ActiveTimer(spec, pause) = end;
+    api::EncodeSpec(spec, obj);
+    return Status::Ok();
+  });
+  return updated.status();
+}
+
+Status SandboxService::Refresh(const auth::Principal& who, std::string_view sandbox_id,
+                               int64_t seconds) {
+  ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, false));
+  base::WallTime end = EndFromNow(seconds);
+  auto updated = Modify(o, [&](api::Object& obj) -> Status {
+    ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(obj));
+    ASSIGN_OR_RETURN(auto spec, api::DecodeSpec<api::SandboxSpec>(obj));
+    auto& timer = ActiveTimer(spec, r.auto_pause);
+    if (timer && *timer < end) timer = end;
+    api::EncodeSpec(spec, obj);
+    return Status::Ok();
+  });
+  return updated.status();
+}
+
+Result<std::vector<UsageSample>> SandboxService::Metrics(const auth::Principal& who,
+                                                         std::string_view sandbox_id,
+                                                         const MetricsQuery& query) {
+  ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, false));
+  std::vector<UsageSample> out;
+  if (node_ == nullptr) return out;
+  ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(o));
+  for (auto& s : node_->Usage(r.sandbox_id)) {
+    if (query.start && s.time < *query.start) continue;
+    if (query.end && s.time > *query.end) continue;
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace warren::server::e2b

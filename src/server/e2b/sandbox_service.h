@@ -1,0 +1,94 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/object.h"
+#include "base/clock.h"
+#include "base/result.h"
+#include "server/auth/key_store.h"
+#include "server/e2b/e2b_options.h"
+#include "server/e2b/list_page.h"
+#include "server/e2b/node_access.h"
+#include "server/e2b/requests.h"
+#include "server/e2b/route_notifier.h"
+#include "server/e2b/sandbox_record.h"
+#include "store/store.h"
+
+namespace warren::server::e2b {
+
+// The E2B lifecycle on Sandbox objects (e2b-protocol.md §2, openkruise-agents.md §3.8): a
+// create makes a Sandbox from a template and returns once it is Running, Ready and envd has its
+// token; timeouts become spec.shutdownTime / spec.pauseTime (the timers controller acts on
+// them); pause sets spec.paused and waits for Paused; connect resumes (or extends the timer);
+// kill deletes the object and tells the gateway at once. Every call is scoped to the caller:
+// a key sees its team's namespace (an admin every namespace), and anything else is NotFound.
+//
+// HTTP-free; the handlers in e2b_api.cc translate. Thread-safe: calls block (store writes,
+// waits on the store watch, envd /init) and run on the server's blocking pool. Borrows the
+// store, node access, route notifier and clock, which must outlive it. `node` may be null (no
+// node agent in this process: sandboxes never become Ready), `routes` too.
+class SandboxService {
+ public:
+  SandboxService(store::Store& store, NodeAccess* node, RouteNotifier* routes, base::Clock& clock,
+                 E2bOptions options);
+  ~SandboxService();
+
+  const E2bOptions& options() const { return options_; }
+  store::Store& store() { return store_; }
+
+  Result<SandboxRecord> Create(const auth::Principal& who, const CreateRequest& request);
+  Result<SandboxRecord> Get(const auth::Principal& who, std::string_view sandbox_id);
+  Result<ListPage> List(const auth::Principal& who, const ListQuery& query);
+  // NotFound when there is no such sandbox (or it is being deleted already).
+  Status Kill(const auth::Principal& who, std::string_view sandbox_id);
+  // FailedPrecondition (409) when already paused or not running.
+  Status Pause(const auth::Principal& who, std::string_view sandbox_id);
+
+  struct ConnectResult {
+    SandboxRecord record;
+    bool resumed = false;  // 201 rather than 200
+  };
+  // Running: the timer is only ever extended. Paused: resumed, timer set to now + timeout.
+  Result<ConnectResult> Connect(const auth::Principal& who, std::string_view sandbox_id,
+                                int64_t timeout_seconds);
+  // The deprecated POST /sandboxes/{id}/resume: like Connect, but 409 when running.
+  Result<SandboxRecord> Resume(const auth::Principal& who, std::string_view sandbox_id,
+                               int64_t timeout_seconds);
+  // Sets the end to now + seconds (may shorten; 0 ends it now).
+  Status SetTimeout(const auth::Principal& who, std::string_view sandbox_id, int64_t seconds);
+  // Extends the end to now + seconds if that is later.
+  Status Refresh(const auth::Principal& who, std::string_view sandbox_id, int64_t seconds);
+  Result<std::vector<UsageSample>> Metrics(const auth::Principal& who, std::string_view sandbox_id,
+                                           const MetricsQuery& query);
+
+  // For the gateway's auto-resume: resumes the sandbox (any owner) for traffic.
+  Status ResumeForTraffic(std::string_view namespace_, std::string_view name);
+
+ private:
+  // The caller's sandbox with that id. `include_dead`: also failed/finished ones (kill).
+  Result<api::Object> Find(const auth::Principal& who, std::string_view sandbox_id,
+                           bool include_dead);
+  // Get → mutate → Update with the read revision, again on a write conflict.
+  Result<api::Object> Modify(const api::Object& current,
+                             const std::function<Status(api::Object&)>& mutate);
+  // Waits until Running and Ready; a failed sandbox is an error with the node's message.
+  Result<api::Object> WaitReady(const api::Object& sandbox, std::chrono::milliseconds timeout);
+  // Sends the stored /init body to envd (after create or resume).
+  Status InitEnvd(const api::Object& sandbox);
+  Result<ConnectResult> ResumeObject(const api::Object& sandbox, int64_t timeout_seconds);
+  // Deletes a sandbox a create gave up on, logging rather than failing.
+  void Discard(const api::Object& sandbox, const Status& why);
+  base::WallTime EndFromNow(int64_t seconds) const;
+
+  store::Store& store_;
+  NodeAccess* const node_;
+  RouteNotifier* const routes_;
+  base::Clock& clock_;
+  const E2bOptions options_;
+};
+
+}  // namespace warren::server::e2b

@@ -1,0 +1,54 @@
+#include "server/e2b/sandbox_waiter.h"
+
+#include <fmt/format.h>
+
+#include "api/field_selector.h"
+#include "api/kinds.h"
+
+namespace warren::server::e2b {
+
+Result<api::Object> WaitForSandbox(store::Store& store, std::string_view namespace_,
+                                   std::string_view name, const SandboxCheck& check,
+                                   std::chrono::milliseconds timeout, std::string_view what) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  store::WatchOptions options;
+  options.namespace_ = std::string(namespace_);
+  ASSIGN_OR_RETURN(options.field_selector,
+                   api::FieldSelector::Parse(fmt::format("metadata.name={}", name)));
+  ASSIGN_OR_RETURN(auto watcher, store.Watch(&api::SandboxKind(), std::move(options)));
+  std::string last_phase = "unknown";
+  std::string last_message;
+  bool seen = false;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    ASSIGN_OR_RETURN(auto event, watcher->Next(left));
+    if (!event) break;
+    const api::Object& o = *event->object;
+    if (event->type == store::EventType::kDeleted) {
+      return NotFoundError(
+          fmt::format("sandbox {} was deleted while waiting for it to be {}", name, what));
+    }
+    seen = true;
+    const api::Json& status = o.status();
+    if (status.is_object()) {
+      if (auto p = status.find("phase"); p != status.end() && p->is_string()) {
+        last_phase = p->get<std::string>();
+      }
+      if (auto m = status.find("message"); m != status.end() && m->is_string()) {
+        last_message = m->get<std::string>();
+      }
+    }
+    ASSIGN_OR_RETURN(bool done, check(o));
+    if (done) return o;
+  }
+  if (!seen) {
+    return NotFoundError(fmt::format("sandbox {} not found", name));
+  }
+  std::string detail = last_message.empty() ? "" : fmt::format(": {}", last_message);
+  return DeadlineExceededError(fmt::format("sandbox {} was not {} within {} ms (phase {}{})", name,
+                                           what, timeout.count(), last_phase, detail));
+}
+
+}  // namespace warren::server::e2b
