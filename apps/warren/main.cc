@@ -10,9 +10,13 @@
 #include <iostream>
 #include <memory>
 
+#include "api/types/labels.h"
 #include "base/log.h"
 #include "cli/app.h"
 #include "cli/server_command.h"
+#include "controller/claim/sandbox_connector.h"
+#include "controller/pool_manager.h"
+#include "controller/recycle_controller.h"
 #include "controller/timers_controller.h"
 #include "gateway/gateway_component.h"
 #include "node/log_route.h"
@@ -50,6 +54,34 @@ class AgentNodeAccess final : public warren::server::e2b::NodeAccess {
   warren::node::NodeAgent& agent_;
 };
 
+// The warm pools' view of the node agent: envd of a claimed sandbox (/init with the node
+// secret) and of a recycled one (/reset).
+class AgentPoolAccess final : public warren::controller::claim::SandboxConnector,
+                              public warren::controller::SandboxResetter {
+ public:
+  explicit AgentPoolAccess(warren::node::NodeAgent& agent) : agent_(agent) {}
+  warren::Result<warren::base::UniqueFd> Dial(std::string_view sandbox_id, uint16_t port,
+                                              std::chrono::milliseconds timeout) override {
+    return agent_.Dial(sandbox_id, port, timeout);
+  }
+  warren::net::Headers EnvdAuthHeaders(std::string_view sandbox_id) override {
+    auto envd = agent_.Envd(sandbox_id);
+    return envd.ok() ? (*envd)->AuthHeaders() : warren::net::Headers{};
+  }
+  warren::Status Reset(const warren::api::Object& sandbox,
+                       std::chrono::milliseconds timeout) override {
+    auto id = sandbox.metadata.labels.find(warren::api::labels::kSandboxId);
+    if (id == sandbox.metadata.labels.end()) {
+      return warren::FailedPreconditionError(sandbox.Key() + " has no sandbox id");
+    }
+    ASSIGN_OR_RETURN(auto envd, agent_.Envd(id->second));
+    return envd->Reset(timeout);
+  }
+
+ private:
+  warren::node::NodeAgent& agent_;
+};
+
 // The timers controller (spec.shutdownTime / spec.pauseTime) as a server component.
 class TimersComponent : public warren::server::Component {
  public:
@@ -81,10 +113,26 @@ class NodeComponent final : public warren::server::Component {
   void Stop() override { agent_->Stop(); }
   bool Ready() const override { return agent_->Ready(); }
   AgentNodeAccess& access() { return access_; }
+  AgentPoolAccess& pool_access() { return pool_access_; }
 
  private:
   std::unique_ptr<warren::node::NodeAgent> agent_;
   AgentNodeAccess access_;
+  AgentPoolAccess pool_access_{*agent_};
+};
+
+// Warm pools (SandboxSet, claims, SandboxClaim, recycling) as a server component.
+class PoolComponent : public warren::server::Component {
+ public:
+  explicit PoolComponent(std::unique_ptr<warren::controller::PoolManager> pools)
+      : pools_(std::move(pools)) {}
+  std::string_view name() const override { return "pools"; }
+  warren::Status Start() override { return pools_->Start(); }
+  void Stop() override { pools_->Stop(); }
+  bool Ready() const override { return pools_->Ready(); }
+
+ private:
+  std::unique_ptr<warren::controller::PoolManager> pools_;
 };
 
 warren::Status RegisterServerParts(warren::server::Server& server) {
@@ -97,6 +145,7 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   warren::node::RegisterLogRoute(server.router(), agent, server.store());
   auto node = std::make_unique<NodeComponent>(std::move(agent_owned));
   AgentNodeAccess& node_access = node->access();
+  AgentPoolAccess& pool_access = node->pool_access();
   server.AddComponent(std::move(node));
   // The gateway (contracts.md: the server's port + 1, 7781 by default; an ephemeral one when the
   // server's is, written to <data dir>/gateway.port), dialing through the node agent.
@@ -114,6 +163,15 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   warren::server::e2b::E2bParts e2b;
   e2b.node = &node_access;
   e2b.routes = gateway.get();
+  // Claims tell the gateway the way E2B creates do.
+  warren::server::e2b::RouteNotifier* routes = e2b.routes;
+  auto pools = std::make_unique<warren::controller::PoolManager>(
+      server.store(), /*connector=*/&pool_access, /*resetter=*/&pool_access,
+      [routes](const warren::api::Object& sandbox) {
+        if (routes != nullptr) routes->SandboxChanged(sandbox);
+      });
+  e2b.claimer = &pools->claimer();
+  server.AddComponent(std::make_unique<PoolComponent>(std::move(pools)));
   auto installed = warren::server::e2b::E2bComponent::Install(server, std::move(e2b));
   if (!installed.ok()) return installed.status();
   gateway->SetResumer(std::make_unique<warren::gateway::E2bResumer>((*installed)->service()));

@@ -65,6 +65,12 @@ Result<std::string> EnvdClient::Logs(std::chrono::milliseconds timeout) {
   return std::move(resp.body);
 }
 
+net::Headers EnvdClient::AuthHeaders() const {
+  net::Headers h;
+  h.Set(kNodeSecretHeader, node_secret_);
+  return h;
+}
+
 void EnvdClient::CloseIdle() { http_->CloseIdle(); }
 
 }  // namespace warren::node

@@ -31,6 +31,9 @@ class EnvdClient {
   // GET /logs: the last MiB of the template command's output.
   Result<std::string> Logs(std::chrono::milliseconds timeout);
 
+  // The header that authenticates the node to envd, for callers with their own HTTP client.
+  net::Headers AuthHeaders() const;
+
   // Drops pooled connections (after envd restarted).
   void CloseIdle();
 

@@ -24,6 +24,7 @@ Result<E2bComponent*> E2bComponent::Install(Server& server, E2bParts parts) {
   base::Clock& clock = parts.clock ? *parts.clock : base::RealClock();
   auto service = std::make_shared<SandboxService>(server.store(), parts.node, parts.routes, clock,
                                                   std::move(parts.options));
+  service->SetClaimer(parts.claimer);
   RegisterE2bRoutes(server.router(), service, keys);
   RegisterApiKeyRoutes(server.router(), keys);
   std::unique_ptr<E2bComponent> component(

@@ -18,7 +18,9 @@ namespace warren::server::e2b {
 struct E2bParts {
   NodeAccess* node = nullptr;       // the node agent (null: no sandboxes become ready)
   RouteNotifier* routes = nullptr;  // the gateway (null: it learns from its store watch only)
-  base::Clock* clock = nullptr;     // null = the real clock
+  // Warm pools (controller::PoolManager): creates from a SandboxSet claim through it.
+  controller::claim::Claimer* claimer = nullptr;
+  base::Clock* clock = nullptr;  // null = the real clock
   E2bOptions options;
   // Where the API keys live; empty = "<data_dir>/auth".
   std::string key_dir;

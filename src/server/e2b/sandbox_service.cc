@@ -162,6 +162,10 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
   const std::string& ns = who.team;
   ASSIGN_OR_RETURN(ResolvedTemplate tpl,
                    ResolveTemplate(store_, ns, request.template_id, options_.shared_namespace));
+  if (tpl.kind == ResolvedTemplate::Kind::kSandboxSet && claimer_ != nullptr &&
+      (who.admin || tpl.namespace_ == ns)) {
+    return CreateFromPool(who, request, tpl);
+  }
   std::string id = base::NewSandboxId();
   std::string token = request.secure ? base::RandomHex(32) : "";
   base::WallTime now = clock_.Now();
@@ -220,6 +224,47 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
   }
   if (routes_ != nullptr) routes_->SandboxChanged(*ready);
   return RecordFromObject(*ready);
+}
+
+Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
+                                                     const CreateRequest& request,
+                                                     const ResolvedTemplate& tpl) {
+  controller::claim::ClaimRequest claim;
+  claim.namespace_ = tpl.namespace_;
+  claim.pool = tpl.name;
+  claim.owner = who.key_id;
+  claim.access_token = request.secure ? base::RandomHex(32) : "";
+  claim.env_vars = request.env_vars;
+  claim.default_user = kDefaultUser;
+  if (request.allow_internet_access) {
+    claim.labels[api::labels::kAllowInternetAccess] =
+        *request.allow_internet_access ? "true" : "false";
+  }
+  Json metadata = Json::object();
+  for (const auto& [k, v] : request.metadata) metadata[k] = v;
+  claim.annotations[kMetadataAnnotation] = api::DumpJson(metadata);
+  claim.annotations[kTemplateIdAnnotation] = request.template_id;
+  claim.annotations[kStartedAtAnnotation] = base::FormatRfc3339Nanos(clock_.Now());
+  if (request.auto_pause) claim.annotations[kAutoPauseAnnotation] = "true";
+  if (request.auto_resume) claim.annotations[kAutoResumeAnnotation] = "true";
+  if (!request.never_timeout) {
+    base::WallTime end = EndFromNow(request.timeout_seconds);
+    (request.auto_pause ? claim.pause_time : claim.shutdown_time) = end;
+  }
+  if (request.create_on_no_stock) claim.create_on_no_stock = *request.create_on_no_stock;
+  claim.timeout = options_.ready_timeout;
+  if (request.claim_timeout) claim.timeout = *request.claim_timeout;
+  claim.wait_ready_timeout = options_.ready_timeout;
+  if (request.wait_ready_timeout) claim.wait_ready_timeout = *request.wait_ready_timeout;
+  auto claimed = claimer_->Claim(claim);
+  if (!claimed.ok()) {
+    return claimed.status().WithPrefix(
+        fmt::format("create sandbox from pool \"{}\"", request.template_id));
+  }
+  ASSIGN_OR_RETURN(SandboxRecord record, RecordFromObject(claimed->sandbox));
+  Log()->info("sandbox claimed id={} namespace={} pool={} owner={} lock_type={}", record.sandbox_id,
+              tpl.namespace_, tpl.name, who.key_id, claimed->lock_type);
+  return record;
 }
 
 Result<SandboxRecord> SandboxService::Get(const auth::Principal& who, std::string_view sandbox_id) {

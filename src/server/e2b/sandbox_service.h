@@ -9,6 +9,7 @@
 #include "api/object.h"
 #include "base/clock.h"
 #include "base/result.h"
+#include "controller/claim/claimer.h"
 #include "server/auth/key_store.h"
 #include "server/e2b/e2b_options.h"
 #include "server/e2b/list_page.h"
@@ -19,6 +20,8 @@
 #include "store/store.h"
 
 namespace warren::server::e2b {
+
+struct ResolvedTemplate;
 
 // The E2B lifecycle on Sandbox objects (e2b-protocol.md §2, openkruise-agents.md §3.8): a
 // create makes a Sandbox from a template and returns once it is Running, Ready and envd has its
@@ -39,6 +42,8 @@ class SandboxService {
 
   const E2bOptions& options() const { return options_; }
   store::Store& store() { return store_; }
+  // Creates from a SandboxSet's warm pool claim through it (null: cold creates only).
+  void SetClaimer(controller::claim::Claimer* claimer) { claimer_ = claimer; }
 
   Result<SandboxRecord> Create(const auth::Principal& who, const CreateRequest& request);
   Result<SandboxRecord> Get(const auth::Principal& who, std::string_view sandbox_id);
@@ -83,12 +88,17 @@ class SandboxService {
   // Deletes a sandbox a create gave up on, logging rather than failing.
   void Discard(const api::Object& sandbox, const Status& why);
   base::WallTime EndFromNow(int64_t seconds) const;
+  // A create whose template is a SandboxSet in the caller's namespace: a claim from its pool
+  // (the claimer does envd /init and the route), cold only when the pool is empty.
+  Result<SandboxRecord> CreateFromPool(const auth::Principal& who, const CreateRequest& request,
+                                       const ResolvedTemplate& tpl);
 
   store::Store& store_;
   NodeAccess* const node_;
   RouteNotifier* const routes_;
   base::Clock& clock_;
   const E2bOptions options_;
+  controller::claim::Claimer* claimer_ = nullptr;  // set before serving
 };
 
 }  // namespace warren::server::e2b

@@ -72,7 +72,9 @@ TEST(ServerCli, ApplyGetDescribeTheExamples) {
   EXPECT_TRUE(Contains(scale.out, "sandboxset.agents.kruise.io/code-interpreter scaled"));
   CommandResult yaml = s.Cli({"get", "sbs/code-interpreter", "-o", "yaml"});
   EXPECT_TRUE(Contains(yaml.out, "replicas: 6")) << yaml.out;
-  CommandResult names = s.Cli({"get", "sbx,sbc", "-o", "name"});
+  // The SandboxSet's own members (made by the pool controller) are left out.
+  CommandResult names =
+      s.Cli({"get", "sbx,sbc", "-o", "name", "-l", "!agents.kruise.io/sandbox-pool"});
   EXPECT_EQ(names.out,
             "sandbox.agents.kruise.io/my-sandbox\nsandboxclaim.agents.kruise.io/my-claim\n");
 
@@ -83,7 +85,7 @@ TEST(ServerCli, ApplyGetDescribeTheExamples) {
   EXPECT_EQ(gone.exit_code, 1);
   EXPECT_EQ(gone.err,
             "Error from server (NotFound): sandboxes.agents.kruise.io \"my-sandbox\" not found\n");
-  CommandResult none = s.Cli({"get", "sbx"});
+  CommandResult none = s.Cli({"get", "sbx", "-l", "!agents.kruise.io/sandbox-pool"});
   EXPECT_EQ(none.exit_code, 0);
   EXPECT_EQ(none.err, "No resources found in default namespace.\n");
 

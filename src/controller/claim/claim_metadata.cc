@@ -1,0 +1,135 @@
+#include "controller/claim/claim_metadata.h"
+
+#include <set>
+
+#include "api/json.h"
+#include "api/types/labels.h"
+#include "base/time_format.h"
+#include "controller/sandboxset_member.h"
+
+namespace warren::controller::claim {
+namespace {
+
+namespace labels = api::labels;
+namespace annotations = api::annotations;
+
+bool IsProtectedLabel(const std::string& key) {
+  static const std::set<std::string> kProtected = {labels::kSandboxPool, labels::kTemplateHash,
+                                                   labels::kSandboxId, labels::kSandboxClaimed};
+  return kProtected.contains(key);
+}
+
+bool IsProtectedAnnotation(const std::string& key) {
+  static const std::set<std::string> kProtected = {annotations::kLock,
+                                                   annotations::kOwner,
+                                                   annotations::kClaimTimestamp,
+                                                   annotations::kSandboxId,
+                                                   annotations::kInitRuntimeRequest,
+                                                   annotations::kRuntimeAccessToken,
+                                                   annotations::kUpdatedMetadataInClaim,
+                                                   pool_annotations::kClaimPending,
+                                                   pool_annotations::kRecycling};
+  return kProtected.contains(key);
+}
+
+// Annotations a claim sets that a recycle removes (the reference's AnnotationsClearedOnRecycle
+// plus ours).
+const char* const kClaimAnnotations[] = {
+    annotations::kLock,
+    annotations::kOwner,
+    annotations::kClaimTimestamp,
+    annotations::kInitRuntimeRequest,
+    annotations::kRuntimeAccessToken,
+    annotations::kRuntimeUrl,
+    annotations::kUpdatedMetadataInClaim,
+    annotations::kCleanup,
+    annotations::kReservePausedSandboxDuration,
+    annotations::kTraceContext,
+    pool_annotations::kClaimPending,
+    pool_annotations::kRecycling,
+};
+
+}  // namespace
+
+std::string InitBody(const ClaimRequest& request) {
+  api::Json body = api::Json::object();
+  if (!request.env_vars.empty()) body["envVars"] = request.env_vars;
+  if (!request.access_token.empty()) body["accessToken"] = request.access_token;
+  if (!request.default_user.empty()) body["defaultUser"] = request.default_user;
+  if (!request.default_workdir.empty()) body["defaultWorkdir"] = request.default_workdir;
+  return api::DumpJson(body);
+}
+
+void ApplyClaim(api::Object& sandbox, const ClaimRequest& request, const std::string& lock,
+                base::WallTime now, base::WallTime pending_deadline) {
+  auto& meta = sandbox.metadata;
+  meta.owner_references = request.owner_references;
+  api::Json added = {{"labels", api::Json::array()}, {"annotations", api::Json::array()}};
+  for (const auto& [k, v] : request.labels) {
+    if (IsProtectedLabel(k)) continue;
+    if (!meta.labels.contains(k)) added["labels"].push_back(k);
+    meta.labels[k] = v;
+  }
+  for (const auto& [k, v] : request.annotations) {
+    if (IsProtectedAnnotation(k)) continue;
+    if (!meta.annotations.contains(k)) added["annotations"].push_back(k);
+    meta.annotations[k] = v;
+  }
+  meta.labels[labels::kSandboxClaimed] = "true";
+  meta.annotations[annotations::kLock] = lock;
+  meta.annotations[annotations::kClaimTimestamp] = base::FormatRfc3339Millis(now);
+  meta.annotations[pool_annotations::kClaimPending] = base::FormatRfc3339Millis(pending_deadline);
+  if (!request.owner.empty()) meta.annotations[annotations::kOwner] = request.owner;
+  if (!request.access_token.empty()) {
+    meta.annotations[annotations::kRuntimeAccessToken] = request.access_token;
+  }
+  if (!request.skip_init) meta.annotations[annotations::kInitRuntimeRequest] = InitBody(request);
+  meta.annotations[annotations::kUpdatedMetadataInClaim] = api::DumpJson(added);
+  api::Json& spec = sandbox.spec();
+  if (request.shutdown_time) spec["shutdownTime"] = base::FormatRfc3339(*request.shutdown_time);
+  if (request.pause_time) spec["pauseTime"] = base::FormatRfc3339(*request.pause_time);
+}
+
+void ForgetClaimant(api::Object& sandbox) {
+  sandbox.metadata.annotations.erase(annotations::kRuntimeAccessToken);
+  sandbox.metadata.annotations.erase(annotations::kInitRuntimeRequest);
+}
+
+void SetPoolToken(api::Object& sandbox, const std::string& token) {
+  sandbox.metadata.annotations[annotations::kRuntimeAccessToken] = token;
+  sandbox.metadata.annotations[annotations::kInitRuntimeRequest] =
+      api::DumpJson({{"accessToken", token}});
+}
+
+void ResetForPool(api::Object& sandbox, const api::Object& set, const std::string& pool_token) {
+  auto& meta = sandbox.metadata;
+  auto recorded = meta.annotations.find(annotations::kUpdatedMetadataInClaim);
+  if (recorded != meta.annotations.end()) {
+    auto added = api::ParseJson(recorded->second);
+    if (added.ok() && added->is_object()) {
+      for (const char* field : {"labels", "annotations"}) {
+        if (!added->contains(field) || !(*added)[field].is_array()) continue;
+        for (const auto& k : (*added)[field]) {
+          if (!k.is_string()) continue;
+          std::string key = k.get<std::string>();
+          if (std::string_view(field) == "labels") {
+            if (!IsProtectedLabel(key)) meta.labels.erase(key);
+          } else if (!IsProtectedAnnotation(key)) {
+            meta.annotations.erase(key);
+          }
+        }
+      }
+    }
+  }
+  for (const char* key : kClaimAnnotations) meta.annotations.erase(key);
+  meta.labels.erase(labels::kClaimName);
+  meta.labels[labels::kSandboxClaimed] = "false";
+  meta.owner_references = {set.MakeControllerRef()};
+  api::Json& spec = sandbox.spec();
+  spec.erase("shutdownTime");
+  spec.erase("pauseTime");
+  if (spec.contains("paused")) spec["paused"] = false;
+  if (!pool_token.empty()) SetPoolToken(sandbox, pool_token);
+}
+
+}  // namespace warren::controller::claim

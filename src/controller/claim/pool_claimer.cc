@@ -1,0 +1,383 @@
+#include "controller/claim/pool_claimer.h"
+
+#include <fmt/format.h>
+
+#include "api/kinds.h"
+#include "api/typed_codec.h"
+#include "api/types/labels.h"
+#include "api/types/sandbox_set.h"
+#include "base/ids.h"
+#include "base/log.h"
+#include "base/scope_guard.h"
+#include "base/time_format.h"
+#include "controller/claim/claim_metadata.h"
+#include "controller/sandboxset_member.h"
+#include "controller/sandboxset_revision.h"
+
+namespace warren::controller::claim {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+namespace labels = api::labels;
+namespace annotations = api::annotations;
+
+std::chrono::milliseconds Remaining(Steady::time_point deadline) {
+  return std::max(std::chrono::milliseconds(0),
+                  std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now()));
+}
+
+std::string SandboxIdOf(const api::Object& sandbox) {
+  auto it = sandbox.metadata.labels.find(labels::kSandboxId);
+  if (it != sandbox.metadata.labels.end()) return it->second;
+  auto a = sandbox.metadata.annotations.find(annotations::kSandboxId);
+  return a == sandbox.metadata.annotations.end() ? std::string() : a->second;
+}
+
+std::string Annotation(const api::Object& o, const char* key) {
+  auto it = o.metadata.annotations.find(key);
+  return it == o.metadata.annotations.end() ? std::string() : it->second;
+}
+
+// The status message a failed sandbox carries, for the caller's error.
+std::string FailureOf(const api::Object& sandbox) {
+  const api::Json& st = sandbox.status();
+  std::string phase = st.is_object() ? st.value("phase", "") : "";
+  std::string message = st.is_object() ? st.value("message", "") : "";
+  if (phase.empty()) phase = "Pending";
+  return message.empty() ? fmt::format("phase {}", phase)
+                         : fmt::format("phase {}: {}", phase, message);
+}
+
+}  // namespace
+
+PoolClaimer::PoolClaimer(PoolInformers& informers, SandboxConnector* connector,
+                         RouteHook on_claimed, PoolClaimerOptions options, base::Clock& clock)
+    : informers_(informers),
+      store_(informers.store()),
+      connector_(connector),
+      on_claimed_(std::move(on_claimed)),
+      options_(options),
+      clock_(clock),
+      index_(informers.sandboxes()),
+      started_at_(clock.Now()) {}
+
+PoolClaimer::~PoolClaimer() { Stop(); }
+
+Result<ClaimResult> PoolClaimer::Claim(const ClaimRequest& request) {
+  auto start = Steady::now();
+  if (request.namespace_.empty() || request.pool.empty()) {
+    return InvalidArgumentError("a claim needs a namespace and a pool (SandboxSet name)");
+  }
+  if (request.timeout <= std::chrono::milliseconds(0)) {
+    return InvalidArgumentError(
+        fmt::format("claim timeout must be positive, got {} ms", request.timeout.count()));
+  }
+  Deadline deadline = start + request.timeout;
+  base::WallTime pending_deadline = clock_.Now() + request.timeout + options_.pending_grace;
+  std::string lock = base::NewUuid();
+  {
+    std::lock_guard guard(mu_);
+    in_flight_.insert(lock);
+  }
+  auto forget = base::ScopeGuard([&] {
+    std::lock_guard guard(mu_);
+    in_flight_.erase(lock);
+  });
+  auto result = DoClaim(request, deadline, pending_deadline, lock);
+  double seconds = std::chrono::duration<double>(Steady::now() - start).count();
+  if (result.ok()) {
+    metrics_.Record(request.namespace_, request.pool, "success", result->lock_type, seconds,
+                    result->retries);
+  } else {
+    metrics_.Record(request.namespace_, request.pool, "failure",
+                    result.status().code() == StatusCode::kNotFound ? "none" : lock_type::kUpdate,
+                    seconds, 0);
+  }
+  return result;
+}
+
+Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline deadline,
+                                         base::WallTime pending_deadline, const std::string& lock) {
+  ObjectPtr set = informers_.sets().Get(request.namespace_, request.pool);
+  if (!set) {
+    // Maybe created a moment ago and not in the cache yet: ask the store.
+    auto stored = store_.Get(api::SandboxSetKind(), request.namespace_, request.pool);
+    if (stored.ok()) set = std::make_shared<const api::Object>(std::move(*stored));
+  }
+  if (!set) {
+    return NotFoundError(
+        fmt::format("SandboxSet {}/{} not found", request.namespace_, request.pool));
+  }
+  if (set->metadata.deletion_timestamp) {
+    return FailedPreconditionError(
+        fmt::format("SandboxSet {}/{} is being deleted", request.namespace_, request.pool));
+  }
+  std::string revision;
+  if (set->status().is_object()) revision = set->status().value("updateRevision", "");
+
+  int conflicts = 0;
+  while (true) {
+    if (Steady::now() >= deadline) {
+      return DeadlineExceededError(fmt::format("claim from pool {}/{} timed out after {} ms",
+                                               request.namespace_, request.pool,
+                                               request.timeout.count()));
+    }
+    ObjectPtr member = index_.Take(request.namespace_, request.pool, revision);
+    if (!member) {
+      if (request.create_on_no_stock) {
+        return ColdCreate(request, *set, deadline, pending_deadline, lock);
+      }
+      if (!index_.WaitForStock(request.namespace_, request.pool, deadline)) {
+        if (cancelled_) return UnavailableError("the server is shutting down");
+        return ResourceExhaustedError(
+            fmt::format("no sandbox available in pool {}/{} within {} ms (createOnNoStock is "
+                        "off)",
+                        request.namespace_, request.pool, request.timeout.count()));
+      }
+      continue;
+    }
+    api::Object claimed = *member;
+    // A recycled member holds a secret pool token: envd wants it to accept the new one.
+    std::string pool_token = Annotation(claimed, annotations::kRuntimeAccessToken);
+    ApplyClaim(claimed, request, lock, clock_.Now(), pending_deadline);
+    auto written = store_.Update(std::move(claimed));
+    if (!written.ok()) {
+      StatusCode code = written.status().code();
+      if (code == StatusCode::kAborted || code == StatusCode::kNotFound) {
+        // Someone else changed it first (another claim, a scale-down, the node): pick again.
+        if (++conflicts >= options_.max_conflicts) {
+          return AbortedError(fmt::format("claim from pool {}/{} lost {} races in a row",
+                                          request.namespace_, request.pool, conflicts));
+        }
+        continue;
+      }
+      index_.Return(member);
+      return written.status().WithPrefix("claim: update sandbox");
+    }
+    ASSIGN_OR_RETURN(auto committed, Finish(*written, request, deadline, lock, pool_token));
+    return ClaimResult{std::move(committed), true, lock_type::kUpdate, conflicts};
+  }
+}
+
+Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const api::Object& set,
+                                            Deadline deadline, base::WallTime pending_deadline,
+                                            const std::string& lock) {
+  ObjectPtr referenced;
+  const api::Json& spec = set.spec();
+  if (spec.is_object() && spec.contains("templateRef") && spec["templateRef"].is_object()) {
+    std::string ref = spec["templateRef"].value("name", "");
+    referenced = informers_.templates().Get(set.metadata.namespace_, ref);
+    if (!referenced) {
+      return FailedPreconditionError(
+          fmt::format("SandboxSet {}/{}: SandboxTemplate {} (spec.templateRef) not found",
+                      set.metadata.namespace_, set.metadata.name, ref));
+    }
+  }
+  TemplateRevision revision = ComputeRevision(set, referenced.get());
+  if (!informers_.templates().Get(set.metadata.namespace_, revision.template_name)) {
+    auto t = store_.Create(MakeRevisionTemplate(set, revision));
+    if (!t.ok() && t.status().code() != StatusCode::kAlreadyExists) {
+      return t.status().WithPrefix("claim: create the pool's SandboxTemplate");
+    }
+  }
+  api::Object fresh = MakeMember(set, revision);
+  ApplyClaim(fresh, request, lock, clock_.Now(), pending_deadline);
+  ASSIGN_OR_RETURN(auto created, store_.Create(std::move(fresh)));
+  std::string ns = created.metadata.namespace_, name = created.metadata.name;
+
+  auto wait = std::min(Remaining(deadline), request.wait_ready_timeout);
+  Informer& cache = informers_.sandboxes();
+  // From here on a sandbox missing from the cache was deleted, not "not seen yet".
+  cache.WaitForRevision(created.metadata.resource_version, wait);
+  ObjectPtr latest;
+  auto settle = [&] {
+    latest = cache.Get(ns, name);
+    if (!latest || latest->metadata.uid != created.metadata.uid) return true;  // deleted
+    if (IsRunningAndReady(*latest)) return true;
+    // Dead or being deleted: it will not become ready.
+    MemberState state = ClassifyMember(*latest);
+    const api::Json& st = latest->status();
+    std::string phase = st.is_object() ? st.value("phase", "") : "";
+    return state == MemberState::kTerminating || phase == "Failed" || phase == "Succeeded";
+  };
+  auto wait_end = Steady::now() + wait;
+  bool settled = false;
+  // In slices, so a shutdown is noticed.
+  while (!settled && !cancelled_ && Steady::now() < wait_end) {
+    settled = cache.WaitUntil(settle, std::min<std::chrono::milliseconds>(
+                                          Remaining(wait_end), std::chrono::milliseconds(100)));
+  }
+  if (!settled) settled = settle();
+  if (cancelled_ && !settled) {
+    Status why = UnavailableError("the server is shutting down");
+    if (latest) DeleteFailed(*latest, why);
+    return why;
+  }
+  if (!latest || latest->metadata.uid != created.metadata.uid) {
+    return UnavailableError(
+        fmt::format("sandbox {}/{} created for the claim was deleted", ns, name));
+  }
+  if (!settled || !IsRunningAndReady(*latest)) {
+    Status why =
+        settled ? UnavailableError(fmt::format("sandbox {}/{} created for the claim failed: {}", ns,
+                                               name, FailureOf(*latest)))
+                : DeadlineExceededError(
+                      fmt::format("sandbox {}/{} created for the claim was not ready within {} ms "
+                                  "({})",
+                                  ns, name, wait.count(), FailureOf(*latest)));
+    DeleteFailed(*latest, why);
+    return why;
+  }
+  ASSIGN_OR_RETURN(auto committed, Finish(*latest, request, deadline, lock, ""));
+  return ClaimResult{std::move(committed), false, lock_type::kCreate, 0};
+}
+
+Result<api::Object> PoolClaimer::Finish(const api::Object& claimed, const ClaimRequest& request,
+                                        Deadline deadline, const std::string& lock,
+                                        const std::string& pool_token) {
+  if (connector_ != nullptr && !request.skip_init) {
+    std::string id = SandboxIdOf(claimed);
+    auto timeout = std::min(Remaining(deadline), options_.init_timeout);
+    Status init = EnvdInit(*connector_, id, InitBody(request), timeout, pool_token);
+    if (!init.ok()) {
+      DeleteFailed(claimed, init);
+      return UnavailableError(fmt::format("claim of sandbox {}/{}: {}", claimed.metadata.namespace_,
+                                          claimed.metadata.name, init.message()));
+    }
+  }
+  if (on_claimed_) on_claimed_(claimed);
+  auto committed = Commit(claimed, deadline, lock);
+  if (!committed.ok()) {
+    if (committed.status().code() != StatusCode::kAborted)
+      DeleteFailed(claimed, committed.status());
+    return committed.status();
+  }
+  return committed;
+}
+
+Result<api::Object> PoolClaimer::Commit(api::Object current, Deadline deadline,
+                                        const std::string& lock) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    if (Steady::now() >= deadline) {
+      return DeadlineExceededError(fmt::format("claim of sandbox {}/{} ran out of time",
+                                               current.metadata.namespace_, current.metadata.name));
+    }
+    if (Annotation(current, annotations::kLock) != lock ||
+        !current.metadata.annotations.contains(pool_annotations::kClaimPending)) {
+      return AbortedError(fmt::format("claim of sandbox {}/{} was rolled back",
+                                      current.metadata.namespace_, current.metadata.name));
+    }
+    api::Object next = current;
+    next.metadata.annotations.erase(pool_annotations::kClaimPending);
+    auto written = store_.Update(std::move(next));
+    if (written.ok()) return written;
+    if (written.status().code() != StatusCode::kAborted) return written.status();
+    // Something else wrote it meanwhile (the node's status): read again and re-check the lock.
+    ASSIGN_OR_RETURN(current, store_.Get(api::SandboxKind(), current.metadata.namespace_,
+                                         current.metadata.name));
+  }
+  return AbortedError(fmt::format("claim of sandbox {}/{}: commit kept conflicting",
+                                  current.metadata.namespace_, current.metadata.name));
+}
+
+void PoolClaimer::DeleteFailed(const api::Object& sandbox, const Status& why) {
+  base::Logger("controller")
+      ->warn("claim failed after taking a sandbox; deleting it sandbox={}/{} error={}",
+             sandbox.metadata.namespace_, sandbox.metadata.name, why.ToString());
+  store::DeleteOptions options;
+  options.preconditions.uid = sandbox.metadata.uid;
+  store_.Delete(api::SandboxKind(), sandbox.metadata.namespace_, sandbox.metadata.name, options)
+      .status()
+      .IgnoreError();
+}
+
+Status PoolClaimer::Start() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = false;
+  }
+  janitor_ = std::thread([this] { JanitorLoop(); });
+  return Status::Ok();
+}
+
+void PoolClaimer::Stop() {
+  cancelled_ = true;
+  index_.Shutdown();
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (janitor_.joinable()) janitor_.join();
+}
+
+void PoolClaimer::JanitorLoop() {
+  std::unique_lock lock(stop_mu_);
+  while (!stopping_) {
+    lock.unlock();
+    RollBackAbandonedClaims();
+    lock.lock();
+    stop_cv_.wait_for(lock, options_.janitor_period, [this] { return stopping_; });
+  }
+}
+
+int PoolClaimer::RollBackAbandonedClaims() {
+  auto log = base::Logger("controller");
+  base::WallTime now = clock_.Now();
+  int rolled = 0;
+  for (const auto& s : informers_.sandboxes().List()) {
+    std::string pending = Annotation(*s, pool_annotations::kClaimPending);
+    if (pending.empty() || s->metadata.deletion_timestamp) continue;
+    std::string lock = Annotation(*s, annotations::kLock);
+    {
+      std::lock_guard guard(mu_);
+      if (in_flight_.contains(lock)) continue;
+    }
+    auto deadline = base::ParseRfc3339(pending);
+    auto claimed_at = base::ParseRfc3339(Annotation(*s, annotations::kClaimTimestamp));
+    bool expired = !deadline || *deadline <= now;
+    // Claimed by an earlier run of this server (which is the only writer): nobody will finish it.
+    bool orphaned = claimed_at && *claimed_at < started_at_;
+    if (!expired && !orphaned) continue;
+    Status s_rb = RollBack(*s);
+    if (s_rb.ok()) {
+      ++rolled;
+      log->info("rolled back an abandoned claim sandbox={}/{} lock={}", s->metadata.namespace_,
+                s->metadata.name, lock);
+    } else {
+      log->warn("roll back of an abandoned claim failed sandbox={}/{} error={}",
+                s->metadata.namespace_, s->metadata.name, s_rb.ToString());
+    }
+  }
+  return rolled;
+}
+
+Status PoolClaimer::RollBack(const api::Object& sandbox) {
+  // No caller ever saw this sandbox (its claim never committed), so nobody ran anything in it:
+  // clearing what /init set (token, env) is a complete reset.
+  ObjectPtr set = informers_.sets().Get(sandbox.metadata.namespace_, std::string(PoolOf(sandbox)));
+  std::string revision;
+  if (set && set->status().is_object()) revision = set->status().value("updateRevision", "");
+  auto hash = sandbox.metadata.labels.find(labels::kTemplateHash);
+  bool can_return = set && !set->metadata.deletion_timestamp && IsRunningAndReady(sandbox) &&
+                    hash != sandbox.metadata.labels.end() && hash->second == revision;
+  if (can_return && connector_ != nullptr) {
+    Status reset = EnvdReset(*connector_, SandboxIdOf(sandbox), options_.init_timeout);
+    if (!reset.ok()) can_return = false;
+  }
+  if (can_return) {
+    api::Object back = sandbox;
+    ResetForPool(back, *set, "");
+    auto written = store_.Update(std::move(back));
+    if (written.ok()) return Status::Ok();
+    if (written.status().code() == StatusCode::kAborted) return written.status();  // next pass
+  }
+  store::DeleteOptions options;
+  options.preconditions.uid = sandbox.metadata.uid;
+  options.preconditions.resource_version = sandbox.metadata.resource_version;
+  return store_
+      .Delete(api::SandboxKind(), sandbox.metadata.namespace_, sandbox.metadata.name, options)
+      .status();
+}
+
+}  // namespace warren::controller::claim

@@ -1,0 +1,109 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+
+#include "base/clock.h"
+#include "controller/claim/claim_metrics.h"
+#include "controller/claim/claimer.h"
+#include "controller/claim/pool_index.h"
+#include "controller/claim/sandbox_connector.h"
+#include "controller/pool_informers.h"
+
+namespace warren::controller::claim {
+
+struct PoolClaimerOptions {
+  int max_conflicts = 32;  // lost compare-and-swaps before a claim gives up (Aborted)
+  std::chrono::milliseconds init_timeout{2000};  // one envd /init
+  // The claim-pending deadline is the claim's own deadline plus this, so a claimer that is
+  // still working never has its claim rolled back under it.
+  std::chrono::milliseconds pending_grace{5000};
+  std::chrono::milliseconds janitor_period{1000};
+};
+
+// The claim fast path (contracts.md "Claims", reference §3.9):
+//   1. pick an Available member of the pool from the in-memory index (no store read);
+//   2. one compare-and-swap Update on the member's cached resourceVersion that detaches it
+//      (pool owner reference removed, sandbox-claimed=true, claim timestamp, owner, lock, the
+//      caller's labels/annotations/timers, the token and /init body, and a claim-pending
+//      deadline). A conflict means someone else changed it first: pick again;
+//   3. envd /init with the caller's env vars, access token and defaults (no process starts);
+//   4. the route hook (the gateway's route table), so the first request never sees a 502;
+//   5. commit: remove claim-pending (read, check the lock is still ours, Update). Only then is
+//      the sandbox handed to the caller.
+// A claim that dies between 2 and 5 leaves claim-pending behind; the janitor rolls such
+// claims back — the sandbox's envd is reset and it returns to its pool (or is deleted when it
+// cannot be) — once their deadline passes, or at once when the claim was made by an earlier
+// run of this process (claim-timestamp before our start and not in flight here): this server
+// is the only writer. So a claim never strands a member, and a sandbox is handed out once.
+// With nothing in stock the claim creates a sandbox from the pool's template
+// (createOnNoStock, lock type "create"), waits for it to be Ready, and finishes the same way.
+// A failure after step 2 (envd /init, the deadline) deletes the sandbox: the pool refills.
+//
+// Borrows the informers (the index's handler is added in the constructor, before they start)
+// and the connector (may be null: no /init, for a server without a node agent). Thread-safe;
+// Claim may be called from many threads. Start/Stop run the janitor.
+class PoolClaimer final : public Claimer {
+ public:
+  using RouteHook = std::function<void(const api::Object& sandbox)>;
+
+  PoolClaimer(PoolInformers& informers, SandboxConnector* connector, RouteHook on_claimed,
+              PoolClaimerOptions options = {}, base::Clock& clock = base::RealClock());
+  ~PoolClaimer() override;
+
+  Result<ClaimResult> Claim(const ClaimRequest& request) override;
+
+  // The janitor (informers must be started).
+  Status Start();
+  // Stops the janitor and makes claims in flight give up their waits (Unavailable): call it
+  // before stopping whatever calls Claim.
+  void Stop();
+  // One janitor pass: rolls back expired or orphaned pending claims. Returns how many.
+  int RollBackAbandonedClaims();
+
+  PoolIndex& index() { return index_; }
+
+ private:
+  using Deadline = std::chrono::steady_clock::time_point;
+  Result<ClaimResult> DoClaim(const ClaimRequest& request, Deadline deadline,
+                              base::WallTime pending_deadline, const std::string& lock);
+  Result<ClaimResult> ColdCreate(const ClaimRequest& request, const api::Object& set,
+                                 Deadline deadline, base::WallTime pending_deadline,
+                                 const std::string& lock);
+  // Steps 3-5 for a sandbox claimed under `lock`.
+  Result<api::Object> Finish(const api::Object& claimed, const ClaimRequest& request,
+                             Deadline deadline, const std::string& lock,
+                             const std::string& pool_token);
+  Result<api::Object> Commit(api::Object claimed, Deadline deadline, const std::string& lock);
+  void DeleteFailed(const api::Object& sandbox, const Status& why);
+  Status RollBack(const api::Object& sandbox);
+  void JanitorLoop();
+
+  PoolInformers& informers_;
+  store::Store& store_;
+  SandboxConnector* connector_;
+  RouteHook on_claimed_;
+  PoolClaimerOptions options_;
+  base::Clock& clock_;
+  PoolIndex index_;
+  ClaimMetrics metrics_;
+  base::WallTime started_at_;
+
+  std::mutex mu_;
+  std::unordered_set<std::string> in_flight_;  // locks of claims running here; guarded by mu_
+
+  std::thread janitor_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;               // guarded by stop_mu_
+  std::atomic<bool> cancelled_{false};  // claims stop waiting
+};
+
+}  // namespace warren::controller::claim

@@ -1,0 +1,153 @@
+#include "controller/claim/pool_index.h"
+
+#include <fmt/format.h>
+
+#include "api/types/labels.h"
+#include "base/ids.h"
+#include "controller/sandboxset_member.h"
+
+namespace warren::controller::claim {
+namespace {
+
+std::string ObjectKey(const api::Object& o) {
+  return fmt::format("{}/{}", o.metadata.namespace_, o.metadata.name);
+}
+
+std::string RevisionOf(const api::Object& o) {
+  auto it = o.metadata.labels.find(api::labels::kTemplateHash);
+  return it == o.metadata.labels.end() ? std::string() : it->second;
+}
+
+uint64_t Seed() {
+  uint64_t s;
+  base::RandomBytes(&s, sizeof(s));
+  return s;
+}
+
+}  // namespace
+
+PoolIndex::PoolIndex(Informer& sandboxes) : rng_(Seed()) {
+  sandboxes.AddHandler([this](const Informer::Change& c) { OnChange(c); });
+}
+
+void PoolIndex::OnChange(const Informer::Change& c) {
+  const api::Object& o = *c.object;
+  std::string key = ObjectKey(o);
+  bool notify = false;
+  {
+    std::lock_guard lock(mu_);
+    EraseLocked(key);
+    if (c.type == store::EventType::kDeleted) {
+      taken_.erase(key);
+    } else {
+      auto taken = taken_.find(key);
+      if (taken != taken_.end()) {
+        // Taken by a claim in flight: only a newer version settles it.
+        if (o.metadata.resource_version <= taken->second) return;
+        taken_.erase(taken);
+      }
+      if (IsClaimable(o)) {
+        InsertLocked(key, c.object);
+        notify = true;
+      }
+    }
+  }
+  if (notify) stock_cv_.notify_all();
+}
+
+void PoolIndex::InsertLocked(const std::string& key, const ObjectPtr& object) {
+  std::string pool_key = fmt::format("{}/{}", object->metadata.namespace_, PoolOf(*object));
+  std::string revision = RevisionOf(*object);
+  Pool& pool = pools_[pool_key];
+  Bucket& bucket = pool.by_revision[revision];
+  bucket.position[key] = bucket.items.size();
+  bucket.items.push_back(object);
+  ++pool.size;
+  placement_[key] = Placement{std::move(pool_key), std::move(revision)};
+}
+
+void PoolIndex::EraseLocked(const std::string& key) {
+  auto where = placement_.find(key);
+  if (where == placement_.end()) return;
+  auto pool_it = pools_.find(where->second.pool_key);
+  if (pool_it != pools_.end()) {
+    Pool& pool = pool_it->second;
+    auto bucket_it = pool.by_revision.find(where->second.revision);
+    if (bucket_it != pool.by_revision.end()) {
+      Bucket& bucket = bucket_it->second;
+      auto pos = bucket.position.find(key);
+      if (pos != bucket.position.end()) {
+        size_t i = pos->second;
+        bucket.position.erase(pos);
+        if (i + 1 != bucket.items.size()) {
+          bucket.items[i] = std::move(bucket.items.back());
+          bucket.position[ObjectKey(*bucket.items[i])] = i;
+        }
+        bucket.items.pop_back();
+        --pool.size;
+      }
+      if (bucket.items.empty()) pool.by_revision.erase(bucket_it);
+    }
+    if (pool.size == 0) pools_.erase(pool_it);
+  }
+  placement_.erase(where);
+}
+
+ObjectPtr PoolIndex::Take(std::string_view ns, std::string_view pool_name,
+                          std::string_view revision) {
+  std::lock_guard lock(mu_);
+  auto pool_it = pools_.find(fmt::format("{}/{}", ns, pool_name));
+  if (pool_it == pools_.end()) return nullptr;
+  Pool& pool = pool_it->second;
+  Bucket* bucket = nullptr;
+  auto preferred = pool.by_revision.find(std::string(revision));
+  if (preferred != pool.by_revision.end()) {
+    bucket = &preferred->second;
+  } else if (!pool.by_revision.empty()) {
+    bucket = &pool.by_revision.begin()->second;
+  }
+  if (bucket == nullptr || bucket->items.empty()) return nullptr;
+  ObjectPtr picked =
+      bucket->items[std::uniform_int_distribution<size_t>(0, bucket->items.size() - 1)(rng_)];
+  std::string key = ObjectKey(*picked);
+  EraseLocked(key);
+  taken_[key] = picked->metadata.resource_version;
+  return picked;
+}
+
+void PoolIndex::Return(const ObjectPtr& member) {
+  std::string key = ObjectKey(*member);
+  {
+    std::lock_guard lock(mu_);
+    auto taken = taken_.find(key);
+    if (taken == taken_.end() || taken->second != member->metadata.resource_version) return;
+    taken_.erase(taken);
+    if (placement_.contains(key)) return;
+    InsertLocked(key, member);
+  }
+  stock_cv_.notify_all();
+}
+
+bool PoolIndex::WaitForStock(std::string_view ns, std::string_view pool_name,
+                             std::chrono::steady_clock::time_point deadline) {
+  std::string pool_key = fmt::format("{}/{}", ns, pool_name);
+  std::unique_lock lock(mu_);
+  stock_cv_.wait_until(lock, deadline, [&] { return shut_down_ || pools_.contains(pool_key); });
+  return !shut_down_ && pools_.contains(pool_key);
+}
+
+void PoolIndex::Shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    shut_down_ = true;
+  }
+  stock_cv_.notify_all();
+}
+
+size_t PoolIndex::Available(std::string_view ns, std::string_view pool_name) const {
+  std::lock_guard lock(mu_);
+  auto it = pools_.find(fmt::format("{}/{}", ns, pool_name));
+  return it == pools_.end() ? 0 : it->second.size;
+}
+
+}  // namespace warren::controller::claim

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "controller/informer.h"
+
+namespace warren::controller::claim {
+
+// The claimable members of every pool, by pool and template revision, kept current from the
+// pool-sandbox informer: what a claim picks from without reading the store.
+//
+// Take() removes the member it returns, so two claims in this process never try the same
+// sandbox. The member comes back only through the cache: when a newer version of it arrives
+// that is still claimable (its claim lost a race and nothing changed it for good), or through
+// Return() when the claim failed without writing. Picks are random within a pool, preferring the
+// set's current revision (the reference's §3.9 steps 5-6: fewer conflicts with the rolling
+// update and between claimers).
+//
+// Thread-safe. Borrows the informer; the handler is added in the constructor, so construct the
+// index before the informer starts.
+class PoolIndex {
+ public:
+  explicit PoolIndex(Informer& sandboxes);
+
+  // A claimable member of ns/pool, preferring template hash `revision`; null when none.
+  ObjectPtr Take(std::string_view ns, std::string_view pool, std::string_view revision);
+  // Gives back a member whose claim did not change it.
+  void Return(const ObjectPtr& member);
+  // Waits until ns/pool has a claimable member (true) or `deadline` passes (false).
+  bool WaitForStock(std::string_view ns, std::string_view pool,
+                    std::chrono::steady_clock::time_point deadline);
+  size_t Available(std::string_view ns, std::string_view pool) const;
+  // Ends every WaitForStock (they return false) now and from now on (server shutdown).
+  void Shutdown();
+
+ private:
+  struct Bucket {
+    std::vector<ObjectPtr> items;
+    std::unordered_map<std::string, size_t> position;  // object key → index in items
+  };
+  struct Pool {
+    std::unordered_map<std::string, Bucket> by_revision;  // template hash → members
+    size_t size = 0;
+  };
+  struct Placement {
+    std::string pool_key, revision;
+  };
+
+  void OnChange(const Informer::Change& change);
+  void InsertLocked(const std::string& key, const ObjectPtr& object);
+  void EraseLocked(const std::string& key);
+
+  mutable std::mutex mu_;
+  std::condition_variable stock_cv_;
+  std::unordered_map<std::string, Pool> pools_;           // "ns/pool"; guarded by mu_
+  std::unordered_map<std::string, Placement> placement_;  // object key; guarded by mu_
+  std::unordered_map<std::string, int64_t> taken_;        // object key → version taken at
+  std::mt19937_64 rng_;                                   // guarded by mu_
+  bool shut_down_ = false;                                // guarded by mu_
+};
+
+}  // namespace warren::controller::claim

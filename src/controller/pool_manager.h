@@ -1,0 +1,55 @@
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "base/status.h"
+#include "controller/claim/pool_claimer.h"
+#include "controller/pool_informers.h"
+#include "controller/recycle_controller.h"
+#include "controller/sandboxclaim_controller.h"
+#include "controller/sandboxset_controller.h"
+#include "obs/event_recorder.h"
+
+namespace warren::controller {
+
+struct PoolManagerOptions {
+  SandboxSetControllerOptions sets;
+  claim::PoolClaimerOptions claims;
+  SandboxClaimControllerOptions sandbox_claims;
+  RecycleControllerOptions recycle;
+};
+
+// Every warm-pool part of `warren server`, built and started together: the shared informers,
+// the SandboxSet controller, the claimer (the E2B create's and SandboxClaim's), the
+// SandboxClaim controller and recycling. apps/warren adds it as a server component and hands
+// claimer() to the E2B API.
+//
+// Borrows the store, `connector` and `resetter` (the node agent; either may be null: no envd
+// /init, no recycling) — all must outlive it. `on_claimed` (may be empty) sees every claimed
+// sandbox before the claim returns: the gateway's route upsert. Start/Stop from one thread;
+// claimer() is thread-safe after Start.
+class PoolManager {
+ public:
+  PoolManager(store::Store& store, claim::SandboxConnector* connector, SandboxResetter* resetter,
+              claim::PoolClaimer::RouteHook on_claimed, PoolManagerOptions options = {});
+  ~PoolManager();
+
+  Status Start();
+  void Stop();
+  bool Ready() const { return started_; }
+
+  claim::Claimer& claimer() { return *claimer_; }
+  claim::PoolClaimer& pool_claimer() { return *claimer_; }
+
+ private:
+  std::unique_ptr<PoolInformers> informers_;
+  std::unique_ptr<obs::EventRecorder> events_;
+  std::unique_ptr<SandboxSetController> sets_;
+  std::unique_ptr<claim::PoolClaimer> claimer_;
+  std::unique_ptr<SandboxClaimController> sandbox_claims_;
+  std::unique_ptr<RecycleController> recycle_;
+  bool started_ = false;
+};
+
+}  // namespace warren::controller

@@ -1,0 +1,177 @@
+#include "controller/sandboxclaim_controller.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "api/kinds.h"
+#include "api/typed_codec.h"
+#include "api/types/labels.h"
+#include "api/types/sandbox_claim.h"
+#include "controller/claim/pool_claimer.h"
+#include "controller/sandboxset_controller.h"
+#include "controller/testing/pool_test_node.h"
+#include "store/testing/objects.h"
+#include "store/testing/temp_store.h"
+
+namespace warren::controller {
+namespace {
+
+using namespace std::chrono_literals;
+namespace labels = api::labels;
+
+template <class F>
+bool Eventually(F f, std::chrono::milliseconds timeout = 20s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (f()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return f();
+}
+
+class SandboxClaimControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    informers_ = std::make_unique<PoolInformers>(store_.store());
+    sets_ = std::make_unique<SandboxSetController>(*informers_, nullptr);
+    claimer_ = std::make_unique<claim::PoolClaimer>(*informers_, nullptr, nullptr);
+    claims_ = std::make_unique<SandboxClaimController>(*informers_, *claimer_, nullptr);
+    ASSERT_TRUE(informers_->Start().ok());
+    ASSERT_TRUE(sets_->Start().ok());
+    ASSERT_TRUE(claims_->Start().ok());
+    node_ = std::make_unique<testing::PoolTestNode>(store_.store());
+  }
+  void TearDown() override {
+    claims_->Stop();
+    sets_->Stop();
+    informers_->Stop();
+  }
+  void CreatePool(const std::string& name, int replicas) {
+    ASSERT_TRUE(store_->Create(store::testing::MakeSandboxSet(name, replicas)).ok());
+    ASSERT_TRUE(Eventually([&] {
+      return claimer_->index().Available("default", name) == static_cast<size_t>(replicas);
+    }));
+  }
+  api::Object CreateClaim(const std::string& name, api::Json spec) {
+    api::Object c;
+    c.api_version = api::kAgentsApiVersion;
+    c.kind = "SandboxClaim";
+    c.metadata.namespace_ = "default";
+    c.metadata.name = name;
+    c.body["spec"] = std::move(spec);
+    auto r = store_->Create(c);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : c;
+  }
+  std::optional<api::SandboxClaimStatus> ClaimStatus(const std::string& name) {
+    auto o = store_->Get(api::SandboxClaimKind(), "default", name);
+    if (!o.ok()) return std::nullopt;
+    return *api::DecodeStatus<api::SandboxClaimStatus>(*o);
+  }
+  std::vector<api::Object> WithClaimLabel(const std::string& claim) {
+    auto sel = api::LabelSelector::Parse(std::string(labels::kClaimName) + "=" + claim);
+    store::ListOptions o;
+    o.label_selector = *sel;
+    return store_->List(api::SandboxKind(), o)->items;
+  }
+
+  store::testing::TempStore store_;
+  std::unique_ptr<PoolInformers> informers_;
+  std::unique_ptr<SandboxSetController> sets_;
+  std::unique_ptr<claim::PoolClaimer> claimer_;
+  std::unique_ptr<SandboxClaimController> claims_;
+  std::unique_ptr<testing::PoolTestNode> node_;
+};
+
+TEST_F(SandboxClaimControllerTest, ClaimsItsReplicasWithItsMetadataAndCompletes) {
+  CreatePool("py", 3);
+  api::Object c = CreateClaim("job", {{"templateName", "py"},
+                                      {"replicas", 2},
+                                      {"labels", {{"team", "search"}}},
+                                      {"annotations", {{"example.com/purpose", "eval"}}},
+                                      {"envVars", {{"MODE", "batch"}}},
+                                      {"shutdownTime", "2030-01-01T00:00:00Z"}});
+  ASSERT_TRUE(Eventually([&] {
+    auto st = ClaimStatus("job");
+    return st && st->phase == "Completed";
+  }));
+  auto st = *ClaimStatus("job");
+  EXPECT_EQ(st.claimed_replicas, 2);
+  EXPECT_TRUE(st.claim_start_time && st.completion_time);
+  EXPECT_TRUE(api::IsConditionTrue(st.conditions, "Completed"));
+  auto held = WithClaimLabel("job");
+  ASSERT_EQ(held.size(), 2u);
+  for (const auto& s : held) {
+    EXPECT_EQ(s.metadata.labels.at(labels::kSandboxClaimed), "true");
+    EXPECT_EQ(s.metadata.labels.at("team"), "search");
+    EXPECT_EQ(s.metadata.annotations.at("example.com/purpose"), "eval");
+    ASSERT_EQ(s.metadata.owner_references.size(), 1u);
+    EXPECT_EQ(s.metadata.owner_references[0].kind, "SandboxClaim");
+    EXPECT_EQ(s.metadata.owner_references[0].uid, c.metadata.uid);
+    EXPECT_EQ(s.spec()["shutdownTime"], "2030-01-01T00:00:00Z");
+    auto init = api::ParseJson(s.metadata.annotations.at(api::annotations::kInitRuntimeRequest));
+    EXPECT_EQ((*init)["envVars"]["MODE"], "batch");
+  }
+}
+
+TEST_F(SandboxClaimControllerTest, AClaimThatCannotBeFilledTimesOut) {
+  CreatePool("py", 0);
+  CreateClaim("job", {{"templateName", "py"},
+                      {"replicas", 1},
+                      {"createOnNoStock", false},
+                      {"claimTimeout", "1s"}});
+  ASSERT_TRUE(Eventually([&] {
+    auto st = ClaimStatus("job");
+    return st && api::IsConditionTrue(st->conditions, "TimedOut");
+  }));
+  auto st = *ClaimStatus("job");
+  EXPECT_EQ(st.phase, "Completed");
+  EXPECT_EQ(st.claimed_replicas, 0);
+  EXPECT_THAT(st.message, ::testing::HasSubstr("claimed 0 of 1 sandboxes from py"));
+}
+
+TEST_F(SandboxClaimControllerTest, TtlAfterCompletedDeletesTheClaimButNotItsSandboxes) {
+  CreatePool("py", 2);
+  CreateClaim("job", {{"templateName", "py"}, {"replicas", 2}, {"ttlAfterCompleted", "1s"}});
+  ASSERT_TRUE(Eventually([&] { return !ClaimStatus("job").has_value(); }));
+  auto held = WithClaimLabel("job");
+  ASSERT_EQ(held.size(), 2u);
+  for (const auto& s : held) {
+    EXPECT_FALSE(s.metadata.deletion_timestamp);
+    EXPECT_TRUE(s.metadata.owner_references.empty());
+  }
+}
+
+TEST_F(SandboxClaimControllerTest, ARestartedReconcileNeverClaimsTwice) {
+  CreatePool("py", 4);
+  CreateClaim("job", {{"templateName", "py"}, {"replicas", 3}});
+  ASSERT_TRUE(Eventually([&] {
+    auto st = ClaimStatus("job");
+    return st && st->phase == "Completed";
+  }));
+  // As if the status write had been lost: the claim looks unfinished again.
+  auto o = store_->Get(api::SandboxClaimKind(), "default", "job");
+  o->status() = api::Json::object();
+  ASSERT_TRUE(store_->UpdateStatus(*o).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto st = ClaimStatus("job");
+    return st && st->phase == "Completed" && st->claimed_replicas == 3;
+  }));
+  EXPECT_EQ(WithClaimLabel("job").size(), 3u);
+}
+
+TEST_F(SandboxClaimControllerTest, AMissingPoolIsReportedAsAFailedClaim) {
+  CreateClaim("job", {{"templateName", "nope"}, {"replicas", 1}, {"claimTimeout", "2s"}});
+  ASSERT_TRUE(Eventually([&] {
+    auto st = ClaimStatus("job");
+    return st && api::IsConditionTrue(st->conditions, "TimedOut");
+  }));
+  auto events = store_->List(api::EventKind(), {});
+  (void)events;
+  EXPECT_EQ(ClaimStatus("job")->claimed_replicas, 0);
+}
+
+}  // namespace
+}  // namespace warren::controller
