@@ -103,6 +103,11 @@ class NodeComponent final : public warren::server::Component {
       : agent_(std::move(agent)), access_(*agent_) {}
   std::string_view name() const override { return "node"; }
   warren::Status Start() override {
+    if (!agent_->options().enabled) {
+      warren::base::Logger("node")->info("node agent off (WARREN_NODE_AGENT=off)");
+      off_ = true;
+      return warren::Status::Ok();
+    }
     warren::Status s = agent_->Start();
     if (!s.ok()) {
       warren::base::Logger("node")->error("node agent disabled: {}", s.ToString());
@@ -111,12 +116,13 @@ class NodeComponent final : public warren::server::Component {
     return warren::Status::Ok();
   }
   void Stop() override { agent_->Stop(); }
-  bool Ready() const override { return agent_->Ready(); }
+  bool Ready() const override { return off_ || agent_->Ready(); }
   AgentNodeAccess& access() { return access_; }
   AgentPoolAccess& pool_access() { return pool_access_; }
 
  private:
   std::unique_ptr<warren::node::NodeAgent> agent_;
+  bool off_ = false;
   AgentNodeAccess access_;
   AgentPoolAccess pool_access_{*agent_};
 };

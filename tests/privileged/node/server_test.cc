@@ -87,6 +87,7 @@ spec:
 TEST(NodeServer, LogsGetAndAServerRestart) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root";
   setenv("WARREN_ENVD_PATH", WARREN_ENVD_BIN, 1);
+  setenv("WARREN_NODE_AGENT", "on", 1);  // ServerProcess runs none by default
   auto s = std::make_unique<ServerProcess>();
   const NodeAgentOptions options = NodeAgentOptions::ForDataDir(s->data_dir());
 
