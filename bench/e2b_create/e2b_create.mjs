@@ -13,8 +13,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const { startWarren, useEnv } = await import(path.resolve(here, '../../tests/e2e/sdk/harness.mjs'));
-const { Sandbox } = await import('e2b');
+const { startWarren, useEnv, loadSdk } = await import(
+  path.resolve(here, '../../tests/e2e/sdk/harness.mjs'));
+const { Sandbox, version: sdkVersion } = await loadSdk();
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -71,12 +72,12 @@ if (existsSync(coldCreate)) {
   const refN = String(quick ? 2 : n);
   const r = spawnSync(coldCreate, ['--n', refN, '--runc-n', refN, '--userns-n', '0', '--idle', '0',
     '--warmup', '1'], { encoding: 'utf8', timeout: 600_000 });
-  const wanted = /^\s*(warren native: create\+start\+ready|warren native: destroy|runc run --detach: to ready|runc delete --force|speedup)/;
+  const wanted = /^\s*(ms\s|warren native: create\+start\+ready|warren native: destroy|runc run --detach: to ready|runc delete --force|speedup)/;
   const lines = (r.stdout ?? '').split('\n').filter((l) => wanted.test(l));
   reference = lines.length ? lines.join('\n') : `  (cold_create failed: ${r.stderr?.slice(-400)})`;
 }
 
-console.log(`e2b_create: e2b SDK ${(await import('e2b/package.json', { with: { type: 'json' } }).catch(() => ({ default: {} }))).default.version ?? '2.51.0'}, ` +
+console.log(`e2b_create: e2b SDK ${sdkVersion}, ` +
   `cold (no pool), N=${n}, ${cpus().length} cores, load ${load0.map((x) => x.toFixed(2)).join(' ')} → ${load1.map((x) => x.toFixed(2)).join(' ')}`);
 console.log(`  ${'ms'.padEnd(40)} ${'n'.padStart(5)} ${'min'.padStart(9)} ${'p50'.padStart(9)} ${'p90'.padStart(9)} ${'p99'.padStart(9)}`);
 console.log(row("create + run('true') + kill (SDK)", total));

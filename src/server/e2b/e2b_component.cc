@@ -36,7 +36,8 @@ Result<E2bComponent*> E2bComponent::Install(Server& server, E2bParts parts) {
 
 Status E2bComponent::Start() {
   const E2bOptions& o = service_->options();
-  RETURN_IF_ERROR(EnsureTemplate(store_, o.shared_namespace, o.base_template, o.base_image));
+  RETURN_IF_ERROR(
+      EnsureTemplate(store_, o.shared_namespace, o.base_template, o.base_image, o.base_workdir));
   auto has_admin = keys_->HasAdminKey();
   if (has_admin.ok() && !*has_admin) {
     base::Logger("e2b")->warn(

@@ -23,6 +23,9 @@ struct E2bOptions {
   std::string shared_namespace = "default";
   std::string base_template = "base";
   std::string base_image = "base";
+  // E2B's base template works in the default user's home (its image says WORKDIR /home/user);
+  // our `base` image keeps `/`, so the template says it.
+  std::string base_workdir = "/home/user";
   // Largest request body the E2B routes accept (larger → 413).
   size_t max_body_bytes = 1u << 20;
   ResponseContext response;

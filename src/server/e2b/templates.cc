@@ -122,7 +122,7 @@ Result<ResolvedTemplate> ResolveTemplate(store::Store& store, std::string_view n
 }
 
 Status EnsureTemplate(store::Store& store, std::string_view namespace_, std::string_view name,
-                      std::string_view image) {
+                      std::string_view image, std::string_view working_dir) {
   ASSIGN_OR_RETURN(auto existing, Find(store, api::SandboxTemplateKind(), namespace_, name));
   if (existing) return Status::Ok();
   api::Object t;
@@ -131,8 +131,9 @@ Status EnsureTemplate(store::Store& store, std::string_view namespace_, std::str
   t.metadata.name = std::string(name);
   t.metadata.namespace_ = std::string(namespace_);
   t.metadata.labels["app.kubernetes.io/managed-by"] = "warren";
-  t.spec()["template"] = {
-      {"spec", {{"containers", Json::array({{{"name", "main"}, {"image", std::string(image)}}})}}}};
+  Json container = {{"name", "main"}, {"image", std::string(image)}};
+  if (!working_dir.empty()) container["workingDir"] = std::string(working_dir);
+  t.spec()["template"] = {{"spec", {{"containers", Json::array({std::move(container)})}}}};
   auto created = store.Create(std::move(t));
   if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
     return created.status().WithPrefix(

@@ -32,9 +32,10 @@ Result<ResolvedTemplate> ResolveTemplate(store::Store& store, std::string_view n
                                          std::string_view shared_namespace);
 
 // Creates the SandboxTemplate `name` in `namespace_` running `image` unless one exists
-// (server start: a template `base` exists out of the box).
+// (server start: a template `base` exists out of the box). `working_dir` (may be empty) is the
+// main container's workingDir: commands without a cwd start there.
 Status EnsureTemplate(store::Store& store, std::string_view namespace_, std::string_view name,
-                      std::string_view image);
+                      std::string_view image, std::string_view working_dir = {});
 
 // Every SandboxTemplate and SandboxSet a caller in `namespace_` can create from (its own and
 // the shared namespace's; every namespace for an admin), by name.

@@ -4,7 +4,7 @@
 // but the three environment variables a user would export.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,8 @@ export async function startWarren() {
   if (process.getuid() !== 0) throw new Error('the SDK e2e suite needs root (real sandboxes)');
   const warren = warrenBinary();
   const dir = mkdtempSync(path.join(tmpdir(), 'warren-sdk-e2e-'));
+  // Sandboxes with a user namespace reach their layers through this directory.
+  chmodSync(dir, 0o711);
   const dataDir = path.join(dir, 'data');
   const boot = spawnSync(warren, ['apikey', 'bootstrap', '--data-dir', dataDir,
     '--config', path.join(dir, 'config')], { encoding: 'utf8' });
@@ -44,10 +46,10 @@ export async function startWarren() {
   const adminKey = readFileSync(path.join(dataDir, 'admin-key'), 'utf8').trim();
 
   const portFile = path.join(dir, 'port');
-  const gatewayPortFile = path.join(dir, 'gateway-port');
+  // With an ephemeral server port the gateway takes an ephemeral one too and writes it here.
+  const gatewayPortFile = path.join(dataDir, 'gateway.port');
   const child = spawn(warren, ['server', '--data-dir', dataDir, '--port', '0',
-    '--port-file', portFile, '--gateway-port', '0', '--gateway-port-file', gatewayPortFile,
-    '--log-level', process.env.WARREN_LOG_LEVEL ?? 'info'],
+    '--port-file', portFile, '--log-level', process.env.WARREN_LOG_LEVEL ?? 'info'],
   { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (d) => { output += d; });
@@ -113,3 +115,11 @@ export function useEnv(w, key = w.adminKey) {
 }
 
 export { sleep };
+
+// The SDK as this suite pins it (tests/e2e/node_modules), for scripts outside tests/e2e
+// (bench/e2b_create) that cannot resolve 'e2b' from where they live.
+export async function loadSdk() {
+  const sdk = await import('e2b');
+  const pkg = JSON.parse(readFileSync(path.resolve(here, '../node_modules/e2b/package.json'), 'utf8'));
+  return { ...sdk, version: pkg.version };
+}
