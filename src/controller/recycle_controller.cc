@@ -225,6 +225,17 @@ Status RecycleController::Fail(const api::Object& sandbox, const std::string& wh
 }
 
 Result<bool> DeleteOrRecycle(store::Store& store, const api::Object& sandbox) {
+  ASSIGN_OR_RETURN(bool marked, RequestRecycle(store, sandbox));
+  if (marked) return true;
+  store::DeleteOptions options;
+  options.preconditions.uid = sandbox.metadata.uid;
+  auto r =
+      store.Delete(api::SandboxKind(), sandbox.metadata.namespace_, sandbox.metadata.name, options);
+  if (!r.ok()) return r.status();
+  return false;
+}
+
+Result<bool> RequestRecycle(store::Store& store, const api::Object& sandbox) {
   const std::string& ns = sandbox.metadata.namespace_;
   std::string pool = Label(sandbox, labels::kSandboxPool);
   bool recycle = false;
@@ -240,10 +251,6 @@ Result<bool> DeleteOrRecycle(store::Store& store, const api::Object& sandbox) {
     if (!r.ok()) return r.status();
     return true;
   }
-  store::DeleteOptions options;
-  options.preconditions.uid = sandbox.metadata.uid;
-  auto r = store.Delete(api::SandboxKind(), ns, sandbox.metadata.name, options);
-  if (!r.ok()) return r.status();
   return false;
 }
 

@@ -94,4 +94,8 @@ class RecycleController {
 // Errors are the store's (NotFound when it is already gone).
 Result<bool> DeleteOrRecycle(store::Store& store, const api::Object& sandbox);
 
+// The first half of DeleteOrRecycle: marks the sandbox for recycling when it qualifies and
+// returns true; returns false (and does nothing) when it does not.
+Result<bool> RequestRecycle(store::Store& store, const api::Object& sandbox);
+
 }  // namespace warren::controller

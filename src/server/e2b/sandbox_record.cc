@@ -20,6 +20,8 @@ std::string_view Get(const std::map<std::string, std::string>& m, std::string_vi
 E2bState StateOf(const api::Object& o, const api::SandboxSpec& spec, std::string_view phase) {
   namespace phase_ns = api::sandbox_phase;
   if (o.metadata.deletion_timestamp) return E2bState::kDeleting;
+  // Killed, and going back to its warm pool (controller/recycle_controller.h).
+  if (Get(o.metadata.annotations, api::annotations::kCleanup) == "true") return E2bState::kDeleting;
   if (phase == phase_ns::kFailed || phase == phase_ns::kSucceeded ||
       phase == phase_ns::kTerminating) {
     return E2bState::kDead;

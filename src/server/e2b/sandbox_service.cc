@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time_format.h"
+#include "controller/recycle_controller.h"
 #include "server/e2b/annotations.h"
 #include "server/e2b/envd_init.h"
 #include "server/e2b/sandbox_waiter.h"
@@ -296,8 +297,35 @@ Result<ListPage> SandboxService::List(const auth::Principal& who, const ListQuer
   return SelectPage(std::move(records), query);
 }
 
+namespace {
+
+// A claimed sandbox of a pool with recycling on (agents.kruise.io/cleanup-enabled on the sandbox;
+// the recycler also accepts it on the SandboxSet, which DeleteOrRecycle checks).
+bool IsRecyclable(const api::Object& o) {
+  auto pool = o.metadata.labels.find(api::labels::kSandboxPool);
+  auto claimed = o.metadata.labels.find(api::labels::kSandboxClaimed);
+  return pool != o.metadata.labels.end() && claimed != o.metadata.labels.end() &&
+         claimed->second == "true";
+}
+
+}  // namespace
+
 Status SandboxService::Kill(const auth::Principal& who, std::string_view sandbox_id) {
   ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, true));
+  if (IsRecyclable(o)) {
+    // A claimed member of a pool that recycles: it is reset and returns to the pool (the new
+    // pool token the recycler writes at once cuts the gateway's relays to it).
+    auto recycled = controller::RequestRecycle(store_, o);
+    if (!recycled.ok()) {
+      if (recycled.status().code() == StatusCode::kNotFound) return NotFound(sandbox_id);
+      return recycled.status();
+    }
+    if (*recycled) {
+      Log()->info("sandbox killed; recycling it into its pool id={} namespace={}",
+                  CanonicalId(sandbox_id), o.metadata.namespace_);
+      return Status::Ok();
+    }
+  }
   store::DeleteOptions options;
   options.preconditions.uid = o.metadata.uid;
   auto deleted = store_.Delete(api::SandboxKind(), o.metadata.namespace_, o.metadata.name, options);

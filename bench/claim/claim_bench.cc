@@ -1,0 +1,373 @@
+// bench/claim: E2B creates served from a warm pool, over HTTP, against a real `warren server`
+// (node agent, real sandboxes from the cached `base` image), beside cold creates measured in the
+// same run. See README.md.
+//
+//   claim_bench [--pool 50] [--claims 2000] [--concurrency 1,16] [--cold 20] [--idle-seconds 10]
+//
+// Needs root (real sandboxes); exits 77 (skipped) otherwise.
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/json.h"
+#include "base/check.h"
+#include "processes.h"
+
+namespace warren::bench {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using pool_testing::Eventually;
+using pool_testing::WarrenServer;
+
+struct Options {
+  int pool = 50;
+  int claims = 2000;
+  std::vector<int> concurrency = {1, 16};
+  int cold = 20;
+  int idle_seconds = 10;
+};
+
+struct Summary {
+  size_t n = 0;
+  double p50 = 0, p99 = 0, max = 0;
+};
+
+Summary Summarize(std::vector<double> ms) {
+  Summary s;
+  s.n = ms.size();
+  if (ms.empty()) return s;
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double q) {
+    size_t i = static_cast<size_t>(q * (ms.size() - 1) + 0.5);
+    return ms[std::min(i, ms.size() - 1)];
+  };
+  s.p50 = at(0.50);
+  s.p99 = at(0.99);
+  s.max = ms.back();
+  return s;
+}
+
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The E2B API as the SDKs call it (X-API-Key, JSON).
+class E2b {
+ public:
+  E2b(WarrenServer& server, std::string key) : server_(server), key_(std::move(key)) {}
+
+  // POST /sandboxes; the sandbox id, or an error message.
+  Result<std::string> Create(const std::string& template_id, bool create_on_no_stock) {
+    api::Json body = {{"templateID", template_id}, {"timeout", 600}};
+    if (!create_on_no_stock) {
+      body["metadata"] = {{"e2b.agents.kruise.io/create-on-no-stock", "false"}};
+    }
+    net::ClientRequest req{.method = "POST", .target = "/sandboxes"};
+    req.headers.Set("X-API-Key", key_);
+    req.headers.Set("Content-Type", "application/json");
+    req.body = api::DumpJson(body);
+    req.timeout = 120s;
+    auto r = server_.http().Do(req);
+    if (!r.ok()) return r.status();
+    if (r->status != 201) {
+      return UnavailableError(fmt::format("create answered {}: {}", r->status, r->body));
+    }
+    ASSIGN_OR_RETURN(auto doc, api::ParseJson(r->body));
+    return doc.value("sandboxID", "");
+  }
+
+  Status Kill(const std::string& id) {
+    net::ClientRequest req{.method = "DELETE", .target = "/sandboxes/" + id};
+    req.headers.Set("X-API-Key", key_);
+    req.timeout = 60s;
+    auto r = server_.http().Do(req);
+    if (!r.ok()) return r.status();
+    if (r->status != 204) return UnavailableError(fmt::format("kill answered {}", r->status));
+    return Status::Ok();
+  }
+
+ private:
+  WarrenServer& server_;
+  std::string key_;
+};
+
+int AvailableReplicas(WarrenServer& server, const std::string& set) {
+  auto r = server.http().Do(
+      {.method = "GET",
+       .target = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets/" + set});
+  if (!r.ok() || r->status != 200) return -1;
+  auto doc = api::ParseJson(r->body);
+  if (!doc.ok()) return -1;
+  return (*doc)["status"].value("availableReplicas", 0);
+}
+
+// Kills in the background so refills and deletions overlap the next burst's wait, not the
+// burst itself.
+class Reaper {
+ public:
+  explicit Reaper(E2b& e2b) : e2b_(e2b) {
+    for (int i = 0; i < 4; ++i) threads_.emplace_back([this] { Run(); });
+  }
+  ~Reaper() { Drain(); }
+  void Add(std::string id) {
+    std::lock_guard lock(mu_);
+    ids_.push_back(std::move(id));
+    cv_.notify_one();
+  }
+  void Drain() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+ private:
+  void Run() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      cv_.wait(lock, [&] { return done_ || !ids_.empty(); });
+      if (ids_.empty()) return;
+      std::string id = std::move(ids_.back());
+      ids_.pop_back();
+      lock.unlock();
+      e2b_.Kill(id).IgnoreError();
+      lock.lock();
+    }
+  }
+  E2b& e2b_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> ids_;
+  bool done_ = false;
+  std::vector<std::thread> threads_;
+};
+
+struct RunResult {
+  std::vector<double> ms;
+  double busy_seconds = 0;  // summed burst wall time
+  int errors = 0;
+  std::string first_error;
+};
+
+// `total` claims at `concurrency`, in bursts the pool can serve: each burst waits for the pool
+// to be full, then claims what is available (creating on no stock is off: a claim never turns
+// into a cold create; if the pool ran short it would wait for stock, and that wait counts).
+RunResult RunClaims(WarrenServer& server, E2b& e2b, const std::string& set, int pool, int total,
+                    int concurrency) {
+  RunResult result;
+  Reaper reaper(e2b);
+  std::mutex mu;
+  int done = 0;
+  while (done < total) {
+    if (!Eventually([&] { return AvailableReplicas(server, set) >= pool; }, 600s)) {
+      result.first_error = "the pool did not refill within 10 minutes";
+      ++result.errors;
+      break;
+    }
+    int burst = std::min(pool, total - done);
+    std::atomic<int> next{0};
+    auto start = Clock::now();
+    auto work = [&] {
+      for (int i = next++; i < burst; i = next++) {
+        auto t0 = Clock::now();
+        auto id = e2b.Create(set, /*create_on_no_stock=*/false);
+        double ms = Ms(Clock::now() - t0);
+        std::lock_guard lock(mu);
+        if (id.ok()) {
+          result.ms.push_back(ms);
+          reaper.Add(*id);
+        } else {
+          if (result.errors++ == 0) result.first_error = id.status().ToString();
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < concurrency; ++t) threads.emplace_back(work);
+    for (auto& t : threads) t.join();
+    result.busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    done += burst;
+  }
+  reaper.Drain();
+  return result;
+}
+
+RunResult RunCold(E2b& e2b, int n) {
+  RunResult result;
+  for (int i = 0; i < n; ++i) {
+    auto t0 = Clock::now();
+    auto id = e2b.Create("base", true);
+    double ms = Ms(Clock::now() - t0);
+    result.busy_seconds += ms / 1000;
+    if (!id.ok()) {
+      if (result.errors++ == 0) result.first_error = id.status().ToString();
+      continue;
+    }
+    result.ms.push_back(ms);
+    e2b.Kill(*id).IgnoreError();
+  }
+  return result;
+}
+
+// The server's own view: quantiles of warren_claim_duration_seconds (lock_type="update") from
+// /metrics, interpolated within buckets as Prometheus' histogram_quantile does.
+std::pair<double, double> ServerSideQuantiles(WarrenServer& server) {
+  auto r = server.http().Do({.method = "GET", .target = "/metrics"});
+  if (!r.ok()) return {0, 0};
+  std::vector<std::pair<double, double>> buckets;  // le, cumulative count
+  std::istringstream in(r->body);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("warren_claim_duration_seconds_bucket{", 0) != 0) continue;
+    if (line.find("lock_type=\"update\"") == std::string::npos) continue;
+    auto le = line.find("le=\"");
+    auto end = line.find('"', le + 4);
+    std::string bound = line.substr(le + 4, end - le - 4);
+    double count = std::stod(line.substr(line.rfind(' ') + 1));
+    buckets.push_back({bound == "+Inf" ? 1e9 : std::stod(bound), count});
+  }
+  std::sort(buckets.begin(), buckets.end());
+  if (buckets.empty() || buckets.back().second == 0) return {0, 0};
+  auto quantile = [&](double q) {
+    double rank = q * buckets.back().second;
+    double prev_le = 0, prev_count = 0;
+    for (auto [le, count] : buckets) {
+      if (count >= rank) {
+        if (le >= 1e9) return prev_le * 1000;
+        return 1000 * (prev_le + (le - prev_le) * (rank - prev_count) /
+                                     std::max(1e-9, count - prev_count));
+      }
+      prev_le = le;
+      prev_count = count;
+    }
+    return prev_le * 1000;
+  };
+  return {quantile(0.5), quantile(0.99)};
+}
+
+void PrintRow(const std::string& label, const RunResult& r) {
+  Summary s = Summarize(r.ms);
+  double rate = r.busy_seconds > 0 ? s.n / r.busy_seconds : 0;
+  fmt::print("{:<34} {:>6} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.0f}", label, s.n, s.p50, s.p99, s.max,
+             rate);
+  if (r.errors > 0) fmt::print("   ({} errors; first: {})", r.errors, r.first_error);
+  fmt::print("\n");
+}
+
+std::vector<int> ParseList(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(std::stoi(item));
+  return out;
+}
+
+int Main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      CHECK_MSG(i + 1 < argc, a << " needs a value");
+      return argv[++i];
+    };
+    if (a == "--pool") o.pool = std::stoi(value());
+    else if (a == "--claims") o.claims = std::stoi(value());
+    else if (a == "--concurrency") o.concurrency = ParseList(value());
+    else if (a == "--cold") o.cold = std::stoi(value());
+    else if (a == "--idle-seconds") o.idle_seconds = std::stoi(value());
+    else if (a == "--smoke") {
+      o.pool = 4;
+      o.claims = 8;
+      o.concurrency = {1, 2};
+      o.cold = 2;
+      o.idle_seconds = 1;
+    } else {
+      fmt::print(stderr, "unknown flag {}\n", a);
+      return 2;
+    }
+  }
+  if (geteuid() != 0) {
+    fmt::print("claim_bench needs root (real sandboxes); skipped\n");
+    return 77;
+  }
+
+  WarrenServer server;
+  {
+    auto [code, out] = server.Cli({"apikey", "bootstrap", "--data-dir", server.data_dir(),
+                                   "--config", server.data_dir() + "/cli-config"});
+    CHECK_MSG(code == 0, "apikey bootstrap failed: " << out);
+  }
+  std::string key = ReadFile(server.data_dir() + "/admin-key");
+  while (!key.empty() && isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
+  server.Start({"--gateway-port", "0", "--gateway-port-file", server.data_dir() + "/gw.port",
+                "--log-level", "warn"});
+  E2b e2b(server, key);
+
+  const std::string set = "bench-pool";
+  server.Apply(fmt::format(R"(apiVersion: agents.kruise.io/v1alpha1
+kind: SandboxSet
+metadata:
+  name: {}
+spec:
+  replicas: {}
+  template:
+    spec:
+      containers:
+        - name: main
+          image: base
+)",
+                           set, o.pool));
+  auto fill_start = Clock::now();
+  CHECK_MSG(Eventually([&] { return AvailableReplicas(server, set) >= o.pool; }, 900s),
+            "the pool never filled:\n"
+                << server.log());
+  double fill_s = std::chrono::duration<double>(Clock::now() - fill_start).count();
+
+  fmt::print("claim bench: pool of {} (filled in {:.1f} s, {:.1f} sandboxes/s), {} claims per "
+             "concurrency, {} cold creates\n",
+             o.pool, fill_s, o.pool / fill_s, o.claims, o.cold);
+  fmt::print("{:<34} {:>6} {:>8} {:>8} {:>8} {:>9}\n", "", "n", "p50 ms", "p99 ms", "max ms",
+             "per s");
+  RunResult cold = RunCold(e2b, o.cold);
+  PrintRow("cold create (reference, c=1)", cold);
+  for (int c : o.concurrency) {
+    RunResult r = RunClaims(server, e2b, set, o.pool, o.claims, c);
+    PrintRow(fmt::format("pool claim, concurrency {}", c), r);
+  }
+  auto [p50, p99] = ServerSideQuantiles(server);
+  fmt::print("server side (warren_claim_duration_seconds, all claims): p50 {:.2f} ms, p99 {:.2f} "
+             "ms\n",
+             p50, p99);
+  server.Stop();
+  return 0;
+}
+
+}  // namespace
+}  // namespace warren::bench
+
+int main(int argc, char** argv) { return warren::bench::Main(argc, argv); }

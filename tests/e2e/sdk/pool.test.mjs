@@ -1,0 +1,127 @@
+// The E2B SDK (npm e2b@2.51.0, unmodified) against a pool-backed template: templateID names a
+// SandboxSet, so Sandbox.create claims a warm member instead of starting one. Same server,
+// same three environment variables as lifecycle.test.mjs.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Sandbox, SandboxNotFoundError } from 'e2b';
+import { startWarren, useEnv, sleep } from './harness.mjs';
+
+let w;
+
+before(async () => {
+  w = await startWarren();
+  useEnv(w);
+});
+after(async () => { await w?.stop(); });
+
+const SETS = '/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets';
+
+async function applySet(name, replicas, { recycle = false } = {}) {
+  const body = {
+    apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxSet',
+    metadata: { name, annotations: recycle ? { 'agents.kruise.io/cleanup-enabled': 'true' } : {} },
+    spec: { replicas, template: { spec: { containers: [{ name: 'main', image: 'base' }] } } },
+  };
+  const res = await fetch(w.apiUrl + SETS, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+  assert.equal(res.status, 201, await res.text());
+}
+
+async function patchSet(name, patch) {
+  const res = await fetch(`${w.apiUrl}${SETS}/${name}`, {
+    method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' },
+    body: JSON.stringify(patch),
+  });
+  assert.equal(res.status, 200, await res.text());
+}
+
+async function waitFor(what, fn, ms = 180000) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const v = await fn();
+    if (v) return v;
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}\n${w.log().slice(-4000)}`);
+}
+
+async function available(name) {
+  const res = await fetch(`${w.apiUrl}${SETS}/${name}`);
+  return (await res.json()).status?.availableReplicas ?? 0;
+}
+
+async function objectOf(sandboxId) {
+  return (await w.sandboxObjects()).find(
+    (o) => o.metadata.labels?.['agents.kruise.io/sandbox-id'] === sandboxId);
+}
+
+test('create from a pool: a warm member, initialised for the caller; the pool refills', async () => {
+  await applySet('pool-base', 2);
+  await waitFor('2 available in pool-base', async () => (await available('pool-base')) >= 2);
+  const sbx = await Sandbox.create('pool-base', { envs: { GREETING: 'from the pool' },
+    metadata: { suite: 'pool' } });
+  try {
+    assert.match(sbx.sandboxId, /^i[a-z0-9]{20}$/);
+    assert.equal(await sbx.isRunning(), true);
+    const r = await sbx.commands.run('echo "$GREETING as $(whoami) on $(hostname)"');
+    assert.equal(r.stdout, `from the pool as user on ${sbx.sandboxId}\n`);
+    await sbx.files.write('notes.txt', 'pooled\n');
+    assert.equal(await sbx.files.read('notes.txt'), 'pooled\n');
+    const info = await sbx.getInfo();
+    assert.equal(info.templateId, 'pool-base');
+    assert.deepEqual(info.metadata, { suite: 'pool' });
+    // It was a pool member: claimed, detached from its set.
+    const o = await objectOf(sbx.sandboxId);
+    assert.equal(o.metadata.labels['agents.kruise.io/sandbox-pool'], 'pool-base');
+    assert.equal(o.metadata.labels['agents.kruise.io/sandbox-claimed'], 'true');
+    assert.equal((o.metadata.ownerReferences ?? []).length, 0);
+    // Another key's sandbox list does not show it, and the pool refills behind the claim.
+    await waitFor('pool-base refilled', async () => (await available('pool-base')) >= 2);
+  } finally {
+    await sbx.kill();
+  }
+  await assert.rejects(Sandbox.connect(sbx.sandboxId), SandboxNotFoundError);
+});
+
+test('a recycled sandbox keeps no file, process, env or token of its previous user', async () => {
+  await applySet('pool-recycle', 1, { recycle: true });
+  await waitFor('1 available in pool-recycle', async () => (await available('pool-recycle')) >= 1);
+  // No refills from here on (maxUnavailable 0 lets nothing be created), so the member that
+  // comes back from recycling is the one the next create gets.
+  await patchSet('pool-recycle', { spec: { scaleStrategy: { maxUnavailable: 0 } } });
+
+  const first = await Sandbox.create('pool-recycle', { envs: { OWNER: 'alice' } });
+  const id = first.sandboxId;
+  await first.files.write('/home/user/secret.txt', 'alice was here');
+  await first.commands.run('mkdir -p /tmp/alice && echo x > /tmp/alice/x');
+  await first.commands.run('sleep 3600', { background: true });
+  const oldToken = (await objectOf(id)).metadata.annotations['agents.kruise.io/runtime-access-token'];
+  assert.equal(await first.kill(), true);
+  // Killed for the caller at once, while the pool resets it.
+  await assert.rejects(Sandbox.connect(id), SandboxNotFoundError);
+  await waitFor('the sandbox back in its pool, reset', async () => {
+    const o = await objectOf(id);
+    return o && o.metadata.labels['agents.kruise.io/sandbox-claimed'] === 'false' &&
+        o.status?.recycledCount === 1 && (await available('pool-recycle')) >= 1;
+  });
+  // The old token no longer opens envd through the gateway.
+  const res = await fetch(`${w.sandboxUrl}/envs`, {
+    headers: { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': oldToken },
+  });
+  assert.equal(res.status, 401);
+
+  const second = await Sandbox.create('pool-recycle', { envs: { OWNER: 'bob' } });
+  try {
+    assert.equal(second.sandboxId, id, 'the only member of the pool is the recycled one');
+    assert.equal(await second.files.exists('/home/user/secret.txt'), false);
+    assert.equal(await second.files.exists('/tmp/alice'), false);
+    const ps = await second.commands.run('ps -eo args');
+    assert.doesNotMatch(ps.stdout, /sleep 3600/);
+    assert.equal((await second.commands.run('echo $OWNER')).stdout, 'bob\n');
+    const o = await objectOf(id);
+    assert.notEqual(o.metadata.annotations['agents.kruise.io/runtime-access-token'], oldToken);
+  } finally {
+    await second.kill();
+  }
+});
