@@ -5,11 +5,15 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include "base/log.h"
@@ -31,6 +35,29 @@ std::optional<std::string> EnvOr(const std::string& flag_value, const char* env_
   return std::nullopt;
 }
 
+// With --inherit-env, envd's own environment (what the node agent gave pid 1: the image's and
+// the template's env vars) becomes the sandbox's env vars, minus envd's own settings.
+std::map<std::string, std::string> InheritedEnv() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq == std::string_view::npos || eq == 0) continue;
+    std::string_view key = kv.substr(0, eq);
+    if (key.starts_with("WARREN_ENVD_")) continue;
+    env[std::string(key)] = std::string(kv.substr(eq + 1));
+  }
+  return env;
+}
+
+// The exit code a shell would report for the template command: its own code, or 128 + the
+// signal that killed it.
+int ShellExitCode(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,6 +74,8 @@ int main(int argc, char** argv) {
   int blocking_threads = 128;
   std::vector<std::string> command;
   bool version = false;
+  bool inherit_env = false;
+  bool exit_with_command = false;
   app.add_option("--listen", listen, "address:port to serve on");
   app.add_option("--default-user", default_user, "user of requests that name none (until /init)");
   app.add_option("--default-workdir", default_workdir, "cwd and base of empty paths");
@@ -60,6 +89,12 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "HTTP loop threads");
   app.add_option("--blocking-threads", blocking_threads, "threads for blocking handlers");
   app.add_flag("--version", version, "print the envd protocol version and exit");
+  app.add_flag("--inherit-env", inherit_env,
+               "envd's environment (minus WARREN_ENVD_*) is the sandbox's env vars: the template "
+               "command and every process get it");
+  app.add_flag("--exit-with-command", exit_with_command,
+               "stop when the template command ends and exit with its status (127 when it "
+               "could not be found, 126 when it could not start), so the sandbox ends with it");
   app.add_option("command", command, "the template's own command, after --");
   CLI11_PARSE(app, argc, argv);
   if (version) {
@@ -101,6 +136,7 @@ int main(int argc, char** argv) {
   if (!default_workdir.empty()) options.defaults.default_workdir = default_workdir;
   options.defaults.access_token = EnvOr(access_token, "WARREN_ENVD_ACCESS_TOKEN");
   options.defaults.reset_secret = EnvOr(node_secret, "WARREN_ENVD_NODE_SECRET");
+  if (inherit_env) options.defaults.env_vars = InheritedEnv();
   options.log_file = log_file;
   envd::Envd agent(options);
 
@@ -122,6 +158,8 @@ int main(int argc, char** argv) {
             << std::endl;
 
   envd::CommandSupervisor supervisor(agent.command_log());
+  std::atomic<bool> command_ended{false};
+  std::thread command_watcher;
   if (!command.empty()) {
     os::UserDb users;
     auto user = users.LookupUser(command_user);
@@ -131,25 +169,50 @@ int main(int argc, char** argv) {
     }
     os::SpawnOptions spawn;
     spawn.argv = command;
+    std::map<std::string, std::string> env = options.defaults.env_vars;
     const char* path = getenv("PATH");
-    spawn.env = {fmt::format("PATH={}", path ? path : "/usr/local/bin:/usr/bin:/bin"),
-                 "HOME=" + user->home, "USER=" + user->name, "LOGNAME=" + user->name};
+    env["PATH"] = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    env["HOME"] = user->home;
+    env["USER"] = user->name;
+    env["LOGNAME"] = user->name;
+    for (const auto& [k, v] : env) spawn.env.push_back(k + "=" + v);
     spawn.cwd = default_workdir.empty() ? "/" : default_workdir;
     spawn.credentials = os::Credentials{user->uid, user->gid, user->groups};
     if (auto s = supervisor.Start(spawn); !s.ok()) {
       log->error("template command failed to start error=\"{}\"", s.ToString());
+      if (exit_with_command) {
+        (*server)->Shutdown(std::chrono::milliseconds(0));
+        return s.code() == StatusCode::kNotFound ? 127 : 126;
+      }
+    } else if (exit_with_command) {
+      // The command's end wakes the sigwait below like a SIGTERM would.
+      command_watcher = std::thread([&supervisor, &command_ended] {
+        while (!supervisor.WaitExited(std::chrono::hours(1))) {
+        }
+        command_ended = true;
+        kill(getpid(), SIGTERM);
+      });
     }
   }
 
   int sig = 0;
   sigwait(&wanted, &sig);
-  log->info("signal={} forwarding and shutting down", sig);
+  if (command_ended) {
+    log->info("template command ended, stopping");
+  } else {
+    log->info("signal={} forwarding and shutting down", sig);
+  }
   const int forward = sig == SIGINT ? SIGINT : SIGTERM;
   supervisor.Signal(forward);
   for (const auto& p : agent.processes().List()) {
     kill(-static_cast<pid_t>(p.pid), forward);
   }
   supervisor.WaitExited(std::chrono::seconds(5));
+  if (command_watcher.joinable()) {
+    supervisor.Signal(SIGKILL);  // one that ignored SIGTERM; the watcher ends with it
+    command_watcher.join();
+  }
   (*server)->Shutdown(std::chrono::milliseconds(500));
+  if (command_ended) return ShellExitCode(supervisor.wait_status().value_or(0));
   return 0;
 }

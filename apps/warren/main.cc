@@ -10,15 +10,77 @@
 #include <iostream>
 #include <memory>
 
+#include "api/types/labels.h"
+#include "base/log.h"
 #include "cli/app.h"
 #include "cli/server_command.h"
+#include "controller/claim/sandbox_connector.h"
 #include "controller/pool_manager.h"
+#include "controller/recycle_controller.h"
 #include "controller/timers_controller.h"
 #include "gateway/gateway_component.h"
+#include "node/log_route.h"
+#include "node/node_agent.h"
 #include "obs/metrics_route.h"
 #include "server/e2b/e2b_component.h"
+#include "server/e2b/node_access.h"
 
 namespace {
+
+// The E2B layer's view of the node agent: dialing and the stats ring.
+class AgentNodeAccess final : public warren::server::e2b::NodeAccess {
+ public:
+  explicit AgentNodeAccess(warren::node::NodeAgent& agent) : agent_(agent) {}
+  warren::Result<warren::base::UniqueFd> Dial(std::string_view sandbox_id, uint16_t port,
+                                              std::chrono::milliseconds timeout) override {
+    return agent_.Dial(sandbox_id, port, timeout);
+  }
+  std::vector<warren::server::e2b::UsageSample> Usage(std::string_view sandbox_id) override {
+    std::vector<warren::server::e2b::UsageSample> out;
+    for (const auto& s : agent_.Metrics(sandbox_id)) {
+      warren::server::e2b::UsageSample u;
+      u.time = s.time;
+      u.cpu_count = static_cast<int32_t>(s.cpu_count);
+      u.cpu_used_pct = s.cpu_used_pct;
+      u.mem_used = s.memory_bytes;
+      u.mem_total = s.memory_limit_bytes;
+      u.disk_used = s.disk_bytes;
+      out.push_back(u);
+    }
+    return out;
+  }
+
+ private:
+  warren::node::NodeAgent& agent_;
+};
+
+// The warm pools' view of the node agent: envd of a claimed sandbox (/init with the node
+// secret) and of a recycled one (/reset).
+class AgentPoolAccess final : public warren::controller::claim::SandboxConnector,
+                              public warren::controller::SandboxResetter {
+ public:
+  explicit AgentPoolAccess(warren::node::NodeAgent& agent) : agent_(agent) {}
+  warren::Result<warren::base::UniqueFd> Dial(std::string_view sandbox_id, uint16_t port,
+                                              std::chrono::milliseconds timeout) override {
+    return agent_.Dial(sandbox_id, port, timeout);
+  }
+  warren::net::Headers EnvdAuthHeaders(std::string_view sandbox_id) override {
+    auto envd = agent_.Envd(sandbox_id);
+    return envd.ok() ? (*envd)->AuthHeaders() : warren::net::Headers{};
+  }
+  warren::Status Reset(const warren::api::Object& sandbox,
+                       std::chrono::milliseconds timeout) override {
+    auto id = sandbox.metadata.labels.find(warren::api::labels::kSandboxId);
+    if (id == sandbox.metadata.labels.end()) {
+      return warren::FailedPreconditionError(sandbox.Key() + " has no sandbox id");
+    }
+    ASSIGN_OR_RETURN(auto envd, agent_.Envd(id->second));
+    return envd->Reset(timeout);
+  }
+
+ private:
+  warren::node::NodeAgent& agent_;
+};
 
 // The timers controller (spec.shutdownTime / spec.pauseTime) as a server component.
 class TimersComponent : public warren::server::Component {
@@ -31,6 +93,38 @@ class TimersComponent : public warren::server::Component {
 
  private:
   warren::controller::TimersController timers_;
+};
+
+// The node agent as a part of `warren server`. A machine that cannot run sandboxes (not root,
+// no cgroups) still serves the API: the agent stays off and /readyz says why.
+class NodeComponent final : public warren::server::Component {
+ public:
+  explicit NodeComponent(std::unique_ptr<warren::node::NodeAgent> agent)
+      : agent_(std::move(agent)), access_(*agent_) {}
+  std::string_view name() const override { return "node"; }
+  warren::Status Start() override {
+    if (!agent_->options().enabled) {
+      warren::base::Logger("node")->info("node agent off (WARREN_NODE_AGENT=off)");
+      off_ = true;
+      return warren::Status::Ok();
+    }
+    warren::Status s = agent_->Start();
+    if (!s.ok()) {
+      warren::base::Logger("node")->error("node agent disabled: {}", s.ToString());
+      agent_->Stop();
+    }
+    return warren::Status::Ok();
+  }
+  void Stop() override { agent_->Stop(); }
+  bool Ready() const override { return off_ || agent_->Ready(); }
+  AgentNodeAccess& access() { return access_; }
+  AgentPoolAccess& pool_access() { return pool_access_; }
+
+ private:
+  std::unique_ptr<warren::node::NodeAgent> agent_;
+  bool off_ = false;
+  AgentNodeAccess access_;
+  AgentPoolAccess pool_access_{*agent_};
 };
 
 // Warm pools (SandboxSet, claims, SandboxClaim, recycling) as a server component.
@@ -49,22 +143,36 @@ class PoolComponent : public warren::server::Component {
 
 warren::Status RegisterServerParts(warren::server::Server& server) {
   warren::obs::AddMetricsRoute(server.router());
+  // The node agent first: the gateway and the E2B API dial through it. Owned by its component
+  // (the server's); the gateway's dialer and the E2B layer borrow it for the server's life.
+  auto agent_owned = std::make_unique<warren::node::NodeAgent>(
+      server.store(), warren::node::NodeAgentOptions::ForDataDir(server.options().data_dir));
+  warren::node::NodeAgent& agent = *agent_owned;
+  warren::node::RegisterLogRoute(server.router(), agent, server.store());
+  auto node = std::make_unique<NodeComponent>(std::move(agent_owned));
+  AgentNodeAccess& node_access = node->access();
+  AgentPoolAccess& pool_access = node->pool_access();
+  server.AddComponent(std::move(node));
   // The gateway (contracts.md: the server's port + 1, 7781 by default; an ephemeral one when the
-  // server's is, written to <data dir>/gateway.port). No node agent runs in the server yet, so
-  // its dials report sandboxes as not found until one is wired in here.
+  // server's is, written to <data dir>/gateway.port), dialing through the node agent.
   warren::gateway::GatewayComponentOptions gateway_options;
   gateway_options.gateway.server.address = server.options().address;
   gateway_options.gateway.server.port = warren::gateway::GatewayPortFor(server.options().port);
   gateway_options.port_file = server.options().data_dir + "/gateway.port";
   auto gateway = std::make_unique<warren::gateway::GatewayComponent>(
-      server.store(), std::make_unique<warren::gateway::NoNodeDialer>(),
+      server.store(),
+      std::make_unique<warren::gateway::FunctionDialer>(
+          [&agent](std::string_view id, uint16_t port, std::chrono::milliseconds timeout) {
+            return agent.Dial(id, port, timeout);
+          }),
       std::move(gateway_options));
   warren::server::e2b::E2bParts e2b;
+  e2b.node = &node_access;
   e2b.routes = gateway.get();
   // Claims tell the gateway the way E2B creates do.
   warren::server::e2b::RouteNotifier* routes = e2b.routes;
   auto pools = std::make_unique<warren::controller::PoolManager>(
-      server.store(), /*connector=*/nullptr, /*resetter=*/nullptr,
+      server.store(), /*connector=*/&pool_access, /*resetter=*/&pool_access,
       [routes](const warren::api::Object& sandbox) {
         if (routes != nullptr) routes->SandboxChanged(sandbox);
       });
@@ -90,5 +198,6 @@ int main(int argc, char** argv) {
   warren::cli::AddScaleCommand(app);
   warren::cli::AddVersionCommand(app);
   warren::cli::AddApiKeyCommand(app);
+  warren::cli::AddLogsCommand(app);
   return app.Run(argc, argv);
 }

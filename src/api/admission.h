@@ -25,6 +25,8 @@ void ValidateObjectMeta(const KindInfo& kind, const ObjectMeta& meta, FieldError
 
 // The kinds' own hooks (KindInfo::admit etc.), in agents_admission.cc and warren_admission.cc.
 Status AdmitSandbox(Object& object);
+// The sandbox id label (agents.kruise.io/sandbox-id) is immutable once set.
+Status AdmitSandboxUpdate(const Object& old_object, const Object& object);
 Status AdmitSandboxStatus(Object& object);
 Status AdmitSandboxSet(Object& object);
 Status AdmitSandboxSetStatus(Object& object);

@@ -11,11 +11,13 @@
 #include "api/pod_template_validation.h"
 #include "api/typed_codec.h"
 #include "api/types/checkpoint.h"
+#include "api/types/labels.h"
 #include "api/types/sandbox.h"
 #include "api/types/sandbox_claim.h"
 #include "api/types/sandbox_set.h"
 #include "api/types/sandbox_template.h"
 #include "api/types/sandbox_update_ops.h"
+#include "base/ids.h"
 #include "base/time_format.h"
 
 namespace warren::api {
@@ -162,9 +164,56 @@ void ValidateNonNegative(std::optional<Duration>& d, std::string_view path, Fiel
   }
 }
 
+// The E2B-style sandbox id (contracts.md): label and annotation agents.kruise.io/sandbox-id,
+// defaulted on create (base::NewSandboxId) when neither carries one. It is the runtime's sandbox
+// id and hostname, so it must be a DNS label.
+void DefaultSandboxId(ObjectMeta& meta, FieldErrors& errors) {
+  auto label = meta.labels.find(labels::kSandboxId);
+  auto annotation = meta.annotations.find(annotations::kSandboxId);
+  std::string id;
+  if (label != meta.labels.end()) {
+    id = label->second;
+  } else if (annotation != meta.annotations.end()) {
+    id = annotation->second;
+  } else {
+    id = base::NewSandboxId();
+  }
+  const std::string label_path = KeyPath("metadata.labels", labels::kSandboxId);
+  if (auto err = CheckDns1123Label(id)) {
+    errors.Add(label_path, *err);
+    return;
+  }
+  if (annotation != meta.annotations.end() && annotation->second != id) {
+    errors.Add(KeyPath("metadata.annotations", annotations::kSandboxId),
+               fmt::format("Invalid value: \"{}\": must equal the label {} (\"{}\")",
+                           annotation->second, labels::kSandboxId, id));
+    return;
+  }
+  meta.labels[labels::kSandboxId] = id;
+  meta.annotations[annotations::kSandboxId] = id;
+}
+
 }  // namespace
 
+Status AdmitSandboxUpdate(const Object& old_object, const Object& object) {
+  auto old_id = old_object.metadata.labels.find(labels::kSandboxId);
+  if (old_id == old_object.metadata.labels.end()) return Status::Ok();
+  auto new_id = object.metadata.labels.find(labels::kSandboxId);
+  if (new_id == object.metadata.labels.end() || new_id->second != old_id->second) {
+    FieldErrors errors;
+    errors.Add(
+        KeyPath("metadata.labels", labels::kSandboxId),
+        fmt::format("Invalid value: \"{}\": field is immutable (was \"{}\")",
+                    new_id == object.metadata.labels.end() ? "" : new_id->second, old_id->second));
+    return errors.ToStatus();
+  }
+  return Status::Ok();
+}
+
 Status AdmitSandbox(Object& object) {
+  FieldErrors id_errors;
+  DefaultSandboxId(object.metadata, id_errors);
+  RETURN_IF_ERROR(id_errors.ToStatus());
   return AdmitSpec<SandboxSpec>(object, [&](SandboxSpec& spec, FieldErrors& errors) {
     ValidateTemplateChoice(spec.pod_template, spec.template_ref, errors);
     RejectVolumeClaimTemplates(object, errors);

@@ -93,14 +93,16 @@ void RegisterBuiltinKinds(KindRegistry& registry) {
         {"STATUS", ".status.phase", ColType::kString, false},
         {"CLAIMED", ".metadata.labels.agents\\.kruise\\.io/sandbox-claimed", ColType::kString,
          false},
+        {"NODE", ".status.nodeName", ColType::kString, false},
+        {"SANDBOX_ID", ".metadata.labels.agents\\.kruise\\.io/sandbox-id", ColType::kString, true},
         {"POOL", ".metadata.labels.agents\\.kruise\\.io/sandbox-pool", ColType::kString, true},
         {"SHUTDOWN_TIME", ".spec.shutdownTime", ColType::kString, true},
         {"PAUSE_TIME", ".spec.pauseTime", ColType::kString, true},
         {"RECYCLED", ".status.recycledCount", ColType::kInteger, true},
-        {"NODE", ".status.nodeName", ColType::kString, true},
         {"MESSAGE", ".status.message", ColType::kString, true},
     };
     k.admit = AdmitSandbox;
+    k.admit_update = AdmitSandboxUpdate;
     k.admit_status = AdmitSandboxStatus;
     registry.Add(std::move(k));
   }

@@ -65,5 +65,6 @@ void AddDeleteCommand(App& app);
 void AddScaleCommand(App& app);
 void AddVersionCommand(App& app);
 void AddApiKeyCommand(App& app);
+void AddLogsCommand(App& app);
 
 }  // namespace warren::cli

@@ -1,5 +1,8 @@
 #include <fmt/format.h>
 
+#include <chrono>
+#include <thread>
+
 #include "api/json_path.h"
 #include "base/strings.h"
 #include "cli/app.h"
@@ -14,7 +17,30 @@ struct DeleteFlags {
   std::string selector;
   std::string cascade = "background";
   bool ignore_not_found = false;
+  // As kubectl: wait until the objects are really gone (finalizers done, e.g. a sandbox's
+  // runtime resources destroyed by the node agent).
+  bool wait = true;
+  int timeout_seconds = 60;
 };
+
+// Waits until each object is gone (or replaced by a new one of the same name).
+void WaitGone(App& app, ApiClient& client, const std::string& ns,
+              const std::vector<std::tuple<const api::KindInfo*, std::string, std::string>>& gone,
+              int timeout_seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  for (const auto& [kind, name, uid] : gone) {
+    while (true) {
+      auto obj = client.Get(*kind, ns, name);
+      if (!obj.ok() || api::JsonPathText(*obj, ".metadata.uid") != uid) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        return app.Fail(DeadlineExceededError(fmt::format(
+            "timed out waiting for {}.{} \"{}\" to be deleted (still: {})", kind->singular,
+            kind->group, name, api::JsonPathText(*obj, ".metadata.finalizers"))));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+}
 
 void RunDelete(App& app, const DeleteFlags& f) {
   api::Json options = api::Json::object();
@@ -31,6 +57,7 @@ void RunDelete(App& app, const DeleteFlags& f) {
   auto client = app.Client();
   if (!client.ok()) return app.Fail(client.status());
   const std::string ns = app.Namespace();
+  std::vector<std::tuple<const api::KindInfo*, std::string, std::string>> deleting;
   for (const auto& ref : *refs) {
     std::vector<std::string> names;
     if (!ref.name.empty()) {
@@ -57,8 +84,13 @@ void RunDelete(App& app, const DeleteFlags& f) {
         continue;
       }
       app.out() << fmt::format("{}.{} \"{}\" deleted\n", ref.kind->singular, ref.kind->group, name);
+      if (deleted->is_object() && deleted->contains("metadata") &&
+          !api::JsonPathText(*deleted, ".metadata.deletionTimestamp").empty()) {
+        deleting.emplace_back(ref.kind, name, api::JsonPathText(*deleted, ".metadata.uid"));
+      }
     }
   }
+  if (f.wait) WaitGone(app, **client, ns, deleting, f.timeout_seconds);
 }
 
 }  // namespace
@@ -71,6 +103,9 @@ void AddDeleteCommand(App& app) {
   cmd->add_option("--cascade", flags->cascade,
                   "background (dependents are garbage-collected) or orphan");
   cmd->add_flag("--ignore-not-found", flags->ignore_not_found, "treat a missing object as success");
+  cmd->add_flag("--wait,!--no-wait", flags->wait,
+                "wait until the objects are gone (their finalizers done); default true");
+  cmd->add_option("--timeout", flags->timeout_seconds, "seconds to wait for deletion");
   cmd->callback([&app, flags] { RunDelete(app, *flags); });
 }
 

@@ -29,7 +29,8 @@ Status CommandSupervisor::Start(os::SpawnOptions options) {
   {
     std::lock_guard lock(mu_);
     pid_ = child->pid;
-    running_ = true;
+    // A command that ends at once may have been reaped (and its exit recorded) already.
+    running_ = !wait_status_.has_value();
   }
   base::Logger("envd")->info("template command started pid={}", child->pid);
   // Both pipes go into the one log, in the order the bytes arrive.

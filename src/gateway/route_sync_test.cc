@@ -101,14 +101,15 @@ TEST_F(RouteSyncTest, RouteFromSandboxMapsPhasesTokenAndAutoResume) {
 TEST_F(RouteSyncTest, ListsFirstThenFollowsTheWatch) {
   CreateSandbox("running", "irunning", "Running", "tok-1");
   api::Object pending = CreateSandbox("pending", "ipending", "");
-  store_->Create(MakeSandbox("no-id")).value();  // no sandbox id: no route
+  // Admission gives every Sandbox a sandbox id (contracts.md); with no phase it routes nowhere.
+  store_->Create(MakeSandbox("no-id")).value();
   auto sync = RouteSync::Start(store_.store(), table_);
   ASSERT_TRUE(sync.ok()) << sync.status();
   // Start returns with the list in the table.
   EXPECT_EQ(StateOf("irunning"), RouteState::kRunning);
   EXPECT_EQ(table_.Lookup("irunning")->route->access_token, "tok-1");
   EXPECT_EQ(StateOf("ipending"), RouteState::kGone);
-  EXPECT_EQ(table_.Stats().running + table_.Stats().gone, 2u);
+  EXPECT_EQ(table_.Stats().running + table_.Stats().gone, 3u);
 
   api::Object running = SetPhase(pending, "Running");
   EXPECT_TRUE(Eventually([&] { return StateOf("ipending") == RouteState::kRunning; }));

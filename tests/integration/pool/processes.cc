@@ -143,7 +143,11 @@ void WarrenServer::Start(const std::vector<std::string>& extra_args) {
                                    "--data-dir",  data_dir_, "--port-file", port_file,
                                    "--log-level", "info"};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  child_ = std::make_unique<Child>(argv, data_dir_ + "/server.log");
+  // No node agent unless the test asks for one (WARREN_NODE_AGENT=on in its environment): a
+  // server killed by a test leaves its sandboxes running (to be adopted), which would leak.
+  std::map<std::string, std::string> env;
+  if (getenv("WARREN_NODE_AGENT") == nullptr) env["WARREN_NODE_AGENT"] = "off";
+  child_ = std::make_unique<Child>(argv, data_dir_ + "/server.log", env);
   ++starts_;
   port_ = 0;
   auto deadline = std::chrono::steady_clock::now() + 60s;

@@ -111,9 +111,13 @@ ServerProcess::ServerProcess(std::string data_dir) {
   data_dir_ = data_dir;
   std::string port_file = data_dir_ + "/port";
   unlink(port_file.c_str());
+  // No node agent unless the test asks for one (WARREN_NODE_AGENT=on in its environment): a
+  // server stopped by a test leaves its sandboxes running (to be adopted), which would leak.
+  std::map<std::string, std::string> env;
+  if (getenv("WARREN_NODE_AGENT") == nullptr) env["WARREN_NODE_AGENT"] = "off";
   ExecArgs args({WARREN_BIN, "server", "--port", "0", "--data-dir", data_dir_, "--port-file",
                  port_file, "--log-level", "warn"},
-                {});
+                env);
   pid_ = Spawn(args, -1, -1, -1);
   auto deadline = std::chrono::steady_clock::now() + 20s;
   while (std::chrono::steady_clock::now() < deadline) {

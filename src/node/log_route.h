@@ -1,0 +1,21 @@
+#pragma once
+
+#include "net/router.h"
+#include "node/node_agent.h"
+#include "store/store.h"
+
+namespace warren::node {
+
+// `warren logs`: the template command's output of a Sandbox, as a subresource of the resource
+// API (like a Pod's /log):
+//   GET /apis/agents.kruise.io/v1alpha1/namespaces/{ns}/sandboxes/{name}/log
+//       [?follow=true] [?tailLines=N] [?limitBytes=N]
+// 200 text/plain (chunked); with follow the body stays open and grows until the sandbox ends,
+// is deleted, or the client leaves. Errors are Kubernetes Status objects (404 for an unknown
+// Sandbox, 400 for bad parameters). Read from the log file envd writes into the sandbox's
+// directory on the host (opened without following links: the sandbox writes there), so logs
+// are there while the sandbox is paused and after it ended. The agent and store must outlive
+// the router. Handlers run on the HTTP server's blocking pool.
+void RegisterLogRoute(net::Router& router, NodeAgent& agent, store::Store& store);
+
+}  // namespace warren::node

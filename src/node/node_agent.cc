@@ -1,0 +1,457 @@
+#include "node/node_agent.h"
+
+#include <dirent.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include "api/kinds.h"
+#include "api/types/labels.h"
+#include "base/encoding.h"
+#include "base/log.h"
+#include "image/builtin_images.h"
+#include "image/safe_fs.h"
+#include "node/sandbox_files.h"
+#include "runtime/native/native_runtime.h"
+
+namespace warren::node {
+namespace {
+
+using namespace std::chrono_literals;
+
+auto Log() { return base::Logger("node"); }
+
+std::vector<std::string> DirNames(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    out.push_back(std::move(name));
+  }
+  closedir(d);
+  return out;
+}
+
+std::string SandboxIdOf(const api::Object& obj) {
+  auto it = obj.metadata.labels.find(api::labels::kSandboxId);
+  return it == obj.metadata.labels.end() ? std::string() : it->second;
+}
+
+// A user-namespaced sandbox's root (an unprivileged uid on the host) must be able to walk to
+// its writable layer. The agent's own directories are made 0711; a private data directory
+// (e.g. mkdtemp's 0700) gets o+x added, which lets nobody list or read it. Anything further up
+// is the administrator's: it is reported, not changed.
+void EnsureSearchable(const std::string& root) {
+  std::filesystem::path data_dir = std::filesystem::path(root).parent_path();
+  struct stat st;
+  if (stat(data_dir.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
+    if (chmod(data_dir.c_str(), (st.st_mode & 07777) | S_IXOTH) == 0) {
+      Log()->info("made the data directory searchable for user-namespaced sandboxes dir={}",
+                  data_dir.string());
+    }
+  }
+  for (auto p = data_dir.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
+    if (stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
+      Log()->error(
+          "directory {} is not searchable by others (o+x): user-namespaced sandboxes "
+          "under it cannot start; chmod o+x it or set WARREN_NODE_USERNS=0",
+          p.string());
+    }
+  }
+}
+
+}  // namespace
+
+NodeAgent::NodeAgent(store::Store& store, NodeAgentOptions options)
+    : NodeAgent(store, std::move(options), nullptr, nullptr) {}
+
+NodeAgent::NodeAgent(store::Store& store, NodeAgentOptions options, runtime::RuntimePtr runtime,
+                     std::unique_ptr<image::ImageStore> images)
+    : store_(store),
+      options_(std::move(options)),
+      clock_(options_.clock ? *options_.clock : base::RealClock()),
+      runtime_(std::move(runtime)),
+      images_(std::move(images)),
+      queue_(clock_) {}
+
+NodeAgent::~NodeAgent() {
+  Stop();
+  // With no sandbox left, the runtime's directories and cgroup parents are empty: remove them
+  // (each rmdir fails harmlessly while something is still in there).
+  std::vector<std::string> cgroup_dirs;
+  if (native_) cgroup_dirs = native_->cgroups().DirsFor(options_.cgroup_parent);
+  const bool made_runtime = native_ != nullptr;
+  runtime_.reset();
+  if (made_runtime) {
+    for (const auto& d : cgroup_dirs) rmdir(d.c_str());
+    rmdir((options_.runtime_state_dir + "/.idmap").c_str());
+    rmdir(options_.runtime_state_dir.c_str());
+  }
+}
+
+std::string NodeAgent::LeaseId(const std::string& uid) const {
+  // Leases of one image store may come from several agents (one per data dir); each agent only
+  // ever releases its own, so they carry the agent's root.
+  return fmt::format("sandbox:{}:{}", base::Sha256Hex(options_.root).substr(0, 12), uid);
+}
+
+Status NodeAgent::Start() {
+  auto log = Log();
+  if (Status s = MakeDirs(SandboxPaths::SandboxesDir(options_.root)); !s.ok()) {
+    return s.WithPrefix("node agent root");
+  }
+  if (options_.user_namespace) EnsureSearchable(options_.root);
+  ASSIGN_OR_RETURN(NodeSecret secret, NodeSecret::LoadOrCreate(options_.root + "/node.secret"));
+  secret_ = std::move(secret);
+  if (!images_) {
+    ASSIGN_OR_RETURN(images_, image::ImageStore::Open({.root = options_.image_root}));
+  }
+  if (!runtime_) {
+    runtime::native::NativeRuntimeOptions ro;
+    ro.state_dir = options_.runtime_state_dir;
+    ro.cgroup_parent = options_.cgroup_parent;
+    ro.userns_host_id = options_.userns_host_id;
+    ro.clock = options_.clock;
+    if (Status s = MakeDirs(options_.runtime_state_dir); !s.ok()) return s;
+    ASSIGN_OR_RETURN(auto native, runtime::native::NativeRuntime::Create(ro));
+    native_ = native.get();
+    runtime_ = std::move(native);
+  }
+  capacity_ = ReadNodeCapacity();
+  events_ = std::make_unique<EventRecorder>(store_, clock_, "warren-node", options_.node_name);
+  runtime_->SetExitCallback(
+      [this](const std::string& id, const runtime::ExitStatus&) { OnExit(id); });
+  RETURN_IF_ERROR(Adopt());
+  const int64_t revision = Relist();
+  started_ = true;
+  import_thread_ = std::thread([this] { ImportLoop(); });
+  watch_thread_ = std::thread([this, revision] { WatchLoop(revision); });
+  for (int i = 0; i < std::max(1, options_.workers); ++i) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+  }
+  sampler_thread_ = std::thread([this] { SamplerLoop(); });
+  log->info(
+      "node agent started node={} root={} runtime_state={} cgroup_parent={} envd={} "
+      "userns={}",
+      options_.node_name, options_.root, options_.runtime_state_dir, options_.cgroup_parent,
+      options_.envd_path, options_.user_namespace);
+  return Status::Ok();
+}
+
+void NodeAgent::Stop() {
+  if (stopping_.exchange(true)) return;
+  {
+    std::lock_guard lock(mu_);
+    if (watcher_) watcher_->Stop();
+  }
+  stop_cv_.notify_all();
+  queue_.Shutdown();
+  for (auto& w : workers_) w.join();
+  workers_.clear();
+  if (watch_thread_.joinable()) watch_thread_.join();
+  if (sampler_thread_.joinable()) sampler_thread_.join();
+  if (import_thread_.joinable()) import_thread_.join();
+  if (started_) Log()->info("node agent stopped; sandboxes keep running");
+}
+
+bool NodeAgent::Ready() const { return started_ && !stopping_; }
+
+void NodeAgent::ImportLoop() {
+  auto result = image::ImportBuiltinImages(*images_, options_.image_cache_dir);
+  if (!result.ok()) {
+    Log()->error("built-in images could not be imported cache={} error=\"{}\"",
+                 options_.image_cache_dir, result.status().ToString());
+  } else {
+    for (const auto& r : *result) {
+      Log()->info("built-in image name={} action={}", r.name, r.action);
+    }
+  }
+  images_ready_ = true;
+}
+
+// Adoption after a restart: what still runs and still has its object is kept as it is; what
+// runs for an object that is gone is destroyed; leftovers of sandboxes that never fully existed
+// are removed. Objects whose sandbox vanished are left to Reconcile (→ Failed, SandboxLost).
+Status NodeAgent::Adopt() {
+  auto log = Log();
+  ASSIGN_OR_RETURN(runtime::AdoptionReport report, runtime_->Adopt());
+  for (const runtime::Orphan& o : report.orphans) {
+    log->warn("removing runtime orphan id={} path={} reason=\"{}\"", o.id, o.path, o.reason);
+    if (Status s = runtime_->RemoveOrphan(o); !s.ok()) {
+      log->error("orphan not removed id={} error=\"{}\"", o.id, s.ToString());
+    }
+  }
+  ASSIGN_OR_RETURN(store::ObjectList list, store_.List(api::SandboxKind(), {}));
+  std::map<std::string, const api::Object*> by_id;
+  std::set<std::string> uids;
+  for (const api::Object& obj : list.items) {
+    uids.insert(obj.metadata.uid);
+    std::string id = SandboxIdOf(obj);
+    if (!id.empty()) by_id[id] = &obj;
+  }
+  std::set<std::string> kept;
+  for (const runtime::SandboxInfo& info : report.adopted) {
+    SandboxPaths paths = PathsFor(info.id);
+    auto owner = ReadOwner(paths.owner);
+    auto it = by_id.find(info.id);
+    if (owner.ok() && it != by_id.end() && it->second->metadata.uid == owner->uid) {
+      const api::Object& obj = *it->second;
+      Local l;
+      l.id = info.id;
+      l.key = obj.Key();
+      l.namespace_ = obj.metadata.namespace_;
+      l.name = obj.metadata.name;
+      l.uid = obj.metadata.uid;
+      l.restart_policy = owner->restart_policy;
+      l.has_command = owner->has_command;
+      l.state = info.state;
+      l.stats = StatsRing(options_.stats_samples);
+      {
+        std::lock_guard lock(mu_);
+        locals_.emplace(info.id, std::move(l));
+      }
+      kept.insert(info.id);
+      log->info("adopted sandbox id={} object={} state={} pid={}", info.id, obj.Key(),
+                runtime::SandboxStateName(info.state), info.pid);
+      continue;
+    }
+    log->warn("destroying orphan sandbox id={} reason=\"{}\"", info.id,
+              !owner.ok() ? "no owner record" : "its Sandbox object is gone");
+    if (Status s = runtime_->Destroy(info.id); !s.ok() && s.code() != StatusCode::kNotFound) {
+      log->error("orphan not destroyed id={} error=\"{}\"", info.id, s.ToString());
+      kept.insert(info.id);  // keep its files: the runtime still has it
+      continue;
+    }
+    if (owner.ok()) (void)images_->ReleaseLease(LeaseId(owner->uid));
+    (void)image::RemoveTree(paths.dir);
+  }
+  // Directories of sandboxes that have neither a runtime sandbox nor an object.
+  for (const std::string& id : DirNames(SandboxPaths::SandboxesDir(options_.root))) {
+    if (kept.count(id) || by_id.count(id)) continue;
+    SandboxPaths paths = PathsFor(id);
+    if (auto owner = ReadOwner(paths.owner); owner.ok()) {
+      (void)images_->ReleaseLease(LeaseId(owner->uid));
+    }
+    log->info("removing files of a gone sandbox id={}", id);
+    (void)image::RemoveTree(paths.dir);
+  }
+  // Leases this agent took for objects that are gone.
+  const std::string prefix = LeaseId("");
+  for (const image::Lease& lease : images_->ListLeases()) {
+    if (lease.id.rfind(prefix, 0) != 0) continue;
+    if (uids.count(lease.id.substr(prefix.size()))) continue;
+    log->info("releasing the image lease of a gone sandbox lease={}", lease.id);
+    (void)images_->ReleaseLease(lease.id);
+  }
+  return Status::Ok();
+}
+
+// Lists every Sandbox, enqueues each (and every key we hold whose object vanished); returns the
+// revision to watch from.
+int64_t NodeAgent::Relist() {
+  auto list = store_.List(api::SandboxKind(), {});
+  if (!list.ok()) {
+    Log()->error("listing sandboxes failed error=\"{}\"", list.status().ToString());
+    return 0;
+  }
+  std::set<std::string> keys;
+  for (const api::Object& obj : list->items) keys.insert(obj.Key());
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, l] : locals_) keys.insert(l.key);
+  }
+  for (const auto& k : keys) queue_.Add(k);
+  return list->resource_version;
+}
+
+void NodeAgent::WatchLoop(int64_t revision) {
+  auto log = Log();
+  while (!stopping_) {
+    store::WatchOptions wo;
+    if (revision > 0) wo.resource_version = revision;
+    auto w = store_.Watch(&api::SandboxKind(), wo);
+    if (!w.ok()) {
+      log->warn("watch failed, relisting error=\"{}\"", w.status().ToString());
+      std::this_thread::sleep_for(200ms);
+      revision = Relist();
+      continue;
+    }
+    {
+      std::lock_guard lock(mu_);
+      watcher_ = std::move(*w);
+      if (stopping_) watcher_->Stop();
+    }
+    while (!stopping_) {
+      auto ev = watcher_->Next(1s);
+      if (!ev.ok()) {
+        if (!stopping_) log->info("watch ended, relisting reason=\"{}\"", ev.status().ToString());
+        break;
+      }
+      if (!ev->has_value()) continue;
+      revision = (*ev)->revision;
+      queue_.Add((*ev)->object->Key());
+    }
+    if (stopping_) break;
+    revision = Relist();
+  }
+}
+
+void NodeAgent::WorkerLoop() {
+  while (auto key = queue_.Get()) {
+    ReconcileKey(*key);
+    queue_.Done(*key);
+  }
+}
+
+void NodeAgent::OnExit(const std::string& sandbox_id) {
+  std::string key;
+  {
+    std::lock_guard lock(mu_);
+    auto it = locals_.find(sandbox_id);
+    if (it == locals_.end()) return;
+    it->second.state = runtime::SandboxState::kStopped;
+    it->second.ready = false;
+    key = it->second.key;
+  }
+  queue_.Add(key);
+}
+
+void NodeAgent::SamplerLoop() {
+  base::MonoTime next_gc = clock_.Monotonic() + options_.image_gc_interval;
+  while (!stopping_) {
+    std::vector<std::string> ids;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [id, l] : locals_) {
+        if (l.state == runtime::SandboxState::kRunning ||
+            l.state == runtime::SandboxState::kPaused) {
+          ids.push_back(id);
+        }
+      }
+    }
+    for (const std::string& id : ids) {
+      auto stats = runtime_->Stats(id);
+      if (!stats.ok()) continue;
+      StatsSample s;
+      s.time = clock_.Now();
+      s.cpu_usage_ns = stats->cpu_usage_ns;
+      s.memory_bytes = stats->memory_working_set_bytes;
+      s.memory_limit_bytes = stats->memory_limit_bytes;
+      s.disk_bytes = stats->disk_bytes;
+      s.pids = stats->pids;
+      s.oom_kills = stats->oom_kills;
+      std::string key;
+      {
+        std::lock_guard lock(mu_);
+        auto it = locals_.find(id);
+        if (it == locals_.end()) continue;
+        Local& l = it->second;
+        s.cpu_count = capacity_.cpu_millicores / 1000;
+        l.stats.Add(s);
+        if (!l.oom_kills_seen) {
+          l.oom_kills_seen = s.oom_kills;
+          l.oom_kills_reported = s.oom_kills;
+        } else if (s.oom_kills > *l.oom_kills_seen) {
+          l.oom_kills_seen = s.oom_kills;
+          key = l.key;  // the reconcile reports it (one status writer per sandbox)
+        }
+      }
+      if (!key.empty()) queue_.Add(key);
+    }
+    if (clock_.Monotonic() >= next_gc && images_ready_) {
+      next_gc = clock_.Monotonic() + options_.image_gc_interval;
+      auto gc = images_->Gc();
+      if (gc.ok() && !gc->removed_layers.empty()) {
+        Log()->info("image gc removed_layers={} freed_bytes={}", gc->removed_layers.size(),
+                    gc->freed_bytes);
+      }
+    }
+    std::unique_lock lock(mu_);
+    stop_cv_.wait_for(lock, options_.stats_interval, [this] { return stopping_.load(); });
+  }
+}
+
+Result<base::UniqueFd> NodeAgent::Dial(std::string_view sandbox_id, uint16_t port,
+                                       std::chrono::milliseconds timeout) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = locals_.find(sandbox_id);
+    if (it == locals_.end()) {
+      return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
+    }
+    if (it->second.state != runtime::SandboxState::kRunning) {
+      return FailedPreconditionError(
+          fmt::format("sandbox {} is {}", sandbox_id, runtime::SandboxStateName(it->second.state)));
+    }
+  }
+  return runtime_->Dial(sandbox_id, port, timeout);
+}
+
+std::shared_ptr<EnvdClient> NodeAgent::EnvdFor(const std::string& id) {
+  std::lock_guard lock(mu_);
+  auto it = locals_.find(id);
+  if (it == locals_.end()) return nullptr;
+  if (!it->second.envd) {
+    runtime::Runtime* rt = runtime_.get();
+    it->second.envd = std::make_shared<EnvdClient>(
+        [rt, id](std::chrono::milliseconds timeout) { return rt->Dial(id, kEnvdPort, timeout); },
+        secret_->ForSandbox(id));
+  }
+  return it->second.envd;
+}
+
+Result<std::shared_ptr<EnvdClient>> NodeAgent::Envd(std::string_view sandbox_id) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = locals_.find(sandbox_id);
+    if (it == locals_.end()) {
+      return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
+    }
+  }
+  auto client = EnvdFor(std::string(sandbox_id));
+  if (!client) return NotFoundError(fmt::format("sandbox {} is gone", sandbox_id));
+  return client;
+}
+
+std::vector<StatsSample> NodeAgent::Metrics(std::string_view sandbox_id, base::WallTime start,
+                                            base::WallTime end) const {
+  std::lock_guard lock(mu_);
+  auto it = locals_.find(sandbox_id);
+  if (it == locals_.end()) return {};
+  return it->second.stats.Range(start, end);
+}
+
+std::vector<SandboxRef> NodeAgent::List() const {
+  std::vector<SandboxRef> out;
+  std::lock_guard lock(mu_);
+  for (const auto& [id, l] : locals_) {
+    out.push_back(SandboxRef{l.id, l.namespace_, l.name, l.uid, l.state, l.ready});
+  }
+  return out;
+}
+
+Result<SandboxRef> NodeAgent::Find(std::string_view sandbox_id) const {
+  std::lock_guard lock(mu_);
+  auto it = locals_.find(sandbox_id);
+  if (it == locals_.end()) {
+    return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
+  }
+  const Local& l = it->second;
+  return SandboxRef{l.id, l.namespace_, l.name, l.uid, l.state, l.ready};
+}
+
+Result<base::UniqueFd> NodeAgent::OpenCommandLog(std::string_view sandbox_id) const {
+  if (sandbox_id.empty() || sandbox_id.find('/') != std::string_view::npos || sandbox_id == "." ||
+      sandbox_id == "..") {
+    return InvalidArgumentError(fmt::format("invalid sandbox id \"{}\"", sandbox_id));
+  }
+  SandboxPaths paths = PathsFor(std::string(sandbox_id));
+  return OpenRegularFileBeneath(paths.dir, std::string("log/") + kCommandLogName);
+}
+
+}  // namespace warren::node

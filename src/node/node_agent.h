@@ -1,0 +1,201 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "api/object.h"
+#include "api/types/sandbox.h"
+#include "base/clock.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
+#include "image/image_store.h"
+#include "node/envd_client.h"
+#include "node/event_recorder.h"
+#include "node/failure.h"
+#include "node/node_secret.h"
+#include "node/options.h"
+#include "node/sandbox_paths.h"
+#include "node/sandbox_plan.h"
+#include "node/stats_ring.h"
+#include "node/work_queue.h"
+#include "runtime/runtime.h"
+#include "store/store.h"
+
+namespace warren::runtime::native {
+class NativeRuntime;
+}
+
+namespace warren::node {
+
+// A sandbox this agent runs, as other modules see it.
+struct SandboxRef {
+  std::string sandbox_id;  // label agents.kruise.io/sandbox-id = the runtime's id
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  runtime::SandboxState state = runtime::SandboxState::kCreated;
+  bool ready = false;  // envd answered since the last (re)start or resume
+};
+
+// The node agent (README.md): watches Sandbox objects in the store and makes those of this node
+// real with a Runtime (native by default), the image store and warren-envd as pid 1: status and
+// conditions through the status subresource, Events for failures a human can act on,
+// spec.paused → freeze/thaw, deletion through the agents.kruise.io/sandbox finalizer, adoption
+// of running sandboxes after a restart, stats sampling, and dialing for the gateway and the
+// control plane.
+//
+// Threads: a watch thread feeds a WorkQueue of object keys; `workers` threads reconcile (one
+// key at a time each, so one sandbox is never reconciled twice at once); a sampler thread takes
+// stats and collects unused image layers; a startup thread imports the built-in images; the
+// runtime's reaper thread reports exits (which only enqueue). Nothing runs on an event loop.
+//
+// Ownership: borrows the store (must outlive the agent); owns the runtime and the image store
+// (or takes injected ones, for tests). Stopping the agent leaves sandboxes running: the next
+// agent on the same root adopts them.
+//
+// Thread-safety: the public methods are thread-safe once Start has returned; Start and Stop are
+// called from one thread.
+class NodeAgent {
+ public:
+  NodeAgent(store::Store& store, NodeAgentOptions options);
+  // With a given runtime and image store (FakeRuntime in unit tests); either may be null, in
+  // which case Start makes the real one.
+  NodeAgent(store::Store& store, NodeAgentOptions options, runtime::RuntimePtr runtime,
+            std::unique_ptr<image::ImageStore> images);
+  ~NodeAgent();
+  NodeAgent(const NodeAgent&) = delete;
+  NodeAgent& operator=(const NodeAgent&) = delete;
+
+  // Opens the runtime and the image store, adopts what still runs (orphans are destroyed), and
+  // starts the threads. Fails when the runtime cannot be used here (not root, no cgroups).
+  Status Start();
+  void Stop();
+  // Started (sandboxes that need a built-in image wait for its import).
+  bool Ready() const;
+
+  // A TCP connection to 127.0.0.1:port inside a running sandbox, by E2B sandbox id. NotFound
+  // when this node runs no such sandbox, FailedPrecondition when it is paused or stopped,
+  // Unavailable when nothing listens on the port.
+  Result<base::UniqueFd> Dial(std::string_view sandbox_id, uint16_t port,
+                              std::chrono::milliseconds timeout);
+  // A client of the sandbox's envd (/init, /reset, /logs, /health, or any request), carrying
+  // its node secret. Shared: one keep-alive pool per sandbox. NotFound as Dial.
+  Result<std::shared_ptr<EnvdClient>> Envd(std::string_view sandbox_id);
+  // Stats samples of a sandbox between start and end (zero = open), oldest first; empty when
+  // the sandbox is unknown.
+  std::vector<StatsSample> Metrics(std::string_view sandbox_id, base::WallTime start = {},
+                                   base::WallTime end = {}) const;
+  // The sandboxes this agent runs (created, running, paused, or stopped awaiting a restart).
+  std::vector<SandboxRef> List() const;
+  Result<SandboxRef> Find(std::string_view sandbox_id) const;
+  // Opens the template command's log of a sandbox (kept until the object is deleted) for
+  // reading, safely: the sandbox writes that directory, so neither a symlink nor anything but
+  // a regular file is accepted. NotFound when there is none (yet).
+  Result<base::UniqueFd> OpenCommandLog(std::string_view sandbox_id) const;
+
+  const NodeAgentOptions& options() const { return options_; }
+  runtime::Runtime& runtime() { return *runtime_; }
+  image::ImageStore& images() { return *images_; }
+  bool stopping() const { return stopping_.load(); }
+
+ private:
+  // What the agent keeps about a sandbox it made or adopted (guarded by mu_).
+  struct Local {
+    std::string id;
+    std::string key;  // "namespace/name"
+    std::string namespace_;
+    std::string name;
+    std::string uid;
+    RestartPolicy restart_policy = RestartPolicy::kAlways;
+    bool has_command = false;
+    runtime::SandboxState state = runtime::SandboxState::kCreated;
+    bool ready = false;
+    std::optional<base::MonoTime> restart_at;  // set while waiting to restart (backoff)
+    std::optional<uint64_t> oom_kills_seen;    // cgroup counter at the last sample
+    uint64_t oom_kills_reported = 0;
+    StatsRing stats{0};
+    std::shared_ptr<EnvdClient> envd;
+  };
+
+  // How one reconcile pass ended.
+  enum class Next { kDone, kRetry, kRetryNow };
+
+  void WatchLoop(int64_t from_revision);
+  int64_t Relist();
+  void WorkerLoop();
+  void SamplerLoop();
+  void ImportLoop();
+  void OnExit(const std::string& sandbox_id);
+  Status Adopt();
+
+  // Reconciliation (reconcile.cc).
+  void ReconcileKey(const std::string& key);
+  Next Reconcile(api::Object& obj);
+  Next Create(api::Object& obj, const std::string& id);
+  Next StartAndWait(api::Object& obj, const std::string& id);
+  Next HandleExit(api::Object& obj, const std::string& id, const runtime::SandboxInfo& info);
+  Next ReconcileRunning(api::Object& obj, const std::string& id);
+  Next ReconcilePaused(api::Object& obj, const std::string& id);
+  Next Teardown(api::Object& obj, const std::string& id);
+  Next EnsureFinished(api::Object& obj, const std::string& id);
+  Next Fail(api::Object& obj, const std::string& id, const Failure& failure);
+  Next ReplayInit(api::Object& obj, const std::string& id);
+  // Waits until envd answers /health, pid 1 exits, or the timeout passes.
+  enum class Readiness { kReady, kExited, kTimeout, kStopping };
+  Readiness WaitReady(const std::string& id, std::chrono::milliseconds timeout);
+  // Destroys a sandbox's runtime resources, its files and its lease, and forgets it.
+  Status DestroyLocal(const std::string& id, const std::string& uid, bool keep_files);
+  // Everything of the sandbox whose object is gone (deleted without our finalizer).
+  void CleanupGoneKey(const std::string& key);
+  // Reads the status, lets `fn` change it and writes it when anything changed (the object is
+  // updated in place). Sets nodeName and observedGeneration.
+  Status WriteStatus(api::Object& obj,
+                     const std::function<void(api::SandboxStatus&, api::Json& raw)>& fn);
+  Status EnsureFinalizer(api::Object& obj);
+  Status RemoveFinalizer(api::Object& obj);
+  Failure ClassifyExit(const std::string& id, const runtime::ExitStatus& exit, bool has_command,
+                       bool* success) const;
+  std::string EnvdLogTail(const std::string& id) const;
+  std::string LeaseId(const std::string& uid) const;
+  std::chrono::milliseconds RetryDelay(const std::string& key);
+  SandboxPaths PathsFor(const std::string& id) const {
+    return SandboxPaths::For(options_.root, id);
+  }
+  std::shared_ptr<EnvdClient> EnvdFor(const std::string& id);
+
+  store::Store& store_;
+  const NodeAgentOptions options_;
+  base::Clock& clock_;
+  runtime::RuntimePtr runtime_;
+  runtime::native::NativeRuntime* native_ = nullptr;  // runtime_, when the agent made it
+  std::unique_ptr<image::ImageStore> images_;
+  std::optional<NodeSecret> secret_;
+  std::unique_ptr<EventRecorder> events_;
+  NodeCapacity capacity_;
+  WorkQueue queue_;
+
+  std::atomic<bool> started_{false};
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> images_ready_{false};
+  std::thread watch_thread_;
+  std::thread sampler_thread_;
+  std::thread import_thread_;
+  std::vector<std::thread> workers_;
+
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;                   // sampler's sleep; with mu_
+  std::map<std::string, Local, std::less<>> locals_;  // guarded by mu_; by sandbox id
+  std::map<std::string, int, std::less<>> retries_;   // guarded by mu_; by key
+  std::unique_ptr<store::Watcher> watcher_;           // guarded by mu_
+};
+
+}  // namespace warren::node

@@ -1,0 +1,76 @@
+#include "node/options.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "base/encoding.h"
+#include "image/builtin_images.h"
+
+namespace warren::node {
+namespace {
+
+constexpr char kDefaultDataDir[] = "/var/lib/warren";
+
+std::string Env(const char* name) {
+  const char* v = getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(path, ec);
+  if (ec) return path;
+  return abs.lexically_normal().string();
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
+  return buf;
+}
+
+}  // namespace
+
+NodeAgentOptions NodeAgentOptions::ForDataDir(const std::string& data_dir) {
+  NodeAgentOptions o;
+  std::string abs = AbsolutePath(data_dir);
+  while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+  o.root = abs + "/node";
+  if (abs == kDefaultDataDir) {
+    o.runtime_state_dir = "/run/warren/sandboxes";
+    o.cgroup_parent = "warren";
+  } else {
+    std::string hash = base::Sha256Hex(abs).substr(0, 12);
+    o.runtime_state_dir = "/run/warren/" + hash;
+    o.cgroup_parent = "warren-" + hash;
+  }
+  o.image_root = "/var/lib/warren/images";
+  o.image_cache_dir = image::DefaultImageCacheDir();
+  o.envd_path = FindEnvdBinary();
+  o.node_name = HostName();
+  if (auto v = Env("WARREN_NODE_NAME"); !v.empty()) o.node_name = v;
+  if (auto v = Env("WARREN_NODE_AGENT"); v == "off" || v == "0") o.enabled = false;
+  if (auto v = Env("WARREN_NODE_USERNS"); !v.empty()) o.user_namespace = v != "0";
+  if (auto v = Env("WARREN_IMAGE_ROOT"); !v.empty()) o.image_root = v;
+  return o;
+}
+
+std::string FindEnvdBinary() {
+  if (auto v = Env("WARREN_ENVD_PATH"); !v.empty()) return v;
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "/usr/local/bin/warren-envd";
+  auto dir = self.parent_path();
+  std::vector<std::filesystem::path> candidates = {
+      dir / "warren-envd",
+      dir.parent_path() / "warren-envd" / "warren-envd",  // the build tree: apps/<binary>/
+  };
+  for (const auto& c : candidates) {
+    if (std::filesystem::is_regular_file(c, ec)) return c.string();
+  }
+  return candidates.front().string();
+}
+
+}  // namespace warren::node

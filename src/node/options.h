@@ -1,0 +1,74 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "base/clock.h"
+#include "base/result.h"
+
+namespace warren::node {
+
+// Limits a sandbox gets when its template names none (neither limits nor requests). 0 means
+// unlimited.
+struct DefaultResources {
+  int64_t cpu_millicores = 2000;
+  int64_t memory_bytes = int64_t{512} << 20;
+  int64_t pids = 2048;  // always applied: templates cannot name a pids limit
+};
+
+// Everything the node agent is configured with. Value type. `ForDataDir` derives the defaults
+// of one `warren server` data directory; every path of one agent is distinct from every other
+// agent's, so several servers (tests) on one machine never see each other's sandboxes.
+struct NodeAgentOptions {
+  // False: `warren server` runs no node agent (WARREN_NODE_AGENT=off), e.g. for tests of the
+  // control plane alone that must not start real sandboxes.
+  bool enabled = true;
+  // status.nodeName of the sandboxes this agent runs (default: the host name).
+  std::string node_name;
+  // The agent's own files: one directory per sandbox (writable layer, logs, volumes), the node
+  // secret. Must be searchable (o+x) all the way down when user namespaces are on.
+  std::string root;
+  // The runtime's state directory and cgroup parent (runtime/native/native_runtime.h).
+  std::string runtime_state_dir;
+  std::string cgroup_parent;
+  // The image store's root and where the built-in images are cached (image/builtin_images.h).
+  std::string image_root;
+  std::string image_cache_dir;
+  // The warren-envd binary (static) bind-mounted read-only into every sandbox as pid 1.
+  std::string envd_path;
+  // Run sandboxes in a user namespace (root inside is an unprivileged uid outside).
+  bool user_namespace = true;
+  uint32_t userns_host_id = 1'000'000'000;  // must match the runtime's (its default)
+  DefaultResources defaults;
+
+  int workers = 4;                                  // reconciles in parallel (one per sandbox)
+  std::chrono::milliseconds ready_timeout{30'000};  // envd must answer /health within this
+  std::chrono::milliseconds stats_interval{5'000};
+  size_t stats_samples = 720;  // per sandbox: one hour at 5 s
+  // Retries of transient failures: base doubling up to max.
+  std::chrono::milliseconds retry_base{200};
+  std::chrono::milliseconds retry_max{60'000};
+  // Restarts of a sandbox whose pid 1 ended (restartPolicy Always/OnFailure), like a kubelet's
+  // CrashLoopBackOff: base doubling up to max.
+  std::chrono::milliseconds restart_backoff_base{10'000};
+  std::chrono::milliseconds restart_backoff_max{300'000};
+  std::chrono::milliseconds image_gc_interval{3'600'000};
+  base::Clock* clock = nullptr;  // borrowed; the real clock when null
+
+  // The defaults for a server whose data directory is `data_dir`: root <data_dir>/node; runtime
+  // state /run/warren/sandboxes and cgroup parent "warren" for /var/lib/warren, else
+  // /run/warren/<hash> and "warren-<hash>" (hash: of the data dir's absolute path). The image
+  // store is the machine's (/var/lib/warren/images) whatever the data dir: it is safe to share
+  // between processes, and leases are named per agent root. Then the environment may
+  // override: WARREN_NODE_AGENT (off/0), WARREN_ENVD_PATH, WARREN_NODE_NAME, WARREN_NODE_USERNS
+  // (0/1), WARREN_IMAGE_ROOT, WARREN_IMAGE_CACHE.
+  static NodeAgentOptions ForDataDir(const std::string& data_dir);
+};
+
+// Where warren-envd is: $WARREN_ENVD_PATH, else beside the running binary, else the build
+// tree's apps/warren-envd/ next to apps/warren/. Returns the first candidate when none exists
+// (the agent reports it as missing when a sandbox needs it).
+std::string FindEnvdBinary();
+
+}  // namespace warren::node

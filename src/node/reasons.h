@@ -1,0 +1,53 @@
+#pragma once
+
+// The reasons the node agent writes into a Sandbox's conditions and Events (CamelCase, as
+// Kubernetes spells them). A human reads them in `warren get events` / `warren describe sbx`;
+// the E2B API and controllers may match on them.
+
+namespace warren::node::reasons {
+
+// Failures a human can act on (each also becomes a Warning Event).
+inline constexpr const char* kImageNotFound = "ImageNotFound";  // not in the image store
+inline constexpr const char* kErrImagePull = "ErrImagePull";    // a registry pull failed
+inline constexpr const char* kInvalidResources = "InvalidResources";
+inline constexpr const char* kInvalidTemplate = "InvalidTemplate";
+inline constexpr const char* kInvalidVolume = "InvalidVolume";
+inline constexpr const char* kTemplateNotFound = "TemplateNotFound";  // templateRef missing
+inline constexpr const char* kRuntimeClassNotAvailable = "RuntimeClassNotAvailable";
+inline constexpr const char* kCommandNotFound = "CommandNotFound";  // the template command
+inline constexpr const char* kStartError = "StartError";            // it exists but could not start
+inline constexpr const char* kOOMKilled = "OOMKilled";
+inline constexpr const char* kError = "Error";  // pid 1 / the command failed (exit code)
+inline constexpr const char* kEnvdNotReady = "EnvdNotReady";
+inline constexpr const char* kEnvdMissing = "EnvdMissing";    // the warren-envd binary
+inline constexpr const char* kCreateFailed = "CreateFailed";  // the runtime refused
+inline constexpr const char* kSandboxLost = "SandboxLost";    // vanished (host reboot)
+inline constexpr const char* kSandboxIdConflict = "SandboxIdConflict";
+inline constexpr const char* kMissingSandboxId = "MissingSandboxId";
+inline constexpr const char* kBackOff = "CrashLoopBackOff";  // waiting to restart
+inline constexpr const char* kPauseFailed = "PauseFailed";
+inline constexpr const char* kResumeFailed = "ResumeFailed";
+inline constexpr const char* kInitFailed = "RuntimeInitFailed";  // replaying /init
+
+// Normal progress.
+inline constexpr const char* kCreating = "Creating";
+inline constexpr const char* kSandboxReady = "SandboxReady";
+inline constexpr const char* kCompleted = "Completed";  // the template command exited 0
+inline constexpr const char* kPaused = "FreezePauseSucceed";
+inline constexpr const char* kResuming = "Resuming";
+inline constexpr const char* kResumed = "ResumeSucceed";
+inline constexpr const char* kRestarted = "Restarted";
+inline constexpr const char* kTerminating = "Terminating";
+inline constexpr const char* kInitSucceeded = "Succeeded";
+
+}  // namespace warren::node::reasons
+
+namespace warren::node::conditions {
+
+inline constexpr const char* kReady = "Ready";
+inline constexpr const char* kSandboxPaused = "SandboxPaused";
+inline constexpr const char* kRuntimeInitialized = "RuntimeInitialized";
+// True while the memory limit kills processes of a sandbox that keeps running.
+inline constexpr const char* kOOMKilled = "OOMKilled";
+
+}  // namespace warren::node::conditions

@@ -1,0 +1,878 @@
+// NodeAgent's reconciliation: one pass over one Sandbox object (README.md, "Lifecycle").
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "api/kinds.h"
+#include "api/typed_codec.h"
+#include "api/types/labels.h"
+#include "base/log.h"
+#include "base/strings.h"
+#include "base/time_format.h"
+#include "image/safe_fs.h"
+#include "node/node_agent.h"
+#include "node/reasons.h"
+#include "node/sandbox_files.h"
+#include "node/template_resolver.h"
+
+namespace warren::node {
+namespace {
+
+using namespace std::chrono_literals;
+namespace phase = api::sandbox_phase;
+
+auto Log() { return base::Logger("node"); }
+
+std::string SandboxIdOf(const api::Object& obj) {
+  auto it = obj.metadata.labels.find(api::labels::kSandboxId);
+  return it == obj.metadata.labels.end() ? std::string() : it->second;
+}
+
+api::SandboxStatus StatusOf(const api::Object& obj) {
+  auto s = api::DecodeStatus<api::SandboxStatus>(obj);
+  return s.ok() ? *s : api::SandboxStatus{};
+}
+
+bool SpecPaused(const api::Object& obj) {
+  const api::Json& spec = obj.spec();
+  if (!spec.is_object()) return false;
+  auto it = spec.find("paused");
+  return it != spec.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::string Annotation(const api::Object& obj, const char* key) {
+  auto it = obj.metadata.annotations.find(key);
+  return it == obj.metadata.annotations.end() ? std::string() : it->second;
+}
+
+int64_t RawInt(const api::Json& status, const char* key) {
+  if (!status.is_object()) return 0;
+  auto it = status.find(key);
+  return it != status.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+bool Terminal(const std::string& p) { return p == phase::kSucceeded || p == phase::kFailed; }
+
+std::string Seconds(std::chrono::milliseconds d) {
+  return fmt::format("{}s", (d.count() + 999) / 1000);
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  if (bytes == 0) return "unlimited";
+  if (bytes % (uint64_t{1} << 30) == 0) return fmt::format("{}Gi", bytes >> 30);
+  if (bytes % (uint64_t{1} << 20) == 0) return fmt::format("{}Mi", bytes >> 20);
+  return fmt::format("{} bytes", bytes);
+}
+
+// The failure of a runtime call during creation: bad input ends the sandbox, the rest is
+// retried.
+Failure RuntimeFailure(const Status& s, const std::string& envd_path) {
+  const std::string& m = s.message();
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument:
+      if (m.find("cpu") != std::string::npos || m.find("memory") != std::string::npos ||
+          m.find("pids") != std::string::npos || m.find("limit") != std::string::npos) {
+        return Failure{reasons::kInvalidResources, m, true};
+      }
+      return Failure{reasons::kInvalidTemplate, m, true};
+    case StatusCode::kNotFound:
+      if (m.find(envd_path) != std::string::npos) {
+        return Failure{reasons::kEnvdMissing,
+                       fmt::format("the warren-envd binary {} is missing on this node (set "
+                                   "WARREN_ENVD_PATH): {}",
+                                   envd_path, m),
+                       true};
+      }
+      return Failure{reasons::kCreateFailed, m, true};
+    case StatusCode::kFailedPrecondition:
+      return Failure{reasons::kCreateFailed, m, true};
+    default:
+      return Failure{reasons::kCreateFailed, m, false};
+  }
+}
+
+}  // namespace
+
+std::chrono::milliseconds NodeAgent::RetryDelay(const std::string& key) {
+  int n;
+  {
+    std::lock_guard lock(mu_);
+    n = ++retries_[key];
+  }
+  auto d = options_.retry_base * (int64_t{1} << std::min(n - 1, 20));
+  return std::min(d, options_.retry_max);
+}
+
+void NodeAgent::ReconcileKey(const std::string& key) {
+  auto slash = key.find('/');
+  if (slash == std::string::npos) return;
+  auto obj = store_.Get(api::SandboxKind(), key.substr(0, slash), key.substr(slash + 1));
+  if (!obj.ok()) {
+    if (obj.status().code() == StatusCode::kNotFound) {
+      CleanupGoneKey(key);
+      return;
+    }
+    Log()->warn("reading sandbox failed object={} error=\"{}\"", key, obj.status().ToString());
+    queue_.AddAfter(key, RetryDelay(key));
+    return;
+  }
+  // Sandboxes of an older object under the same name (deleted without our finalizer).
+  {
+    std::vector<std::pair<std::string, std::string>> stale;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [id, l] : locals_) {
+        if (l.key == key && l.uid != obj->metadata.uid) stale.emplace_back(id, l.uid);
+      }
+    }
+    for (const auto& [id, uid] : stale) (void)DestroyLocal(id, uid, /*keep_files=*/false);
+  }
+  Next next = Reconcile(*obj);
+  switch (next) {
+    case Next::kDone: {
+      std::lock_guard lock(mu_);
+      retries_.erase(key);
+      break;
+    }
+    case Next::kRetry:
+      queue_.AddAfter(key, RetryDelay(key));
+      break;
+    case Next::kRetryNow:
+      queue_.Add(key);
+      break;
+  }
+}
+
+void NodeAgent::CleanupGoneKey(const std::string& key) {
+  std::vector<std::pair<std::string, std::string>> gone;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, l] : locals_) {
+      if (l.key == key) gone.emplace_back(id, l.uid);
+    }
+    retries_.erase(key);
+  }
+  for (const auto& [id, uid] : gone) {
+    Log()->warn("sandbox object vanished without its finalizer; destroying id={} object={}", id,
+                key);
+    if (Status s = DestroyLocal(id, uid, /*keep_files=*/false); !s.ok()) {
+      queue_.AddAfter(key, RetryDelay(key));
+    }
+    events_->Forget(uid);
+  }
+}
+
+Status NodeAgent::WriteStatus(api::Object& obj,
+                              const std::function<void(api::SandboxStatus&, api::Json& raw)>& fn) {
+  api::SandboxStatus status = StatusOf(obj);
+  const api::Json before = obj.status();
+  api::Json raw = before.is_object() ? before : api::Json::object();
+  fn(status, raw);
+  status.node_name = options_.node_name;
+  status.observed_generation = obj.metadata.generation;
+  obj.status() = std::move(raw);
+  api::EncodeStatus(status, obj);
+  if (obj.status() == before) return Status::Ok();
+  ASSIGN_OR_RETURN(obj, store_.UpdateStatus(obj));
+  return Status::Ok();
+}
+
+Status NodeAgent::EnsureFinalizer(api::Object& obj) {
+  if (obj.HasFinalizer(api::finalizers::kSandbox)) return Status::Ok();
+  obj.AddFinalizer(api::finalizers::kSandbox);
+  ASSIGN_OR_RETURN(obj, store_.Update(obj));
+  return Status::Ok();
+}
+
+Status NodeAgent::RemoveFinalizer(api::Object& obj) {
+  if (!obj.RemoveFinalizer(api::finalizers::kSandbox)) return Status::Ok();
+  auto updated = store_.Update(obj);
+  if (!updated.ok() && updated.status().code() != StatusCode::kNotFound) return updated.status();
+  return Status::Ok();
+}
+
+NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
+  auto log = Log();
+  const std::string id = SandboxIdOf(obj);
+  const api::SandboxStatus status = StatusOf(obj);
+  if (!status.node_name.empty() && status.node_name != options_.node_name) return Next::kDone;
+  const bool deleting = obj.metadata.deletion_timestamp.has_value();
+  if (id.empty()) {
+    if (deleting) return RemoveFinalizer(obj).ok() ? Next::kDone : Next::kRetry;
+    return Fail(obj, id,
+                Failure{reasons::kMissingSandboxId,
+                        fmt::format("the Sandbox has no {} label", api::labels::kSandboxId)});
+  }
+  // One runtime sandbox per id: another live object may hold this one.
+  std::string holder_key, holder_uid;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = locals_.find(id); it != locals_.end() && it->second.uid != obj.metadata.uid) {
+      holder_key = it->second.key;
+      holder_uid = it->second.uid;
+    }
+  }
+  if (!holder_uid.empty()) {
+    auto slash = holder_key.find('/');
+    auto holder =
+        store_.Get(api::SandboxKind(), holder_key.substr(0, slash), holder_key.substr(slash + 1));
+    if (holder.ok() && holder->metadata.uid == holder_uid) {
+      if (deleting) return RemoveFinalizer(obj).ok() ? Next::kDone : Next::kRetry;
+      if (Terminal(status.phase)) return Next::kDone;
+      Failure f{
+          reasons::kSandboxIdConflict,
+          fmt::format("sandbox id {} is already used by Sandbox {} on this node", id, holder_key)};
+      // Not ours to touch: report without destroying the holder's sandbox.
+      Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+        st.phase = phase::kFailed;
+        st.message = f.message;
+        api::SetCondition(st.conditions, {conditions::kReady, "False", f.reason, f.message},
+                          clock_.Now());
+      });
+      events_->Warning(obj, f.reason, f.message);
+      return s.ok() ? Next::kDone : Next::kRetry;
+    }
+    if (Status s = DestroyLocal(id, holder_uid, /*keep_files=*/false); !s.ok()) {
+      return Next::kRetry;
+    }
+  }
+  if (deleting) return Teardown(obj, id);
+  if (Terminal(status.phase)) return EnsureFinished(obj, id);
+  if (Status s = EnsureFinalizer(obj); !s.ok()) {
+    return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+  }
+
+  auto info = runtime_->Inspect(id);
+  if (!info.ok()) {
+    if (info.status().code() != StatusCode::kNotFound) return Next::kRetry;
+    bool known;
+    {
+      std::lock_guard lock(mu_);
+      known = locals_.count(id) > 0;
+    }
+    if (known || status.phase == phase::kRunning || status.phase == phase::kPaused ||
+        status.phase == phase::kResuming) {
+      return Fail(obj, id,
+                  Failure{reasons::kSandboxLost,
+                          "the sandbox's processes and runtime state are gone (the host "
+                          "restarted, or its state was removed); its writable layer and memory "
+                          "are lost"});
+    }
+    return Create(obj, id);
+  }
+  {
+    std::lock_guard lock(mu_);
+    auto it = locals_.find(id);
+    if (it == locals_.end()) {
+      // The runtime has it but we never took it: not from this object (ids are unique per
+      // node); leave it to adoption's rules on the next start rather than guess.
+      log->error("runtime sandbox without a record id={} object={}", id, obj.Key());
+      return Next::kRetry;
+    }
+    it->second.state = info->state;
+  }
+  switch (info->state) {
+    case runtime::SandboxState::kCreated:
+      return StartAndWait(obj, id);
+    case runtime::SandboxState::kStopped:
+      return HandleExit(obj, id, *info);
+    case runtime::SandboxState::kRunning:
+      return ReconcileRunning(obj, id);
+    case runtime::SandboxState::kPaused:
+      return ReconcilePaused(obj, id);
+  }
+  return Next::kDone;
+}
+
+NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
+  auto log = Log();
+  const base::WallTime now = clock_.Now();
+  Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+    st.phase = phase::kPending;
+    if (!api::FindCondition(st.conditions, conditions::kReady)) {
+      api::SetCondition(
+          st.conditions,
+          {conditions::kReady, "False", reasons::kCreating, "the sandbox is being made"}, now);
+    }
+  });
+  if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+
+  TemplateOutcome tmpl = ResolveTemplate(store_, obj);
+  if (!tmpl.resolved) return Fail(obj, id, tmpl.failure);
+  const api::PodSpec& pod = tmpl.resolved->pod.spec;
+  if (pod.containers.empty()) {
+    return Fail(obj, id, Failure{reasons::kInvalidTemplate, "the template has no containers"});
+  }
+  const std::string image_name = pod.containers.front().image;
+
+  // The image, pinned for the sandbox's life.
+  auto leased = images_->AcquireLease(LeaseId(obj.metadata.uid), image_name);
+  if (!leased.ok() && leased.status().code() == StatusCode::kNotFound) {
+    if (!images_ready_) return Next::kRetry;  // the built-in images are still being imported
+    // A registry reference ("host:port/repo:tag") is pulled; a bare name must be imported.
+    const auto first = image_name.substr(0, image_name.find('/'));
+    const bool registry = image_name.find('/') != std::string::npos &&
+                          (first.find('.') != std::string::npos ||
+                           first.find(':') != std::string::npos || first == "localhost");
+    if (registry) {
+      log->info("pulling image={} for={}", image_name, obj.Key());
+      auto pulled = images_->Pull(image_name);
+      if (!pulled.ok()) {
+        return Fail(
+            obj, id,
+            Failure{reasons::kErrImagePull, fmt::format("pulling image \"{}\" failed: {}",
+                                                        image_name, pulled.status().message())});
+      }
+      leased = images_->AcquireLease(LeaseId(obj.metadata.uid), image_name);
+    } else {
+      return Fail(obj, id,
+                  Failure{reasons::kImageNotFound,
+                          fmt::format("image \"{}\" is not in this node's image store (import it "
+                                      "with `warren image import`, or name a registry "
+                                      "reference host:port/repository:tag)",
+                                      image_name)});
+    }
+  }
+  if (!leased.ok()) {
+    log->warn("image lease failed object={} image={} error=\"{}\"", obj.Key(), image_name,
+              leased.status().ToString());
+    if (leased.status().code() == StatusCode::kInvalidArgument) {
+      return Fail(obj, id, Failure{reasons::kImageNotFound, leased.status().message()});
+    }
+    return Next::kRetry;
+  }
+
+  SandboxPaths paths = PathsFor(id);
+  PlanInput in;
+  in.sandbox_id = id;
+  in.pod = tmpl.resolved->pod;
+  in.restart_policy = tmpl.resolved->restart_policy;
+  in.image = leased->image.config;
+  in.layers = leased->lower_dirs;
+  in.paths = paths;
+  in.envd_path = options_.envd_path;
+  in.node_secret = secret_->ForSandbox(id);
+  in.user_namespace = options_.user_namespace;
+  in.defaults = options_.defaults;
+  in.capacity = capacity_;
+  PlanOutcome planned = PlanSandbox(in);
+  if (!planned.plan) return Fail(obj, id, planned.failure);
+  SandboxPlan& plan = *planned.plan;
+
+  // Our files first (owner.json says whose sandbox this is), then the runtime's.
+  if (Status d = MakeDirs(paths.dir); !d.ok()) {
+    log->error("sandbox dir failed id={} error=\"{}\"", id, d.ToString());
+    return Next::kRetry;
+  }
+  OwnerRecord owner{obj.metadata.uid, obj.metadata.namespace_, obj.metadata.name,
+                    plan.restart_policy, !plan.command.empty()};
+  if (Status w = WriteOwner(paths.owner, owner); !w.ok()) {
+    log->error("owner record failed id={} error=\"{}\"", id, w.ToString());
+    return Next::kRetry;
+  }
+  const uint32_t sandbox_root = options_.user_namespace ? options_.userns_host_id : 0;
+  if (auto f = PrepareHostPaths(plan.host_paths, sandbox_root)) return Fail(obj, id, *f);
+  {
+    std::lock_guard lock(mu_);
+    Local l;
+    l.id = id;
+    l.key = obj.Key();
+    l.namespace_ = obj.metadata.namespace_;
+    l.name = obj.metadata.name;
+    l.uid = obj.metadata.uid;
+    l.restart_policy = plan.restart_policy;
+    l.has_command = !plan.command.empty();
+    l.state = runtime::SandboxState::kCreated;
+    l.stats = StatsRing(options_.stats_samples);
+    locals_.insert_or_assign(id, std::move(l));
+  }
+  if (Status c = runtime_->Create(plan.spec); !c.ok()) {
+    Failure f = RuntimeFailure(c, options_.envd_path);
+    log->warn("runtime create failed id={} object={} error=\"{}\"", id, obj.Key(), c.ToString());
+    if (!f.terminal) {
+      events_->Warning(obj, f.reason, f.message);
+      return Next::kRetry;
+    }
+    return Fail(obj, id, f);
+  }
+  log->info("sandbox created id={} object={} image={} cpu={}m memory={} userns={}", id, obj.Key(),
+            image_name, plan.spec.resources.cpu_millicores, plan.spec.resources.memory_bytes,
+            plan.spec.user_namespace);
+  return StartAndWait(obj, id);
+}
+
+NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id) {
+  auto log = Log();
+  if (Status s = runtime_->Start(id); !s.ok()) {
+    log->warn("runtime start failed id={} error=\"{}\"", id, s.ToString());
+    if (s.code() == StatusCode::kFailedPrecondition || s.code() == StatusCode::kInvalidArgument ||
+        s.code() == StatusCode::kNotFound) {
+      return Fail(obj, id, Failure{reasons::kStartError, s.message()});
+    }
+    return Next::kRetry;
+  }
+  const base::WallTime started = clock_.Now();
+  std::shared_ptr<EnvdClient> envd = EnvdFor(id);
+  if (envd) envd->CloseIdle();  // connections to a previous pid 1 are dead
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = locals_.find(id); it != locals_.end()) {
+      it->second.state = runtime::SandboxState::kRunning;
+      it->second.ready = false;
+      it->second.restart_at.reset();
+      it->second.oom_kills_seen.reset();
+    }
+  }
+  (void)WriteStatus(obj, [&](api::SandboxStatus&, api::Json& raw) {
+    raw["startTime"] = base::FormatRfc3339(started);
+  });
+  switch (WaitReady(id, options_.ready_timeout)) {
+    case Readiness::kReady:
+      break;
+    case Readiness::kStopping:
+      return Next::kDone;  // the next agent takes over
+    case Readiness::kExited: {
+      auto info = runtime_->Inspect(id);
+      if (!info.ok()) return Next::kRetry;
+      return HandleExit(obj, id, *info);
+    }
+    case Readiness::kTimeout:
+      return Fail(obj, id,
+                  Failure{reasons::kEnvdNotReady,
+                          fmt::format("warren-envd did not answer GET /health within {}; its "
+                                      "log: {}",
+                                      Seconds(options_.ready_timeout), EnvdLogTail(id))});
+  }
+  log->info("sandbox ready id={} object={} ms={}", id, obj.Key(),
+            std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - started).count());
+  if (ReplayInit(obj, id) == Next::kRetry) return Next::kRetry;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = locals_.find(id); it != locals_.end()) it->second.ready = true;
+  }
+  const base::WallTime now = clock_.Now();
+  Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+    st.phase = phase::kRunning;
+    st.message.clear();
+    api::SetCondition(st.conditions,
+                      {conditions::kReady, "True", reasons::kSandboxReady, "envd answers"}, now);
+  });
+  if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+  // Created paused (or paused while starting): pause now.
+  if (SpecPaused(obj)) return ReconcileRunning(obj, id);
+  return Next::kDone;
+}
+
+// The /init body the control plane stored is replayed whenever envd starts afresh (restart,
+// or a sandbox made from a claim's template), so the access token and env vars survive.
+NodeAgent::Next NodeAgent::ReplayInit(api::Object& obj, const std::string& id) {
+  const std::string body = Annotation(obj, api::annotations::kInitRuntimeRequest);
+  if (body.empty()) return Next::kDone;
+  std::shared_ptr<EnvdClient> envd = EnvdFor(id);
+  Status s = envd ? envd->Init(body, 5s) : NotFoundError("gone");
+  const base::WallTime now = clock_.Now();
+  if (!s.ok()) {
+    events_->Warning(obj, reasons::kInitFailed,
+                     fmt::format("replaying {} to envd failed: {}",
+                                 api::annotations::kInitRuntimeRequest, s.message()));
+  }
+  Status w = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+    api::SetCondition(
+        st.conditions,
+        {conditions::kRuntimeInitialized, s.ok() ? "True" : "False",
+         s.ok() ? reasons::kInitSucceeded : reasons::kInitFailed, s.ok() ? "" : s.message()},
+        now);
+  });
+  return s.ok() && w.ok() ? Next::kDone : Next::kRetry;
+}
+
+NodeAgent::Readiness NodeAgent::WaitReady(const std::string& id,
+                                          std::chrono::milliseconds timeout) {
+  const base::MonoTime deadline = clock_.Monotonic() + timeout;
+  std::shared_ptr<EnvdClient> envd = EnvdFor(id);
+  if (!envd) return Readiness::kExited;
+  auto pause = 2ms;
+  while (true) {
+    if (stopping_) return Readiness::kStopping;
+    auto info = runtime_->Inspect(id);
+    if (!info.ok() || info->state == runtime::SandboxState::kStopped) return Readiness::kExited;
+    if (info->state == runtime::SandboxState::kRunning && envd->Health(1s).ok()) {
+      return Readiness::kReady;
+    }
+    if (clock_.Monotonic() >= deadline) return Readiness::kTimeout;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+}
+
+// The last line pid 1 wrote (envd logs only warnings and errors there: the reason it failed).
+std::string NodeAgent::EnvdLogTail(const std::string& id) const {
+  std::string tail(base::TrimSpace(TailOfFile(PathsFor(id).envd_log, 600)));
+  if (auto nl = tail.rfind('\n'); nl != std::string::npos) tail = tail.substr(nl + 1);
+  std::string out;
+  for (char c : tail) out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+  return out.empty() ? "(pid 1 wrote nothing)" : out;
+}
+
+Failure NodeAgent::ClassifyExit(const std::string& id, const runtime::ExitStatus& exit,
+                                bool has_command, bool* success) const {
+  *success = false;
+  const std::string who = has_command ? "the template command" : "pid 1 (warren-envd)";
+  if (exit.unknown) {
+    return Failure{reasons::kSandboxLost,
+                   "pid 1 ended while no node agent watched it (the host or the agent "
+                   "restarted); its processes are gone"};
+  }
+  // The memory cgroup killed something while pid 1 ran; it was the cause only when what ended
+  // the sandbox was a SIGKILL (directly, or as the command's 128+9).
+  const bool killed = exit.signal == SIGKILL || (has_command && exit.exit_code == 128 + SIGKILL);
+  if (exit.oom_killed && (killed || exit.exit_code != 0)) {
+    uint64_t limit = 0;
+    if (auto st = runtime_->Stats(id); st.ok()) limit = st->memory_limit_bytes;
+    return Failure{reasons::kOOMKilled,
+                   fmt::format("the sandbox ran out of memory (limit {}) and {} was killed",
+                               HumanBytes(limit), who)};
+  }
+  if (exit.signal != 0) {
+    return Failure{reasons::kError,
+                   fmt::format("pid 1 (warren-envd) was killed by signal {}", exit.signal)};
+  }
+  if (has_command && exit.exit_code == 127) {
+    return Failure{reasons::kCommandNotFound,
+                   fmt::format("the template command could not be found: {}", EnvdLogTail(id))};
+  }
+  if (has_command && exit.exit_code == 126) {
+    return Failure{reasons::kStartError,
+                   fmt::format("the template command could not start: {}", EnvdLogTail(id))};
+  }
+  if (exit.exit_code == 0) {
+    *success = true;
+    return Failure{reasons::kCompleted, fmt::format("{} exited with code 0", who)};
+  }
+  if (has_command && exit.exit_code > 128 && exit.exit_code < 128 + 65) {
+    return Failure{reasons::kError,
+                   fmt::format("{} was killed by signal {}", who, exit.exit_code - 128)};
+  }
+  std::string msg = fmt::format("{} exited with code {}", who, exit.exit_code);
+  if (!has_command) msg += ": " + EnvdLogTail(id);
+  return Failure{reasons::kError, msg};
+}
+
+NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
+                                      const runtime::SandboxInfo& info) {
+  RestartPolicy policy = RestartPolicy::kNever;
+  bool has_command = false;
+  std::optional<base::MonoTime> restart_at;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = locals_.find(id); it != locals_.end()) {
+      policy = it->second.restart_policy;
+      has_command = it->second.has_command;
+      restart_at = it->second.restart_at;
+      it->second.state = runtime::SandboxState::kStopped;
+      it->second.ready = false;
+    }
+  }
+  // Waiting out a restart backoff already counted.
+  if (restart_at) {
+    const base::MonoTime now = clock_.Monotonic();
+    if (now < *restart_at) {
+      queue_.AddAfter(
+          obj.Key(),
+          std::chrono::duration_cast<std::chrono::milliseconds>(*restart_at - now) + 1ms);
+      return Next::kDone;
+    }
+    Log()->info("restarting sandbox id={} object={}", id, obj.Key());
+    return StartAndWait(obj, id);
+  }
+  runtime::ExitStatus exit = info.last_exit.value_or(runtime::ExitStatus{.unknown = true});
+  bool success = false;
+  Failure f = ClassifyExit(id, exit, has_command, &success);
+  if (exit.oom_killed && f.reason != reasons::kOOMKilled) {
+    events_->Warning(obj, reasons::kOOMKilled,
+                     "processes in the sandbox were killed by the kernel's OOM killer before it "
+                     "ended");
+  }
+  if (exit.oom_killed) {
+    std::lock_guard lock(mu_);
+    if (auto it = locals_.find(id); it != locals_.end()) {
+      it->second.oom_kills_reported = it->second.oom_kills_seen.value_or(0);
+    }
+  }
+  const bool restart = !exit.unknown && (policy == RestartPolicy::kAlways ||
+                                         (policy == RestartPolicy::kOnFailure && !success));
+  const base::WallTime now = clock_.Now();
+  Log()->info("sandbox ended id={} object={} reason={} restart={} message=\"{}\"", id, obj.Key(),
+              f.reason, restart, f.message);
+  if (restart) {
+    const int64_t count = RawInt(obj.status(), "restartCount") + 1;
+    auto delay = options_.restart_backoff_base * (int64_t{1} << std::min<int64_t>(count - 1, 20));
+    delay = std::min(delay, options_.restart_backoff_max);
+    const std::string message =
+        fmt::format("{}; restarting in {} (restart {})", f.message, Seconds(delay), count);
+    if (!success) events_->Warning(obj, f.reason, message);
+    Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json& raw) {
+      st.phase = phase::kRunning;
+      st.message = message;
+      raw["restartCount"] = count;
+      api::SetCondition(st.conditions, {conditions::kReady, "False", reasons::kBackOff, message},
+                        now);
+    });
+    if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = locals_.find(id); it != locals_.end()) {
+        it->second.restart_at = clock_.Monotonic() + delay;
+      }
+    }
+    queue_.AddAfter(obj.Key(), delay);
+    return Next::kDone;
+  }
+  if (success) {
+    if (EnsureFinished(obj, id) != Next::kDone) return Next::kRetry;
+    Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+      st.phase = phase::kSucceeded;
+      st.message = f.message;
+      api::SetCondition(st.conditions, {conditions::kReady, "False", f.reason, f.message}, now);
+    });
+    if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+    return Next::kDone;
+  }
+  return Fail(obj, id, f);
+}
+
+NodeAgent::Next NodeAgent::ReconcileRunning(api::Object& obj, const std::string& id) {
+  const base::WallTime now = clock_.Now();
+  if (SpecPaused(obj)) {
+    if (Status s = runtime_->Pause(id); !s.ok()) {
+      events_->Warning(obj, reasons::kPauseFailed, s.message());
+      return Next::kRetry;
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = locals_.find(id); it != locals_.end()) {
+        it->second.state = runtime::SandboxState::kPaused;
+        it->second.ready = false;
+      }
+    }
+    Log()->info("sandbox paused id={} object={}", id, obj.Key());
+    Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+      st.phase = phase::kPaused;
+      st.message.clear();
+      api::SetCondition(st.conditions,
+                        {conditions::kSandboxPaused, "True", reasons::kPaused,
+                         "the sandbox's processes are frozen; memory is kept"},
+                        now);
+      api::SetCondition(st.conditions,
+                        {conditions::kReady, "False", "SandboxPaused", "the sandbox is paused"},
+                        now);
+    });
+    if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+    return Next::kDone;
+  }
+  const api::SandboxStatus status = StatusOf(obj);
+  bool ready;
+  uint64_t oom_new = 0;
+  {
+    std::lock_guard lock(mu_);
+    auto it = locals_.find(id);
+    if (it == locals_.end()) return Next::kRetry;
+    ready = it->second.ready;
+    if (it->second.oom_kills_seen && *it->second.oom_kills_seen > it->second.oom_kills_reported) {
+      oom_new = *it->second.oom_kills_seen - it->second.oom_kills_reported;
+      it->second.oom_kills_reported = *it->second.oom_kills_seen;
+    }
+  }
+  if (!ready || status.phase != phase::kRunning ||
+      !api::IsConditionTrue(status.conditions, conditions::kReady)) {
+    // After adoption, a resume interrupted by a restart, or a crash while starting.
+    switch (WaitReady(id, options_.ready_timeout)) {
+      case Readiness::kReady:
+        break;
+      case Readiness::kStopping:
+        return Next::kDone;
+      case Readiness::kExited: {
+        auto info = runtime_->Inspect(id);
+        return info.ok() ? HandleExit(obj, id, *info) : Next::kRetry;
+      }
+      case Readiness::kTimeout:
+        return Fail(obj, id,
+                    Failure{reasons::kEnvdNotReady,
+                            fmt::format("warren-envd stopped answering GET /health for {}; its "
+                                        "log: {}",
+                                        Seconds(options_.ready_timeout), EnvdLogTail(id))});
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = locals_.find(id); it != locals_.end()) it->second.ready = true;
+    }
+  }
+  if (oom_new > 0) {
+    uint64_t limit = 0;
+    if (auto st = runtime_->Stats(id); st.ok()) limit = st->memory_limit_bytes;
+    const std::string message = fmt::format(
+        "{} process{} in the sandbox {} killed by the kernel's OOM killer (memory limit {}); "
+        "the sandbox keeps running",
+        oom_new, oom_new == 1 ? "" : "es", oom_new == 1 ? "was" : "were", HumanBytes(limit));
+    events_->Warning(obj, reasons::kOOMKilled, message);
+    Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+      st.message = message;
+      api::SetCondition(st.conditions,
+                        {conditions::kOOMKilled, "True", reasons::kOOMKilled, message}, now);
+    });
+    if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+  }
+  Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+    st.phase = phase::kRunning;
+    if (st.message.find("restarting in") != std::string::npos) st.message.clear();
+    api::SetCondition(st.conditions,
+                      {conditions::kReady, "True", reasons::kSandboxReady, "envd answers"}, now);
+    if (api::IsConditionTrue(st.conditions, conditions::kSandboxPaused)) {
+      api::SetCondition(st.conditions, {conditions::kSandboxPaused, "False", reasons::kResumed, ""},
+                        now);
+    }
+  });
+  if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+  return Next::kDone;
+}
+
+NodeAgent::Next NodeAgent::ReconcilePaused(api::Object& obj, const std::string& id) {
+  const base::WallTime now = clock_.Now();
+  if (SpecPaused(obj)) {
+    Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+      st.phase = phase::kPaused;
+      api::SetCondition(st.conditions,
+                        {conditions::kSandboxPaused, "True", reasons::kPaused,
+                         "the sandbox's processes are frozen; memory is kept"},
+                        now);
+      api::SetCondition(st.conditions,
+                        {conditions::kReady, "False", "SandboxPaused", "the sandbox is paused"},
+                        now);
+    });
+    if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+    return Next::kDone;
+  }
+  Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+    st.phase = phase::kResuming;
+    api::SetCondition(st.conditions,
+                      {conditions::kReady, "False", reasons::kResuming, "thawing the sandbox"},
+                      now);
+  });
+  if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+  if (Status r = runtime_->Resume(id); !r.ok()) {
+    events_->Warning(obj, reasons::kResumeFailed, r.message());
+    return Next::kRetry;
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = locals_.find(id); it != locals_.end()) {
+      it->second.state = runtime::SandboxState::kRunning;
+      it->second.ready = false;
+    }
+  }
+  Log()->info("sandbox resumed id={} object={}", id, obj.Key());
+  return ReconcileRunning(obj, id);
+}
+
+NodeAgent::Next NodeAgent::Fail(api::Object& obj, const std::string& id, const Failure& f) {
+  const base::WallTime now = clock_.Now();
+  Log()->warn("sandbox failed object={} id={} reason={} terminal={} message=\"{}\"", obj.Key(), id,
+              f.reason, f.terminal, f.message);
+  const bool first = [&] {
+    const api::Condition* c = api::FindCondition(StatusOf(obj).conditions, conditions::kReady);
+    return !c || c->reason != f.reason || c->message != f.message;
+  }();
+  // A Failed sandbox holds nothing: what a user sees as Failed is already torn down.
+  if (f.terminal && EnsureFinished(obj, id) != Next::kDone) return Next::kRetry;
+  Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+    st.phase = f.terminal ? phase::kFailed : phase::kPending;
+    st.message = f.message;
+    api::SetCondition(st.conditions, {conditions::kReady, "False", f.reason, f.message}, now);
+  });
+  if (first || f.terminal) events_->Warning(obj, f.reason, f.message);
+  if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+  return f.terminal ? Next::kDone : Next::kRetry;
+}
+
+// A finished sandbox (Succeeded/Failed) keeps no runtime resources and no image lease; its
+// files (the command's log) stay until the object is deleted.
+NodeAgent::Next NodeAgent::EnsureFinished(api::Object& obj, const std::string& id) {
+  if (id.empty()) return Next::kDone;
+  std::string uid;
+  {
+    std::lock_guard lock(mu_);
+    auto it = locals_.find(id);
+    if (it != locals_.end()) {
+      if (it->second.uid != obj.metadata.uid) return Next::kDone;  // not ours
+      uid = it->second.uid;
+    }
+  }
+  if (!uid.empty()) {
+    if (Status s = DestroyLocal(id, uid, /*keep_files=*/true); !s.ok()) return Next::kRetry;
+  }
+  (void)images_->ReleaseLease(LeaseId(obj.metadata.uid));
+  return Next::kDone;
+}
+
+NodeAgent::Next NodeAgent::Teardown(api::Object& obj, const std::string& id) {
+  auto log = Log();
+  if (!obj.HasFinalizer(api::finalizers::kSandbox)) return Next::kDone;
+  const api::SandboxStatus status = StatusOf(obj);
+  if (!Terminal(status.phase) && status.phase != phase::kTerminating) {
+    Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+      st.phase = phase::kTerminating;
+      api::SetCondition(
+          st.conditions,
+          {conditions::kReady, "False", reasons::kTerminating, "the sandbox is being destroyed"},
+          clock_.Now());
+    });
+    if (!s.ok() && s.code() == StatusCode::kAborted) return Next::kRetryNow;
+  }
+  SandboxPaths paths = PathsFor(id);
+  auto owner = ReadOwner(paths.owner);
+  const bool ours = !owner.ok() || owner->uid == obj.metadata.uid;
+  if (ours) {
+    if (Status s = DestroyLocal(id, obj.metadata.uid, /*keep_files=*/false); !s.ok()) {
+      log->warn("destroy failed id={} error=\"{}\"", id, s.ToString());
+      return Next::kRetry;
+    }
+  }
+  (void)images_->ReleaseLease(LeaseId(obj.metadata.uid));
+  events_->Forget(obj.metadata.uid);
+  if (Status s = RemoveFinalizer(obj); !s.ok()) {
+    return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+  }
+  log->info("sandbox deleted id={} object={}", id, obj.Key());
+  return Next::kDone;
+}
+
+Status NodeAgent::DestroyLocal(const std::string& id, const std::string& uid, bool keep_files) {
+  SandboxPaths paths = PathsFor(id);
+  auto owner = ReadOwner(paths.owner);
+  if (owner.ok() && owner->uid != uid) {
+    // The files (and so the runtime sandbox) belong to another object now.
+    std::lock_guard lock(mu_);
+    if (auto it = locals_.find(id); it != locals_.end() && it->second.uid == uid) {
+      locals_.erase(it);
+    }
+    return Status::Ok();
+  }
+  Status s = runtime_->Destroy(id);
+  if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = locals_.find(id); it != locals_.end() && it->second.uid == uid) {
+      locals_.erase(it);
+    }
+  }
+  (void)images_->ReleaseLease(LeaseId(uid));
+  if (!keep_files) {
+    if (Status r = image::RemoveTree(paths.dir); !r.ok()) return r;
+  }
+  return Status::Ok();
+}
+
+}  // namespace warren::node

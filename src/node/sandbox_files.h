@@ -1,0 +1,43 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "base/unique_fd.h"
+#include "node/failure.h"
+#include "node/sandbox_plan.h"
+
+namespace warren::node {
+
+// What <sandbox dir>/owner.json records: which object a sandbox on this node belongs to (so a
+// restarted agent adopts it only for that object, never for a newer one that reuses its id),
+// and how it restarts.
+struct OwnerRecord {
+  std::string uid;
+  std::string namespace_;
+  std::string name;
+  RestartPolicy restart_policy = RestartPolicy::kAlways;
+  bool has_command = false;
+};
+Status WriteOwner(const std::string& path, const OwnerRecord& owner);
+Result<OwnerRecord> ReadOwner(const std::string& path);
+
+// Makes the directories a plan needs (mode 0711 for the sandbox's own; emptyDir volumes and
+// the log directory owned by `sandbox_root_uid`, the host uid of root inside the sandbox) and
+// checks hostPath volumes (their Kubernetes types). The failure names the volume.
+std::optional<Failure> PrepareHostPaths(const std::vector<HostPath>& paths,
+                                        uint32_t sandbox_root_uid);
+
+// Makes `dir` and its missing parents with mode 0711 (searchable by user-namespaced sandboxes).
+Status MakeDirs(const std::string& dir);
+
+// Opens `dir`/`relative` read-only without following any symlink and accepting only a regular
+// file: the sandbox writes below `dir` and must not make the host read anything else.
+Result<base::UniqueFd> OpenRegularFileBeneath(const std::string& dir, const std::string& relative);
+
+// The last `max_bytes` of a host file (pid 1's log), for messages; "" when unreadable.
+std::string TailOfFile(const std::string& path, size_t max_bytes);
+
+}  // namespace warren::node

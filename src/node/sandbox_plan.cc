@@ -1,0 +1,283 @@
+#include "node/sandbox_plan.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "base/strings.h"
+#include "node/reasons.h"
+
+namespace warren::node {
+namespace {
+
+constexpr int64_t kMinCpuMillicores = 10;      // the runtime's floor (CFS quota)
+constexpr int64_t kMinMemoryBytes = 4 << 20;   // the runtime's floor
+constexpr const char* kEnvdLogLevel = "warn";  // pid 1's log goes to a host file: keep it small
+
+PlanOutcome Fail(std::string reason, std::string message) {
+  PlanOutcome out;
+  out.failure = Failure{std::move(reason), std::move(message), true};
+  return out;
+}
+
+// Kubernetes' quantity spelling for messages: what the user wrote.
+std::string Text(const api::Quantity& q) { return q.ToString(); }
+
+std::string HumanBytes(int64_t bytes) {
+  if (bytes % (int64_t{1} << 30) == 0) return fmt::format("{}Gi", bytes >> 30);
+  if (bytes % (int64_t{1} << 20) == 0) return fmt::format("{}Mi", bytes >> 20);
+  return fmt::format("{}", bytes);
+}
+
+// "KEY=VALUE" list → map (later wins), keeping the first-seen order irrelevant: envd sorts.
+void MergeEnv(std::map<std::string, std::string>& env, const std::vector<std::string>& kvs) {
+  for (const auto& kv : kvs) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+}
+
+std::vector<std::string> TemplateCommand(const api::Container& c, const image::ImageConfig& img) {
+  std::vector<std::string> out;
+  if (!c.command.empty()) {
+    out = c.command;
+    out.insert(out.end(), c.args.begin(), c.args.end());
+  } else if (!c.args.empty()) {
+    out = img.entrypoint;
+    out.insert(out.end(), c.args.begin(), c.args.end());
+  } else if (!img.entrypoint.empty()) {
+    out = img.entrypoint;
+    out.insert(out.end(), img.cmd.begin(), img.cmd.end());
+  }
+  return out;
+}
+
+// The effective value of one resource: the limit, else the request.
+const api::Quantity* Effective(const api::ResourceRequirements& r, const std::string& name) {
+  if (auto it = r.limits.find(name); it != r.limits.end()) return &it->second;
+  if (auto it = r.requests.find(name); it != r.requests.end()) return &it->second;
+  return nullptr;
+}
+
+std::optional<Failure> PlanResources(const api::Container& c, const PlanInput& in,
+                                     runtime::Resources& out) {
+  static const std::set<std::string> kKnown = {"cpu", "memory", "ephemeral-storage"};
+  const std::string path = fmt::format("containers[{}].resources", c.name);
+  for (const auto* m : {&c.resources.limits, &c.resources.requests}) {
+    for (const auto& [name, q] : *m) {
+      if (!kKnown.count(name)) {
+        return Failure{reasons::kInvalidResources,
+                       fmt::format("{}: resource \"{}\" is not available on this node (it offers "
+                                   "cpu, memory and ephemeral-storage)",
+                                   path, name)};
+      }
+    }
+  }
+  if (auto it = c.resources.requests.find("cpu");
+      it != c.resources.requests.end() && in.capacity.cpu_millicores > 0 &&
+      it->second.MilliValue() > in.capacity.cpu_millicores) {
+    return Failure{reasons::kInvalidResources,
+                   fmt::format("{}: cpu request {} exceeds this node's {} CPUs", path,
+                               Text(it->second), in.capacity.cpu_millicores / 1000)};
+  }
+  if (auto it = c.resources.requests.find("memory");
+      it != c.resources.requests.end() && in.capacity.memory_bytes > 0 &&
+      it->second.Value() > in.capacity.memory_bytes) {
+    return Failure{reasons::kInvalidResources,
+                   fmt::format("{}: memory request {} exceeds this node's memory ({})", path,
+                               Text(it->second), HumanBytes(in.capacity.memory_bytes))};
+  }
+
+  out.cpu_millicores = in.defaults.cpu_millicores;
+  if (const api::Quantity* cpu = Effective(c.resources, "cpu")) {
+    if (cpu->MilliValue() < kMinCpuMillicores) {
+      return Failure{reasons::kInvalidResources,
+                     fmt::format("{}: cpu {} is below the minimum of {}m a sandbox can run with",
+                                 path, Text(*cpu), kMinCpuMillicores)};
+    }
+    out.cpu_millicores = cpu->MilliValue();
+  }
+  out.memory_bytes = in.defaults.memory_bytes;
+  if (const api::Quantity* mem = Effective(c.resources, "memory")) {
+    if (mem->Value() < kMinMemoryBytes) {
+      return Failure{reasons::kInvalidResources,
+                     fmt::format("{}: memory {} is below the minimum of 4Mi a sandbox can run "
+                                 "with",
+                                 path, Text(*mem))};
+    }
+    out.memory_bytes = mem->Value();
+  }
+  out.pids = in.defaults.pids;
+  return std::nullopt;
+}
+
+std::string JoinSubPath(const std::string& base, const std::string& sub) {
+  if (sub.empty()) return base;
+  return base + "/" + sub;
+}
+
+std::optional<Failure> PlanVolumes(const api::PodSpec& pod, const api::Container& c,
+                                   const PlanInput& in, SandboxPlan& plan) {
+  std::map<std::string, const api::Volume*> volumes;
+  for (const auto& v : pod.volumes) volumes[v.name] = &v;
+  for (const api::VolumeMount& m : c.volume_mounts) {
+    auto it = volumes.find(m.name);
+    if (it == volumes.end()) {
+      return Failure{reasons::kInvalidVolume,
+                     fmt::format("volumeMount \"{}\" names no volume of the template", m.name)};
+    }
+    if (m.sub_path.find("..") != std::string::npos ||
+        (!m.sub_path.empty() && m.sub_path.front() == '/')) {
+      return Failure{reasons::kInvalidVolume,
+                     fmt::format("volumeMount \"{}\": subPath \"{}\" must be relative without "
+                                 "'..'",
+                                 m.name, m.sub_path)};
+    }
+    const api::Volume& v = *it->second;
+    runtime::BindMount bind;
+    bind.target = m.mount_path;
+    bind.read_only = m.read_only;
+    if (v.empty_dir) {
+      std::string dir = in.paths.volumes + "/" + v.name;
+      plan.host_paths.push_back({v.name, dir, HostPath::Kind::kEmptyDir});
+      bind.source = JoinSubPath(dir, m.sub_path);
+      if (!m.sub_path.empty()) {
+        plan.host_paths.push_back({v.name, bind.source, HostPath::Kind::kEmptyDir});
+      }
+    } else if (v.host_path) {
+      HostPath::Kind kind = HostPath::Kind::kExisting;
+      const std::string& t = v.host_path->type;
+      if (t == "DirectoryOrCreate") kind = HostPath::Kind::kDirectoryOrCreate;
+      if (t == "Directory") kind = HostPath::Kind::kDirectory;
+      if (t == "FileOrCreate") kind = HostPath::Kind::kFileOrCreate;
+      if (t == "File") kind = HostPath::Kind::kFile;
+      plan.host_paths.push_back({v.name, v.host_path->path, kind});
+      bind.source = JoinSubPath(v.host_path->path, m.sub_path);
+    } else {
+      return Failure{
+          reasons::kInvalidVolume,
+          fmt::format("volume \"{}\" has no source Warren supports (emptyDir, hostPath)", v.name)};
+    }
+    plan.spec.mounts.push_back(std::move(bind));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+NodeCapacity ReadNodeCapacity() {
+  NodeCapacity c;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus > 0) c.cpu_millicores = cpus * 1000;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  std::string unit;
+  while (meminfo >> key >> kb >> unit) {
+    if (key == "MemTotal:") {
+      c.memory_bytes = kb * 1024;
+      break;
+    }
+  }
+  return c;
+}
+
+PlanOutcome PlanSandbox(const PlanInput& in) {
+  const api::PodSpec& pod = in.pod.spec;
+  if (pod.containers.empty()) {
+    return Fail(reasons::kInvalidTemplate, "the template has no containers");
+  }
+  if (!pod.runtime_class_name.empty() && pod.runtime_class_name != api::kRuntimeNative) {
+    return Fail(reasons::kRuntimeClassNotAvailable,
+                fmt::format("runtimeClassName \"{}\" is not available on this node (it runs "
+                            "\"{}\" only)",
+                            pod.runtime_class_name, api::kRuntimeNative));
+  }
+  SandboxPlan plan;
+  if (in.restart_policy.empty() || in.restart_policy == "Always") {
+    plan.restart_policy = RestartPolicy::kAlways;
+  } else if (in.restart_policy == "OnFailure") {
+    plan.restart_policy = RestartPolicy::kOnFailure;
+  } else if (in.restart_policy == "Never") {
+    plan.restart_policy = RestartPolicy::kNever;
+  } else {
+    return Fail(reasons::kInvalidTemplate,
+                fmt::format("restartPolicy \"{}\" is not one of Always, OnFailure, Never",
+                            in.restart_policy));
+  }
+  const api::Container& c = pod.containers.front();
+  runtime::SandboxSpec& spec = plan.spec;
+  spec.id = in.sandbox_id;
+  spec.layers = in.layers;
+  spec.writable_dir = in.paths.writable;
+  spec.user_namespace = in.user_namespace;
+  spec.log_path = in.paths.envd_log;
+  spec.working_dir = "/";
+  spec.user = runtime::User{0, 0, {}};  // envd is root in its sandbox; the command's user below
+
+  if (auto f = PlanResources(c, in, spec.resources)) {
+    PlanOutcome out;
+    out.failure = *f;
+    return out;
+  }
+  if (auto f = PlanVolumes(pod, c, in, plan)) {
+    PlanOutcome out;
+    out.failure = *f;
+    return out;
+  }
+  spec.mounts.insert(spec.mounts.begin(),
+                     {runtime::BindMount{in.envd_path, kEnvdInSandbox, true},
+                      runtime::BindMount{in.paths.log_dir, kLogDirInSandbox, false}});
+
+  std::map<std::string, std::string> env;
+  MergeEnv(env, in.image.env);
+  for (const api::EnvVar& e : c.env) env[e.name] = e.value;
+  if (!env.count("PATH"))
+    env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
+  spec.env.push_back("WARREN_ENVD_NODE_SECRET=" + in.node_secret);
+
+  std::string user = in.image.user.empty() ? "root" : in.image.user;
+  if (auto colon = user.find(':'); colon != std::string::npos) user = user.substr(0, colon);
+  std::string workdir = !c.working_dir.empty() ? c.working_dir : in.image.working_dir;
+
+  plan.command = TemplateCommand(c, in.image);
+  spec.command = {kEnvdInSandbox,
+                  "--listen",
+                  fmt::format("0.0.0.0:{}", kEnvdPort),
+                  "--inherit-env",
+                  "--log-level",
+                  kEnvdLogLevel,
+                  "--command-log",
+                  fmt::format("{}/{}", kLogDirInSandbox, kCommandLogName),
+                  "--default-user",
+                  user,
+                  "--command-user",
+                  user};
+  if (!workdir.empty()) {
+    spec.command.push_back("--default-workdir");
+    spec.command.push_back(workdir);
+  }
+  if (!plan.command.empty()) {
+    spec.command.push_back("--exit-with-command");
+    spec.command.push_back("--");
+    spec.command.insert(spec.command.end(), plan.command.begin(), plan.command.end());
+  }
+  plan.host_paths.insert(plan.host_paths.begin(),
+                         HostPath{"", in.paths.log_dir, HostPath::Kind::kEmptyDir});
+
+  if (Status s = runtime::ValidateSpec(spec); !s.ok()) {
+    return Fail(s.message().find("resources") != std::string::npos ? reasons::kInvalidResources
+                                                                   : reasons::kInvalidTemplate,
+                s.message());
+  }
+  PlanOutcome out;
+  out.plan = std::move(plan);
+  return out;
+}
+
+}  // namespace warren::node

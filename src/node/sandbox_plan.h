@@ -1,0 +1,87 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/types/pod_template.h"
+#include "image/oci.h"
+#include "node/failure.h"
+#include "node/options.h"
+#include "node/sandbox_paths.h"
+#include "runtime/spec.h"
+
+namespace warren::node {
+
+// PodSpec.restartPolicy: what happens when pid 1 (and with it the template command) ends.
+enum class RestartPolicy { kAlways, kOnFailure, kNever };
+
+// What the node offers, for checking requests (a request above capacity can never be met).
+struct NodeCapacity {
+  int64_t cpu_millicores = 0;  // 0 = unknown (not checked)
+  int64_t memory_bytes = 0;
+};
+NodeCapacity ReadNodeCapacity();  // from sysconf and /proc/meminfo
+
+// A host path the agent must prepare (or check) before the runtime bind-mounts it.
+struct HostPath {
+  enum class Kind {
+    kEmptyDir,           // made by the agent, owned by the sandbox's root
+    kDirectoryOrCreate,  // hostPath types (Kubernetes'): made when missing
+    kDirectory,
+    kFileOrCreate,
+    kFile,
+    kExisting,  // type "": must exist, anything
+  };
+  std::string volume;  // the volume's name, for messages
+  std::string path;
+  Kind kind = Kind::kExisting;
+};
+
+struct PlanInput {
+  std::string sandbox_id;
+  api::PodTemplateSpec pod;         // the resolved template (inline or templateRef)
+  std::string restart_policy;       // spec.restartPolicy as written ("" = Always)
+  image::ImageConfig image;         // the main container's image config
+  std::vector<std::string> layers;  // its lower dirs, bottom first
+  SandboxPaths paths;
+  std::string envd_path;
+  std::string node_secret;  // for envd's /reset and node-authenticated calls
+  bool user_namespace = true;
+  DefaultResources defaults;
+  NodeCapacity capacity;
+};
+
+struct SandboxPlan {
+  runtime::SandboxSpec spec;
+  RestartPolicy restart_policy = RestartPolicy::kAlways;
+  // The template's own command (empty: envd alone, the usual agent sandbox).
+  std::vector<std::string> command;
+  std::vector<HostPath> host_paths;
+};
+
+// Either a plan or the failure that makes one impossible.
+struct PlanOutcome {
+  std::optional<SandboxPlan> plan;
+  Failure failure;
+};
+
+// Turns a Sandbox's template into what the runtime runs (pure: touches nothing). The main
+// container is the first one; pid 1 is warren-envd (bind-mounted read-only from the host at
+// kEnvdInSandbox) and the template's own command runs under it:
+//   - container `command` (+ `args`) when given; else `args` after the image's entrypoint;
+//     else the image's entrypoint + cmd when it has an entrypoint; else nothing (an image's
+//     bare Cmd is an interactive shell, which has no meaning under envd);
+//   - env: the image's, then the container's (envd passes them to everything it runs);
+//   - workingDir: the container's, else the image's; user: the image's, else root;
+//   - cpu/memory: limits, else requests, else NodeAgentOptions::defaults; pids always from
+//     defaults. Failures (reason InvalidResources): a limit below what a sandbox can run with
+//     (cpu < 10m, memory < 4Mi), a request above the node's capacity, a resource this node
+//     does not have (anything but cpu, memory, ephemeral-storage);
+//   - runtimeClassName "" or native (else RuntimeClassNotAvailable); restartPolicy Always,
+//     OnFailure or Never (else InvalidTemplate);
+//   - volumeMounts of emptyDir (a directory under the sandbox's dir) and hostPath volumes.
+PlanOutcome PlanSandbox(const PlanInput& in);
+
+}  // namespace warren::node

@@ -1,0 +1,146 @@
+#include "node/sandbox_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "api/quantity.h"
+
+namespace warren::node {
+namespace {
+
+PlanInput Input() {
+  PlanInput in;
+  in.sandbox_id = "iabc0000000000000000";
+  api::Container c;
+  c.name = "main";
+  c.image = "base";
+  in.pod.spec.containers.push_back(c);
+  in.image.env = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8"};
+  in.image.cmd = {"/bin/bash"};
+  in.image.working_dir = "/";
+  in.layers = {"/layers/a"};
+  in.paths = SandboxPaths::For("/var/lib/warren/node", in.sandbox_id);
+  in.envd_path = "/usr/local/bin/warren-envd";
+  in.node_secret = "s3cret";
+  in.capacity = NodeCapacity{2000, int64_t{8} << 30};
+  return in;
+}
+
+bool Has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+api::Quantity Q(const char* text) { return *api::Quantity::Parse(text); }
+
+TEST(SandboxPlan, Pid1IsEnvdAndTheCommandRunsUnderIt) {
+  PlanInput in = Input();
+  in.pod.spec.containers[0].command = {"python3", "-m", "http.server"};
+  in.pod.spec.containers[0].args = {"8080"};
+  in.pod.spec.containers[0].env = {{"FOO", "bar"}, {"LANG", "en_US.UTF-8"}};
+  in.pod.spec.containers[0].working_dir = "/work";
+  PlanOutcome out = PlanSandbox(in);
+  ASSERT_TRUE(out.plan) << out.failure.message;
+  const runtime::SandboxSpec& spec = out.plan->spec;
+  EXPECT_EQ(spec.command.front(), kEnvdInSandbox);
+  EXPECT_TRUE(Has(spec.command, "--exit-with-command"));
+  EXPECT_TRUE(Has(spec.command, "--inherit-env"));
+  std::vector<std::string> tail(spec.command.end() - 5, spec.command.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"--", "python3", "-m", "http.server", "8080"}));
+  EXPECT_TRUE(Has(spec.env, "FOO=bar"));
+  EXPECT_TRUE(Has(spec.env, "LANG=en_US.UTF-8")) << "the container's env wins over the image's";
+  EXPECT_TRUE(Has(spec.env, "WARREN_ENVD_NODE_SECRET=s3cret"));
+  EXPECT_TRUE(Has(spec.command, "/work"));
+  ASSERT_GE(spec.mounts.size(), 2u);
+  EXPECT_EQ(spec.mounts[0].source, in.envd_path);
+  EXPECT_TRUE(spec.mounts[0].read_only);
+  EXPECT_EQ(spec.resources.memory_bytes, in.defaults.memory_bytes);
+  EXPECT_EQ(spec.resources.pids, in.defaults.pids);
+  EXPECT_EQ(out.plan->restart_policy, RestartPolicy::kAlways);
+}
+
+TEST(SandboxPlan, ABareImageCmdIsNotRun) {
+  PlanOutcome out = PlanSandbox(Input());  // image Cmd /bin/bash, no entrypoint
+  ASSERT_TRUE(out.plan);
+  EXPECT_TRUE(out.plan->command.empty());
+  EXPECT_FALSE(Has(out.plan->spec.command, "--exit-with-command"));
+
+  PlanInput in = Input();
+  in.image.entrypoint = {"/entry.sh"};
+  out = PlanSandbox(in);
+  EXPECT_EQ(out.plan->command, (std::vector<std::string>{"/entry.sh", "/bin/bash"}));
+  in.pod.spec.containers[0].args = {"x"};
+  out = PlanSandbox(in);
+  EXPECT_EQ(out.plan->command, (std::vector<std::string>{"/entry.sh", "x"}));
+}
+
+TEST(SandboxPlan, LimitsThenRequestsThenDefaults) {
+  PlanInput in = Input();
+  in.pod.spec.containers[0].resources.requests = {{"cpu", Q("250m")}, {"memory", Q("128Mi")}};
+  in.pod.spec.containers[0].resources.limits = {{"memory", Q("1Gi")}};
+  PlanOutcome out = PlanSandbox(in);
+  ASSERT_TRUE(out.plan) << out.failure.message;
+  EXPECT_EQ(out.plan->spec.resources.cpu_millicores, 250);
+  EXPECT_EQ(out.plan->spec.resources.memory_bytes, int64_t{1} << 30);
+}
+
+TEST(SandboxPlan, ImpossibleResourcesAreInvalidResources) {
+  struct Case {
+    std::map<std::string, api::Quantity> limits, requests;
+    std::string part;
+  };
+  std::vector<Case> cases = {
+      {{{"memory", Q("1Ki")}}, {}, "memory 1Ki is below"},
+      {{{"cpu", Q("1m")}}, {}, "cpu 1m is below"},
+      {{}, {{"cpu", Q("3")}}, "cpu request 3 exceeds this node's 2 CPUs"},
+      {{}, {{"memory", Q("9Gi")}}, "memory request 9Gi exceeds"},
+      {{{"nvidia.com/gpu", Q("1")}}, {}, "\"nvidia.com/gpu\" is not available"},
+  };
+  for (const auto& c : cases) {
+    PlanInput in = Input();
+    in.pod.spec.containers[0].resources.limits = c.limits;
+    in.pod.spec.containers[0].resources.requests = c.requests;
+    PlanOutcome out = PlanSandbox(in);
+    ASSERT_FALSE(out.plan) << c.part;
+    EXPECT_EQ(out.failure.reason, "InvalidResources");
+    EXPECT_NE(out.failure.message.find(c.part), std::string::npos) << out.failure.message;
+  }
+}
+
+TEST(SandboxPlan, RuntimeClassAndRestartPolicyAreChecked) {
+  PlanInput in = Input();
+  in.pod.spec.runtime_class_name = "gvisor";
+  EXPECT_EQ(PlanSandbox(in).failure.reason, "RuntimeClassNotAvailable");
+  in = Input();
+  in.restart_policy = "Sometimes";
+  EXPECT_EQ(PlanSandbox(in).failure.reason, "InvalidTemplate");
+  in.restart_policy = "OnFailure";
+  EXPECT_EQ(PlanSandbox(in).plan->restart_policy, RestartPolicy::kOnFailure);
+}
+
+TEST(SandboxPlan, VolumesBecomeBindMounts) {
+  PlanInput in = Input();
+  api::Volume scratch;
+  scratch.name = "scratch";
+  scratch.empty_dir.emplace();
+  api::Volume host;
+  host.name = "host";
+  host.host_path = api::HostPathVolumeSource{"/srv/data", "DirectoryOrCreate"};
+  in.pod.spec.volumes = {scratch, host};
+  in.pod.spec.containers[0].volume_mounts = {{"scratch", "/scratch", "", false},
+                                             {"host", "/data", "sub", true}};
+  PlanOutcome out = PlanSandbox(in);
+  ASSERT_TRUE(out.plan) << out.failure.message;
+  const auto& mounts = out.plan->spec.mounts;
+  ASSERT_EQ(mounts.size(), 4u);  // envd, log dir, scratch, host
+  EXPECT_EQ(mounts[2].source, in.paths.volumes + "/scratch");
+  EXPECT_FALSE(mounts[2].read_only);
+  EXPECT_EQ(mounts[3].source, "/srv/data/sub");
+  EXPECT_TRUE(mounts[3].read_only);
+
+  in.pod.spec.containers[0].volume_mounts = {{"host", "/data", "../etc", false}};
+  EXPECT_EQ(PlanSandbox(in).failure.reason, "InvalidVolume");
+}
+
+}  // namespace
+}  // namespace warren::node

@@ -1,0 +1,223 @@
+// The node agent making real sandboxes: Running and Ready, envd through a dial, logs, stats,
+// pause (frozen) and resume, delete (nothing left), restart policies, templateRef.
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "api/kinds.h"
+#include "api/object_codec.h"
+#include "api/yaml_codec.h"
+#include "node_fixture.h"
+
+namespace warren::node::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// One HTTP/1.0 exchange over a connected non-blocking socket; the raw response.
+std::string RawHttp(int fd, const std::string& request) {
+  size_t off = 0;
+  while (off < request.size()) {
+    pollfd p{fd, POLLOUT, 0};
+    if (poll(&p, 1, 5000) <= 0) return "";
+    ssize_t n = write(fd, request.data() + off, request.size() - off);
+    if (n <= 0) return "";
+    off += static_cast<size_t>(n);
+  }
+  std::string out;
+  char buf[4096];
+  while (true) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 5000) <= 0) break;
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+std::string WaitLog(NodeAgent& agent, const std::string& id, const std::string& part,
+                    std::chrono::seconds timeout = 20s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string text;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto fd = agent.OpenCommandLog(id); fd.ok()) {
+      text = ReadAll(fd->get());
+      if (Contains(text, part)) return text;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  ADD_FAILURE() << "log of " << id << " never showed \"" << part << "\"; it is: " << text;
+  return text;
+}
+
+TEST_F(NodeTest, RunsDialsLogsPausesResumesAndDeletesWithoutLeftovers) {
+  StartAgent();
+  api::Object created = Apply(R"(
+apiVersion: agents.kruise.io/v1alpha1
+kind: Sandbox
+metadata: {name: life, namespace: default}
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: base
+        command: ["/bin/sh", "-c", "echo hello from the template; echo FOO=$FOO; exec sleep 3600"]
+        env: [{name: FOO, value: bar}]
+        resources: {limits: {cpu: 500m, memory: 256Mi}}
+)");
+  const std::string id = SandboxId(created);
+  ASSERT_FALSE(id.empty()) << "admission gives every Sandbox a sandbox id";
+  api::Object running = WaitPhase("life", "Running");
+  EXPECT_EQ(running.status()["nodeName"], "test-node");
+  EXPECT_EQ(running.status()["observedGeneration"], running.metadata.generation);
+  EXPECT_TRUE(running.status().contains("startTime"));
+  EXPECT_EQ(ConditionReason(running, "Ready"), "SandboxReady");
+  EXPECT_TRUE(running.HasFinalizer("agents.kruise.io/sandbox"));
+
+  // envd answers through the agent's dial, by E2B sandbox id.
+  auto fd = agent_->Dial(id, 49983, 2s);
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  std::string resp = RawHttp(fd->get(), "GET /health HTTP/1.0\r\nHost: envd\r\n\r\n");
+  EXPECT_TRUE(Contains(resp, "HTTP/1.1 204")) << resp;
+  EXPECT_TRUE(Contains(resp, "X-Envd-Version")) << resp;
+  auto envd = agent_->Envd(id);
+  ASSERT_TRUE(envd.ok()) << envd.status();
+  ASSERT_OK((*envd)->Init(R"({"envVars":{"ADDED":"1"}})", 5s));
+
+  // The template command's output, with the container's env; from envd and from the file.
+  std::string file_log = WaitLog(*agent_, id, "FOO=bar");
+  EXPECT_TRUE(Contains(file_log, "hello from the template\n")) << file_log;
+  auto logs = (*envd)->Logs(5s);
+  ASSERT_TRUE(logs.ok()) << logs.status();
+  EXPECT_EQ(*logs, file_log);
+
+  // Stats every 200 ms here (5 s by default): the limit and some memory in use.
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (agent_->Metrics(id).size() < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  auto samples = agent_->Metrics(id);
+  ASSERT_GE(samples.size(), 3u);
+  EXPECT_EQ(samples.back().memory_limit_bytes, 256u << 20);
+  EXPECT_GT(samples.back().memory_bytes, 0u);
+  EXPECT_GE(samples.back().pids, 2u);  // envd and sleep
+  EXPECT_LE(samples.front().time, samples.back().time);
+
+  // Pause: every process frozen, envd silent, dialing refused.
+  const std::vector<int> pids = SandboxPids(Options(), id);
+  ASSERT_FALSE(pids.empty());
+  Patch("life", R"({"spec":{"paused":true}})");
+  api::Object paused = WaitPhase("life", "Paused");
+  EXPECT_EQ(ConditionStatus(paused, "SandboxPaused"), "True");
+  EXPECT_EQ(ConditionStatus(paused, "Ready"), "False");
+  EXPECT_EQ(FreezerState(Options(), id), "FROZEN");
+  EXPECT_FALSE((*envd)->Health(300ms).ok()) << "a frozen envd cannot answer";
+  EXPECT_EQ(agent_->Dial(id, 49983, 1s).status().code(), StatusCode::kFailedPrecondition);
+
+  // Resume: the same processes run again.
+  Patch("life", R"({"spec":{"paused":false}})");
+  api::Object resumed = WaitPhase("life", "Running");
+  EXPECT_EQ(ConditionStatus(resumed, "SandboxPaused"), "False");
+  EXPECT_EQ(FreezerState(Options(), id), "THAWED");
+  EXPECT_EQ(SandboxPids(Options(), id), pids);
+  ASSERT_OK((*envd)->Health(2s));
+
+  // Delete: the object goes once everything of the sandbox is gone.
+  Delete("life");
+  WaitGone("life");
+  Leftovers left = LeftoversOf(Options(), id, pids.front(), created.metadata.uid);
+  EXPECT_TRUE(left.items.empty()) << ::testing::PrintToString(left.items);
+  EXPECT_EQ(agent_->Dial(id, 49983, 1s).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(agent_->Metrics(id).empty());
+}
+
+TEST_F(NodeTest, RestartPoliciesDecideWhatAnEndedCommandMeans) {
+  StartAgent();
+  // Never + exit 0: Succeeded, output kept, nothing running.
+  api::Object once = Apply(SandboxYaml("once", "busybox", R"(["/bin/sh", "-c", "echo done"])",
+                                       "{memory: 64Mi}", "Never"));
+  api::Object succeeded = WaitPhase("once", "Succeeded");
+  EXPECT_EQ(ConditionReason(succeeded, "Ready"), "Completed");
+  WaitLog(*agent_, SandboxId(once), "done\n");
+  EXPECT_TRUE(SandboxPids(Options(), SandboxId(once)).empty());
+
+  // Always + exit 3: restarted with backoff, counted, reported.
+  api::Object again = Apply(SandboxYaml(
+      "again", "busybox", R"(["/bin/sh", "-c", "echo run; exit 3"])", "{memory: 64Mi}", "Always"));
+  WaitFor(
+      "again",
+      [](const api::Object& o) {
+        return o.status().is_object() && o.status().value("restartCount", 0) >= 2;
+      },
+      "two restarts");
+  std::string ev = WaitEvent("again", "Error");
+  EXPECT_TRUE(Contains(ev, "exited with code 3")) << ev;
+  EXPECT_TRUE(Contains(ev, "restarting in")) << ev;
+  std::string log = WaitLog(*agent_, SandboxId(again), "run\nrun\n");
+  EXPECT_EQ(Phase(Get("again")), "Running") << "a restarting sandbox stays Running";
+
+  // OnFailure + exit 0: Succeeded.
+  Apply(SandboxYaml("onfail", "busybox", R"(["/bin/true"])", "{memory: 64Mi}", "OnFailure"));
+  WaitPhase("onfail", "Succeeded");
+
+  for (const char* name : {"once", "again", "onfail"}) Delete(name);
+  for (const char* name : {"once", "again", "onfail"}) WaitGone(name);
+  for (const api::Object& o : {once, again}) {
+    Leftovers left = LeftoversOf(Options(), SandboxId(o), 0, o.metadata.uid);
+    EXPECT_TRUE(left.items.empty()) << ::testing::PrintToString(left.items);
+  }
+}
+
+TEST_F(NodeTest, TemplateRefWaitsForItsTemplate) {
+  StartAgent();
+  Apply(R"(
+apiVersion: agents.kruise.io/v1alpha1
+kind: Sandbox
+metadata: {name: byref, namespace: default}
+spec:
+  templateRef: {name: later}
+)");
+  api::Object pending = WaitFor(
+      "byref",
+      [](const api::Object& o) { return ConditionReason(o, "Ready") == "TemplateNotFound"; },
+      "TemplateNotFound");
+  EXPECT_EQ(Phase(pending), "Pending") << "a missing template may still come";
+  std::string ev = WaitEvent("byref", "TemplateNotFound");
+  EXPECT_TRUE(Contains(ev, "\"later\"")) << ev;
+
+  auto doc = api::ParseYaml(R"(
+apiVersion: agents.kruise.io/v1alpha1
+kind: SandboxTemplate
+metadata: {name: later, namespace: default}
+spec:
+  template:
+    spec:
+      containers: [{name: main, image: busybox, resources: {limits: {memory: 64Mi}}}]
+)");
+  ASSERT_TRUE(doc.ok());
+  auto tmpl = api::ObjectFromJson(*doc);
+  ASSERT_TRUE(tmpl.ok());
+  ASSERT_TRUE(store_->store().Create(*tmpl).ok());
+  WaitPhase("byref", "Running");
+  Delete("byref");
+  WaitGone("byref");
+}
+
+}  // namespace
+}  // namespace warren::node::testing

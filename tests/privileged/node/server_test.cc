@@ -1,0 +1,174 @@
+// `warren server` (the real binary, its in-process node agent) driven by the `warren` CLI:
+// logs, get, and a restart of the server process that adopts a running sandbox and removes an
+// orphan.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "api/json.h"
+#include "image/image_store.h"
+#include "node/options.h"
+#include "node_fixture.h"
+#include "os/cgroup.h"
+#include "process.h"
+#include "runtime/native/native_runtime.h"
+
+namespace warren::node::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using warren::testing::CommandResult;
+using warren::testing::ServerProcess;
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+api::Json GetSandbox(ServerProcess& s, const std::string& name) {
+  net::ClientRequest req;
+  req.target = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes/" + name;
+  auto resp = s.http().Do(req);
+  if (!resp.ok() || resp->status != 200) return api::Json();
+  auto j = api::ParseJson(resp->body);
+  return j.ok() ? *j : api::Json();
+}
+
+api::Json WaitPhase(ServerProcess& s, const std::string& name, const std::string& phase) {
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  api::Json obj;
+  while (std::chrono::steady_clock::now() < deadline) {
+    obj = GetSandbox(s, name);
+    if (obj.is_object() && obj["status"].value("phase", "") == phase) return obj;
+    std::this_thread::sleep_for(30ms);
+  }
+  ADD_FAILURE() << name << " never reached " << phase << ": " << api::DumpJson(obj);
+  return obj;
+}
+
+void WaitGone(ServerProcess& s, const std::string& name) {
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (GetSandbox(s, name).is_null()) return;
+    std::this_thread::sleep_for(30ms);
+  }
+  ADD_FAILURE() << name << " was not deleted";
+}
+
+constexpr char kManifest[] = R"(
+apiVersion: agents.kruise.io/v1alpha1
+kind: Sandbox
+metadata: {name: web, namespace: default}
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: ["/bin/sh", "-c", "echo line one; echo line two; exec sleep 3600"]
+        resources: {limits: {memory: 64Mi}}
+---
+apiVersion: agents.kruise.io/v1alpha1
+kind: Sandbox
+metadata: {name: short, namespace: default}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        command: ["/bin/sh", "-c", "echo early; sleep 2; echo late"]
+        resources: {limits: {memory: 64Mi}}
+)";
+
+TEST(NodeServer, LogsGetAndAServerRestart) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  setenv("WARREN_ENVD_PATH", WARREN_ENVD_BIN, 1);
+  setenv("WARREN_NODE_AGENT", "on", 1);  // ServerProcess runs none by default
+  auto s = std::make_unique<ServerProcess>();
+  const NodeAgentOptions options = NodeAgentOptions::ForDataDir(s->data_dir());
+
+  CommandResult apply = s->Cli({"apply", "-f", "-"}, kManifest);
+  ASSERT_EQ(apply.exit_code, 0) << apply.err;
+  // Follow the short one from the start: the stream ends when its command does.
+  CommandResult follow = s->Cli({"logs", "short", "-f"});
+  EXPECT_EQ(follow.exit_code, 0) << follow.err;
+  EXPECT_EQ(follow.out, "early\nlate\n");
+  WaitPhase(*s, "short", "Succeeded");
+
+  api::Json web = WaitPhase(*s, "web", "Running");
+  const std::string id = web["metadata"]["labels"].value("agents.kruise.io/sandbox-id", "");
+  ASSERT_FALSE(id.empty());
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  CommandResult logs;
+  do {
+    logs = s->Cli({"logs", "web"});
+  } while (logs.out != "line one\nline two\n" && std::chrono::steady_clock::now() < deadline &&
+           (std::this_thread::sleep_for(50ms), true));
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_EQ(logs.out, "line one\nline two\n");
+  CommandResult tail = s->Cli({"logs", "sbx/web", "--tail", "1"});
+  EXPECT_EQ(tail.out, "line two\n") << tail.err;
+  CommandResult missing = s->Cli({"logs", "nosuch"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err,
+            "Error from server (NotFound): sandboxes.agents.kruise.io \"nosuch\" not found\n");
+
+  CommandResult get = s->Cli({"get", "sbx"});
+  EXPECT_TRUE(Contains(get.out, "NODE")) << get.out;
+  EXPECT_TRUE(Contains(get.out, "Running")) << get.out;
+  EXPECT_TRUE(Contains(get.out, "Succeeded")) << get.out;
+  CommandResult wide = s->Cli({"get", "sbx", "web", "-o", "wide"});
+  EXPECT_TRUE(Contains(wide.out, "SANDBOX_ID")) << wide.out;
+  EXPECT_TRUE(Contains(wide.out, id)) << wide.out;
+
+  // Restart the server process; meanwhile a sandbox appears that no object asked for.
+  const std::vector<int> pids = SandboxPids(options, id);
+  ASSERT_FALSE(pids.empty());
+  s->Stop();
+  ASSERT_EQ(kill(pids.front(), 0), 0) << "sandboxes outlive the server";
+  const std::string orphan_id = "iservorphan000000000";
+  {
+    runtime::native::NativeRuntimeOptions ro;
+    ro.state_dir = options.runtime_state_dir;
+    ro.cgroup_parent = options.cgroup_parent;
+    auto rt = runtime::native::NativeRuntime::Create(ro);
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    ASSERT_TRUE((*rt)->Adopt().ok());
+    auto images = image::ImageStore::Open({.root = options.image_root});
+    ASSERT_TRUE(images.ok());
+    auto busybox = (*images)->Resolve("busybox");
+    ASSERT_TRUE(busybox.ok());
+    runtime::SandboxSpec spec;
+    spec.id = orphan_id;
+    spec.layers = busybox->lower_dirs;
+    spec.writable_dir = s->data_dir() + "/orphan-rw";
+    spec.command = {"/bin/sleep", "3600"};
+    ASSERT_OK((*rt)->Create(spec));
+    ASSERT_OK((*rt)->Start(orphan_id));
+  }
+  ServerProcess again(s->data_dir());
+  // Same processes, still serving logs; the orphan destroyed during startup.
+  WaitPhase(again, "web", "Running");
+  EXPECT_EQ(SandboxPids(options, id), pids);
+  EXPECT_EQ(again.Cli({"logs", "web"}).out, "line one\nline two\n");
+  Leftovers orphan = LeftoversOf(options, orphan_id, 0);
+  EXPECT_TRUE(orphan.items.empty()) << ::testing::PrintToString(orphan.items);
+
+  CommandResult del = again.Cli({"delete", "sbx", "web", "short"});
+  EXPECT_EQ(del.exit_code, 0) << del.err;
+  WaitGone(again, "web");
+  WaitGone(again, "short");
+  Leftovers left = LeftoversOf(options, id, pids.front(), web["metadata"].value("uid", ""));
+  EXPECT_TRUE(left.items.empty()) << ::testing::PrintToString(left.items);
+  again.Stop();
+  for (const auto& d : os::CgroupHierarchies::Detect()->DirsFor(options.cgroup_parent)) {
+    rmdir(d.c_str());
+  }
+}
+
+}  // namespace
+}  // namespace warren::node::testing
