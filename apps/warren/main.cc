@@ -68,14 +68,20 @@ class AgentPoolAccess final : public warren::controller::claim::SandboxConnector
     auto envd = agent_.Envd(sandbox_id);
     return envd.ok() ? (*envd)->AuthHeaders() : warren::net::Headers{};
   }
+  // The agent's keep-alive client (node secret attached): no connect on the claim path.
+  warren::Status Init(std::string_view sandbox_id, const std::string& body,
+                      std::chrono::milliseconds timeout, std::string_view) override {
+    ASSIGN_OR_RETURN(auto envd, agent_.Envd(sandbox_id));
+    return envd->Init(body, timeout);
+  }
   warren::Status Reset(const warren::api::Object& sandbox,
                        std::chrono::milliseconds timeout) override {
     auto id = sandbox.metadata.labels.find(warren::api::labels::kSandboxId);
     if (id == sandbox.metadata.labels.end()) {
       return warren::FailedPreconditionError(sandbox.Key() + " has no sandbox id");
     }
-    ASSIGN_OR_RETURN(auto envd, agent_.Envd(id->second));
-    return envd->Reset(timeout);
+    // A real reset: processes restarted, writable layer discarded, envd fresh (node/reset.cc).
+    return agent_.Reset(id->second, timeout);
   }
 
  private:

@@ -42,6 +42,7 @@ struct Options {
   std::vector<int> concurrency = {1, 16};
   int cold = 20;
   int idle_seconds = 10;
+  bool quiet_refill = false;
 };
 
 struct Summary {
@@ -113,6 +114,18 @@ class E2b {
   std::string key_;
 };
 
+// Lets the pool create (null) or not (0) through spec.scaleStrategy.maxUnavailable.
+void HoldRefills(WarrenServer& server, const std::string& set, bool hold) {
+  net::ClientRequest req{
+      .method = "PATCH",
+      .target = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets/" + set};
+  req.headers.Set("Content-Type", "application/merge-patch+json");
+  req.body = hold ? R"({"spec":{"scaleStrategy":{"maxUnavailable":0}}})"
+                  : R"({"spec":{"scaleStrategy":{"maxUnavailable":null}}})";
+  auto r = server.http().Do(req);
+  CHECK_MSG(r.ok() && r->status == 200, "patch scaleStrategy failed");
+}
+
 int AvailableReplicas(WarrenServer& server, const std::string& set) {
   auto r = server.http().Do(
       {.method = "GET",
@@ -120,7 +133,8 @@ int AvailableReplicas(WarrenServer& server, const std::string& set) {
   if (!r.ok() || r->status != 200) return -1;
   auto doc = api::ParseJson(r->body);
   if (!doc.ok()) return -1;
-  return (*doc)["status"].value("availableReplicas", 0);
+  const api::Json& status = (*doc)["status"];
+  return status.is_object() ? status.value("availableReplicas", 0) : 0;
 }
 
 // Kills in the background so refills and deletions overlap the next burst's wait, not the
@@ -179,7 +193,7 @@ struct RunResult {
 // to be full, then claims what is available (creating on no stock is off: a claim never turns
 // into a cold create; if the pool ran short it would wait for stock, and that wait counts).
 RunResult RunClaims(WarrenServer& server, E2b& e2b, const std::string& set, int pool, int total,
-                    int concurrency) {
+                    int concurrency, bool quiet_refill) {
   RunResult result;
   Reaper reaper(e2b);
   std::mutex mu;
@@ -191,6 +205,7 @@ RunResult RunClaims(WarrenServer& server, E2b& e2b, const std::string& set, int 
       break;
     }
     int burst = std::min(pool, total - done);
+    if (quiet_refill) HoldRefills(server, set, true);
     std::atomic<int> next{0};
     auto start = Clock::now();
     auto work = [&] {
@@ -211,6 +226,7 @@ RunResult RunClaims(WarrenServer& server, E2b& e2b, const std::string& set, int 
     for (int t = 0; t < concurrency; ++t) threads.emplace_back(work);
     for (auto& t : threads) t.join();
     result.busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    if (quiet_refill) HoldRefills(server, set, false);
     done += burst;
   }
   reaper.Drain();
@@ -300,6 +316,7 @@ int Main(int argc, char** argv) {
     else if (a == "--concurrency") o.concurrency = ParseList(value());
     else if (a == "--cold") o.cold = std::stoi(value());
     else if (a == "--idle-seconds") o.idle_seconds = std::stoi(value());
+    else if (a == "--quiet-refill") o.quiet_refill = true;
     else if (a == "--smoke") {
       o.pool = 4;
       o.claims = 8;
@@ -317,6 +334,7 @@ int Main(int argc, char** argv) {
   }
 
   WarrenServer server;
+  server.EnableNodeAgent();
   {
     auto [code, out] = server.Cli({"apikey", "bootstrap", "--data-dir", server.data_dir(),
                                    "--config", server.data_dir() + "/cli-config"});
@@ -324,8 +342,7 @@ int Main(int argc, char** argv) {
   }
   std::string key = ReadFile(server.data_dir() + "/admin-key");
   while (!key.empty() && isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
-  server.Start({"--gateway-port", "0", "--gateway-port-file", server.data_dir() + "/gw.port",
-                "--log-level", "warn"});
+  server.Start();
   E2b e2b(server, key);
 
   const std::string set = "bench-pool";
@@ -356,14 +373,18 @@ spec:
   RunResult cold = RunCold(e2b, o.cold);
   PrintRow("cold create (reference, c=1)", cold);
   for (int c : o.concurrency) {
-    RunResult r = RunClaims(server, e2b, set, o.pool, o.claims, c);
+    RunResult r = RunClaims(server, e2b, set, o.pool, o.claims, c, false);
     PrintRow(fmt::format("pool claim, concurrency {}", c), r);
+    if (o.quiet_refill) {
+      RunResult q = RunClaims(server, e2b, set, o.pool, o.claims, c, true);
+      PrintRow(fmt::format("  refills held during bursts, c={}", c), q);
+    }
   }
   auto [p50, p99] = ServerSideQuantiles(server);
   fmt::print("server side (warren_claim_duration_seconds, all claims): p50 {:.2f} ms, p99 {:.2f} "
              "ms\n",
              p50, p99);
-  server.Stop();
+  // ~WarrenServer deletes every sandbox before stopping the server.
   return 0;
 }
 

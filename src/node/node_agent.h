@@ -94,6 +94,14 @@ class NodeAgent {
   // the sandbox is unknown.
   std::vector<StatsSample> Metrics(std::string_view sandbox_id, base::WallTime start = {},
                                    base::WallTime end = {}) const;
+  // Recycling a warm-pool member (reset.cc; controller::SandboxResetter): every process of a
+  // running sandbox is stopped, its writable layer and emptyDir volumes are emptied (the
+  // filesystem is the image again), envd starts afresh and the stored /init body is replayed;
+  // phase Recycling meanwhile. It runs as the sandbox's reconcile, never beside another one.
+  // Blocks until done or `timeout` (DeadlineExceeded). NotFound when this node runs no such
+  // sandbox, FailedPrecondition when it is not running.
+  Status Reset(std::string_view sandbox_id, std::chrono::milliseconds timeout);
+
   // The sandboxes this agent runs (created, running, paused, or stopped awaiting a restart).
   std::vector<SandboxRef> List() const;
   Result<SandboxRef> Find(std::string_view sandbox_id) const;
@@ -108,6 +116,7 @@ class NodeAgent {
   bool stopping() const { return stopping_.load(); }
 
  private:
+  struct ResetRequest;  // reset.cc
   // What the agent keeps about a sandbox it made or adopted (guarded by mu_).
   struct Local {
     std::string id;
@@ -124,6 +133,7 @@ class NodeAgent {
     uint64_t oom_kills_reported = 0;
     StatsRing stats{0};
     std::shared_ptr<EnvdClient> envd;
+    std::shared_ptr<ResetRequest> reset;  // a Reset waiting for this sandbox's reconcile
   };
 
   // How one reconcile pass ended.
@@ -149,6 +159,9 @@ class NodeAgent {
   Next EnsureFinished(api::Object& obj, const std::string& id);
   Next Fail(api::Object& obj, const std::string& id, const Failure& failure);
   Next ReplayInit(api::Object& obj, const std::string& id);
+  // reset.cc: the Reset asked for this sandbox, if any (taken), and doing it.
+  std::shared_ptr<ResetRequest> TakeReset(const std::string& id);
+  Next DoReset(api::Object& obj, const std::string& id, ResetRequest& request);
   // Waits until envd answers /health, pid 1 exits, or the timeout passes.
   enum class Readiness { kReady, kExited, kTimeout, kStopping };
   Readiness WaitReady(const std::string& id, std::chrono::milliseconds timeout);

@@ -274,6 +274,9 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
     }
     it->second.state = info->state;
   }
+  if (info->state == runtime::SandboxState::kRunning) {
+    if (auto reset = TakeReset(id)) return DoReset(obj, id, *reset);
+  }
   switch (info->state) {
     case runtime::SandboxState::kCreated:
       return StartAndWait(obj, id);

@@ -79,11 +79,14 @@ Result<ClaimResult> PoolClaimer::Claim(const ClaimRequest& request) {
     std::lock_guard guard(mu_);
     in_flight_.insert(lock);
   }
+  // The lock stays "in flight" until the claim is committed (by us, or by the committer).
+  bool deferred = false;
   auto forget = base::ScopeGuard([&] {
+    if (deferred) return;
     std::lock_guard guard(mu_);
     in_flight_.erase(lock);
   });
-  auto result = DoClaim(request, deadline, pending_deadline, lock);
+  auto result = DoClaim(request, deadline, pending_deadline, lock, &deferred);
   double seconds = std::chrono::duration<double>(Steady::now() - start).count();
   if (result.ok()) {
     metrics_.Record(request.namespace_, request.pool, "success", result->lock_type, seconds,
@@ -97,7 +100,8 @@ Result<ClaimResult> PoolClaimer::Claim(const ClaimRequest& request) {
 }
 
 Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline deadline,
-                                         base::WallTime pending_deadline, const std::string& lock) {
+                                         base::WallTime pending_deadline, const std::string& lock,
+                                         bool* deferred) {
   ObjectPtr set = informers_.sets().Get(request.namespace_, request.pool);
   if (!set) {
     // Maybe created a moment ago and not in the cache yet: ask the store.
@@ -125,7 +129,7 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
     ObjectPtr member = index_.Take(request.namespace_, request.pool, revision);
     if (!member) {
       if (request.create_on_no_stock) {
-        return ColdCreate(request, *set, deadline, pending_deadline, lock);
+        return ColdCreate(request, *set, deadline, pending_deadline, lock, deferred);
       }
       if (!index_.WaitForStock(request.namespace_, request.pool, deadline)) {
         if (cancelled_) return UnavailableError("the server is shutting down");
@@ -154,14 +158,15 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
       index_.Return(member);
       return written.status().WithPrefix("claim: update sandbox");
     }
-    ASSIGN_OR_RETURN(auto committed, Finish(*written, request, deadline, lock, pool_token));
+    ASSIGN_OR_RETURN(auto committed,
+                     Finish(*written, request, deadline, lock, pool_token, deferred));
     return ClaimResult{std::move(committed), true, lock_type::kUpdate, conflicts};
   }
 }
 
 Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const api::Object& set,
                                             Deadline deadline, base::WallTime pending_deadline,
-                                            const std::string& lock) {
+                                            const std::string& lock, bool* deferred) {
   ObjectPtr referenced;
   const api::Json& spec = set.spec();
   if (spec.is_object() && spec.contains("templateRef") && spec["templateRef"].is_object()) {
@@ -228,13 +233,13 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
     DeleteFailed(*latest, why);
     return why;
   }
-  ASSIGN_OR_RETURN(auto committed, Finish(*latest, request, deadline, lock, ""));
+  ASSIGN_OR_RETURN(auto committed, Finish(*latest, request, deadline, lock, "", deferred));
   return ClaimResult{std::move(committed), false, lock_type::kCreate, 0};
 }
 
 Result<api::Object> PoolClaimer::Finish(const api::Object& claimed, const ClaimRequest& request,
                                         Deadline deadline, const std::string& lock,
-                                        const std::string& pool_token) {
+                                        const std::string& pool_token, bool* deferred) {
   if (connector_ != nullptr && !request.skip_init) {
     std::string id = SandboxIdOf(claimed);
     auto timeout = std::min(Remaining(deadline), options_.init_timeout);
@@ -246,6 +251,14 @@ Result<api::Object> PoolClaimer::Finish(const api::Object& claimed, const ClaimR
     }
   }
   if (on_claimed_) on_claimed_(claimed);
+  // The commit leaves the response path when envd can later tell whether this claim was
+  // answered (it holds the claim's token after /init): a crash before the commit is then
+  // resolved by the janitor from envd, never by guessing.
+  if (connector_ != nullptr && !request.skip_init && !request.access_token.empty() &&
+      EnqueueCommit(claimed, deadline, lock)) {
+    *deferred = true;
+    return claimed;
+  }
   auto committed = Commit(claimed, deadline, lock);
   if (!committed.ok()) {
     if (committed.status().code() != StatusCode::kAborted)
@@ -296,13 +309,58 @@ Status PoolClaimer::Start() {
     std::lock_guard lock(stop_mu_);
     stopping_ = false;
   }
+  {
+    std::lock_guard lock(commit_mu_);
+    committer_running_ = true;
+  }
+  committer_ = std::thread([this] { CommitterLoop(); });
   janitor_ = std::thread([this] { JanitorLoop(); });
   return Status::Ok();
+}
+
+bool PoolClaimer::EnqueueCommit(const api::Object& claimed, Deadline deadline,
+                                const std::string& lock) {
+  {
+    std::lock_guard guard(commit_mu_);
+    if (!committer_running_) return false;
+    commits_.push_back(QueuedCommit{claimed, deadline, lock});
+  }
+  commit_cv_.notify_one();
+  return true;
+}
+
+void PoolClaimer::CommitterLoop() {
+  std::unique_lock guard(commit_mu_);
+  while (true) {
+    commit_cv_.wait(guard, [this] { return !committer_running_ || !commits_.empty(); });
+    if (commits_.empty()) return;  // stopped and drained
+    QueuedCommit c = std::move(commits_.front());
+    commits_.pop_front();
+    guard.unlock();
+    auto committed = Commit(c.claimed, c.deadline, c.lock);
+    if (!committed.ok()) {
+      // Left pending: the janitor resolves it from envd (it holds the claim's token).
+      base::Logger("controller")
+          ->warn("claim commit failed sandbox={}/{} error={}", c.claimed.metadata.namespace_,
+                 c.claimed.metadata.name, committed.status().ToString());
+    }
+    {
+      std::lock_guard in_flight(mu_);
+      in_flight_.erase(c.lock);
+    }
+    guard.lock();
+  }
 }
 
 void PoolClaimer::Stop() {
   cancelled_ = true;
   index_.Shutdown();
+  {
+    std::lock_guard guard(commit_mu_);
+    committer_running_ = false;  // the committer drains what is queued, then ends
+  }
+  commit_cv_.notify_all();
+  if (committer_.joinable()) committer_.join();
   {
     std::lock_guard lock(stop_mu_);
     stopping_ = true;
@@ -339,17 +397,54 @@ int PoolClaimer::RollBackAbandonedClaims() {
     // Claimed by an earlier run of this server (which is the only writer): nobody will finish it.
     bool orphaned = claimed_at && *claimed_at < started_at_;
     if (!expired && !orphaned) continue;
-    Status s_rb = RollBack(*s);
-    if (s_rb.ok()) {
+    Status resolved = ResolveAbandoned(*s, now);
+    if (resolved.ok()) {
       ++rolled;
-      log->info("rolled back an abandoned claim sandbox={}/{} lock={}", s->metadata.namespace_,
-                s->metadata.name, lock);
     } else {
-      log->warn("roll back of an abandoned claim failed sandbox={}/{} error={}",
-                s->metadata.namespace_, s->metadata.name, s_rb.ToString());
+      log->warn("an abandoned claim is not resolved yet sandbox={}/{} error={}",
+                s->metadata.namespace_, s->metadata.name, resolved.ToString());
     }
   }
   return rolled;
+}
+
+Status PoolClaimer::ResolveAbandoned(const api::Object& sandbox, base::WallTime now) {
+  auto log = base::Logger("controller");
+  std::string token = Annotation(sandbox, annotations::kRuntimeAccessToken);
+  std::string init = Annotation(sandbox, annotations::kInitRuntimeRequest);
+  // Only claims whose commit was taken off the response path can have been answered while
+  // pending; they carry their token in the /init body, and envd holds it once /init ran.
+  bool answerable =
+      connector_ != nullptr && !token.empty() && init.find(token) != std::string::npos;
+  if (answerable) {
+    auto holds = connector_->HoldsToken(SandboxIdOf(sandbox), token, options_.init_timeout);
+    if (!holds.ok()) {
+      auto pending = base::ParseRfc3339(Annotation(sandbox, pool_annotations::kClaimPending));
+      if (pending && now - *pending < std::chrono::minutes(1)) return holds.status();
+      // Unreachable for a minute past its deadline: nobody can use it either way.
+      log->warn("abandoned claim with an unreachable envd; deleting sandbox={}/{} error={}",
+                sandbox.metadata.namespace_, sandbox.metadata.name, holds.status().ToString());
+      store::DeleteOptions options;
+      options.preconditions.uid = sandbox.metadata.uid;
+      return store_
+          .Delete(api::SandboxKind(), sandbox.metadata.namespace_, sandbox.metadata.name, options)
+          .status();
+    }
+    if (*holds) {
+      api::Object done = sandbox;
+      done.metadata.annotations.erase(pool_annotations::kClaimPending);
+      RETURN_IF_ERROR(store_.Update(std::move(done)).status());
+      log->info(
+          "abandoned claim had reached envd (it may have been answered): committed "
+          "sandbox={}/{}",
+          sandbox.metadata.namespace_, sandbox.metadata.name);
+      return Status::Ok();
+    }
+  }
+  RETURN_IF_ERROR(RollBack(sandbox));
+  log->info("rolled back an abandoned claim sandbox={}/{}", sandbox.metadata.namespace_,
+            sandbox.metadata.name);
+  return Status::Ok();
 }
 
 Status PoolClaimer::RollBack(const api::Object& sandbox) {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -72,15 +73,23 @@ class PoolClaimer final : public Claimer {
 
  private:
   using Deadline = std::chrono::steady_clock::time_point;
+  // `*deferred` is set when the commit was handed to the committer thread.
   Result<ClaimResult> DoClaim(const ClaimRequest& request, Deadline deadline,
-                              base::WallTime pending_deadline, const std::string& lock);
+                              base::WallTime pending_deadline, const std::string& lock,
+                              bool* deferred);
   Result<ClaimResult> ColdCreate(const ClaimRequest& request, const api::Object& set,
                                  Deadline deadline, base::WallTime pending_deadline,
-                                 const std::string& lock);
+                                 const std::string& lock, bool* deferred);
   // Steps 3-5 for a sandbox claimed under `lock`.
   Result<api::Object> Finish(const api::Object& claimed, const ClaimRequest& request,
                              Deadline deadline, const std::string& lock,
-                             const std::string& pool_token);
+                             const std::string& pool_token, bool* deferred);
+  // Hands a commit to the committer thread; false when it is not running.
+  bool EnqueueCommit(const api::Object& claimed, Deadline deadline, const std::string& lock);
+  void CommitterLoop();
+  // A pending claim nobody is finishing: committed when envd holds its token (it was
+  // initialised, so it may have been answered), rolled back when it does not.
+  Status ResolveAbandoned(const api::Object& sandbox, base::WallTime now);
   Result<api::Object> Commit(api::Object claimed, Deadline deadline, const std::string& lock);
   void DeleteFailed(const api::Object& sandbox, const Status& why);
   Status RollBack(const api::Object& sandbox);
@@ -98,6 +107,17 @@ class PoolClaimer final : public Claimer {
 
   std::mutex mu_;
   std::unordered_set<std::string> in_flight_;  // locks of claims running here; guarded by mu_
+
+  struct QueuedCommit {
+    api::Object claimed;
+    Deadline deadline;
+    std::string lock;
+  };
+  std::mutex commit_mu_;
+  std::condition_variable commit_cv_;
+  std::deque<QueuedCommit> commits_;  // guarded by commit_mu_
+  bool committer_running_ = false;    // guarded by commit_mu_
+  std::thread committer_;
 
   std::thread janitor_;
   std::mutex stop_mu_;

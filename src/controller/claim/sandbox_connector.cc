@@ -36,14 +36,48 @@ Status Post(SandboxConnector& connector, std::string_view sandbox_id, std::strin
 
 }  // namespace
 
+Status SandboxConnector::Init(std::string_view sandbox_id, const std::string& body,
+                              std::chrono::milliseconds timeout, std::string_view current_token) {
+  return Post(*this, sandbox_id, "/init", body, timeout, current_token);
+}
+
+Status SandboxConnector::Reset(std::string_view sandbox_id, std::chrono::milliseconds timeout) {
+  return Post(*this, sandbox_id, "/reset", "{}", timeout, {});
+}
+
+Result<bool> SandboxConnector::HoldsToken(std::string_view sandbox_id, std::string_view token,
+                                          std::chrono::milliseconds timeout) {
+  std::string id(sandbox_id);
+  auto client = net::HttpClient::WithDialer(
+      [this, id](std::chrono::milliseconds t) { return Dial(id, kEnvdPort, t); },
+      fmt::format("127.0.0.1:{}", kEnvdPort));
+  auto accepts = [&](std::string_view t) -> Result<bool> {
+    net::ClientRequest request;
+    request.target = "/envs";
+    request.headers.Set("X-Access-Token", t);
+    request.timeout = timeout;
+    request.max_response_bytes = 1 << 20;
+    ASSIGN_OR_RETURN(auto response, client->Do(request));
+    if (response.status == 200) return true;
+    if (response.status == 401) return false;
+    return UnavailableError(
+        fmt::format("envd GET /envs of sandbox {} answered {}", sandbox_id, response.status));
+  };
+  ASSIGN_OR_RETURN(bool with_token, accepts(token));
+  if (!with_token) return false;
+  // Accepting anything means envd holds no token at all.
+  ASSIGN_OR_RETURN(bool with_other, accepts(std::string(token) + "-not-it"));
+  return !with_other;
+}
+
 Status EnvdInit(SandboxConnector& connector, std::string_view sandbox_id, const std::string& body,
                 std::chrono::milliseconds timeout, std::string_view current_token) {
-  return Post(connector, sandbox_id, "/init", body, timeout, current_token);
+  return connector.Init(sandbox_id, body, timeout, current_token);
 }
 
 Status EnvdReset(SandboxConnector& connector, std::string_view sandbox_id,
                  std::chrono::milliseconds timeout) {
-  return Post(connector, sandbox_id, "/reset", "{}", timeout, {});
+  return connector.Reset(sandbox_id, timeout);
 }
 
 }  // namespace warren::controller::claim

@@ -25,15 +25,25 @@ class SandboxConnector {
     (void)sandbox_id;
     return {};
   }
+  // POST /init and /reset to the sandbox's envd. The defaults open a connection per call through
+  // Dial; an implementation with a keep-alive client per sandbox (the node agent's) saves the
+  // connect on the claim path.
+  virtual Status Init(std::string_view sandbox_id, const std::string& body,
+                      std::chrono::milliseconds timeout, std::string_view current_token);
+  virtual Status Reset(std::string_view sandbox_id, std::chrono::milliseconds timeout);
+  // Whether envd holds exactly `token` (it accepts it and refuses another): how the janitor
+  // tells a claim that reached /init from one that did not. Errors: envd unreachable.
+  virtual Result<bool> HoldsToken(std::string_view sandbox_id, std::string_view token,
+                                  std::chrono::milliseconds timeout);
 };
 
 inline constexpr uint16_t kEnvdPort = 49983;
 
-// POST /init to the sandbox's envd with `body` (JSON: envVars, accessToken, defaultUser,
-// defaultWorkdir). `current_token` is the token envd holds now, if any (a recycled pool member
-// holds a secret pool token): sent as X-Access-Token besides the connector's headers.
-// Errors: Unavailable (cannot connect, or envd answered other than 204, with its status and
-// message), DeadlineExceeded.
+// POST /init through `connector` (its Init): the sandbox's envd gets `body` (JSON: envVars,
+// accessToken, defaultUser, defaultWorkdir). `current_token` is the token envd holds now, if any (a
+// recycled pool member holds a secret pool token): sent as X-Access-Token besides the connector's
+// headers. Errors: Unavailable (cannot connect, or envd answered other than 204, with its status
+// and message), DeadlineExceeded.
 Status EnvdInit(SandboxConnector& connector, std::string_view sandbox_id, const std::string& body,
                 std::chrono::milliseconds timeout, std::string_view current_token = {});
 

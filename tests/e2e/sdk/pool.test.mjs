@@ -12,9 +12,15 @@ before(async () => {
   w = await startWarren();
   useEnv(w);
 });
-after(async () => { await w?.stop(); });
-
 const SETS = '/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets';
+
+after(async () => {
+  // The pools go first, or they would refill what the harness deletes.
+  for (const name of ['pool-base', 'pool-recycle']) {
+    await fetch(`${w.apiUrl}${SETS}/${name}`, { method: 'DELETE' }).catch(() => {});
+  }
+  await w?.stop();
+});
 
 async function applySet(name, replicas, { recycle = false } = {}) {
   const body = {

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -133,7 +134,17 @@ WarrenServer::WarrenServer(std::string data_dir) {
   data_dir_ = data_dir;
 }
 
-WarrenServer::~WarrenServer() { Stop(); }
+WarrenServer::~WarrenServer() {
+  // With a node agent, sandboxes outlive the server: whatever the test did (or failed to do),
+  // bring the server back if it is down and delete everything before stopping it.
+  if (node_agent_ && starts_ > 0) {
+    if (!child_) Start(last_args_);
+    if (!DeleteEverything(std::chrono::minutes(3))) {
+      fprintf(stderr, "warning: sandboxes of %s may still run\n", data_dir_.c_str());
+    }
+  }
+  Stop();
+}
 
 void WarrenServer::Start(const std::vector<std::string>& extra_args) {
   CHECK(!child_);
@@ -143,10 +154,15 @@ void WarrenServer::Start(const std::vector<std::string>& extra_args) {
                                    "--data-dir",  data_dir_, "--port-file", port_file,
                                    "--log-level", "info"};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  last_args_ = extra_args;
   // No node agent unless the test asks for one (WARREN_NODE_AGENT=on in its environment): a
   // server killed by a test leaves its sandboxes running (to be adopted), which would leak.
   std::map<std::string, std::string> env;
-  if (getenv("WARREN_NODE_AGENT") == nullptr) env["WARREN_NODE_AGENT"] = "off";
+  if (node_agent_) {
+    env["WARREN_NODE_AGENT"] = "on";
+  } else if (getenv("WARREN_NODE_AGENT") == nullptr) {
+    env["WARREN_NODE_AGENT"] = "off";
+  }
   child_ = std::make_unique<Child>(argv, data_dir_ + "/server.log", env);
   ++starts_;
   port_ = 0;
@@ -172,6 +188,33 @@ void WarrenServer::Start(const std::vector<std::string>& extra_args) {
       },
       60s);
   CHECK_MSG(ready, "warren server never became ready:\n" << log());
+}
+
+bool WarrenServer::DeleteEverything(std::chrono::milliseconds timeout) {
+  if (!http_) return false;
+  const std::string base = "/apis/agents.kruise.io/v1alpha1";
+  for (const char* plural : {"sandboxclaims", "sandboxsets", "sandboxes"}) {
+    auto list = http_->Do({.method = "GET", .target = base + "/" + plural});
+    if (!list.ok() || list->status != 200) return false;
+    auto doc = api::ParseJson(list->body);
+    if (!doc.ok()) return false;
+    for (const auto& item : (*doc)["items"]) {
+      std::string ns = item["metadata"].value("namespace", "default");
+      std::string name = item["metadata"].value("name", "");
+      http_->Do({.method = "DELETE",
+                 .target = fmt::format("{}/namespaces/{}/{}/{}", base, ns, plural, name)})
+          .status()
+          .IgnoreError();
+    }
+  }
+  return Eventually(
+      [&] {
+        auto list = http_->Do({.method = "GET", .target = base + "/sandboxes"});
+        if (!list.ok() || list->status != 200) return false;
+        auto doc = api::ParseJson(list->body);
+        return doc.ok() && (*doc)["items"].empty();
+      },
+      timeout);
 }
 
 void WarrenServer::Stop() {

@@ -42,8 +42,14 @@ class WarrenServer {
   explicit WarrenServer(std::string data_dir = "");
   ~WarrenServer();
 
+  // Runs the node agent in the server (real sandboxes; root). Off by default: a server a test
+  // kills leaves its sandboxes running. Call before Start.
+  void EnableNodeAgent() { node_agent_ = true; }
   // Starts the binary and waits for its port file and /readyz.
   void Start(const std::vector<std::string>& extra_args = {});
+  // Deletes every Sandbox (and SandboxSet, so nothing refills) and waits until the node agent
+  // has destroyed them: a test leaves no sandbox running.
+  bool DeleteEverything(std::chrono::milliseconds timeout);
   // SIGTERM and wait (a clean stop).
   void Stop();
   // SIGKILL: no chance to clean up (a crash).
@@ -68,6 +74,8 @@ class WarrenServer {
   uint16_t port_ = 0;
   std::unique_ptr<net::HttpClient> http_;
   int starts_ = 0;
+  bool node_agent_ = false;
+  std::vector<std::string> last_args_;
 };
 
 // A real Prometheus server (Debian's `prometheus`) on a free loopback port with a temporary

@@ -5,14 +5,21 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "base/check.h"
+#include "base/encoding.h"
 #include "e2b_client.h"
 
 namespace warren::pool_testing {
@@ -20,7 +27,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr int kPool = 24;
+constexpr int kPool = 32;
 constexpr const char* kSet = "crash";
 
 std::string Label(const api::Json& o, const std::string& key) {
@@ -32,13 +39,35 @@ std::string Annotation(const api::Json& o, const std::string& key) {
   return a.value(key, "");
 }
 
+// The node agent's runtime state and cgroups of a data directory (node/options.cc: the
+// directory's SHA-256 names them), by sandbox id.
+std::string NodeHash(const std::string& data_dir) {
+  char real[PATH_MAX];
+  CHECK(realpath(data_dir.c_str(), real) != nullptr);
+  return base::Sha256Hex(real).substr(0, 12);
+}
+std::set<std::string> Children(const std::string& dir) {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename();
+    if (e.is_directory() && !name.empty() && name[0] != '.') out.insert(name);
+  }
+  return out;
+}
+std::set<std::string> RuntimeSandboxes(const std::string& data_dir) {
+  return Children("/run/warren/" + NodeHash(data_dir));
+}
+std::set<std::string> SandboxCgroups(const std::string& data_dir) {
+  return Children("/sys/fs/cgroup/memory/warren-" + NodeHash(data_dir));
+}
+
 TEST(ClaimCrash, KillNineDuringAClaimBurstLosesAndLeaksNothing) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (real sandboxes)";
-  WarrenServer server;
+  WarrenServer server;  // deletes its sandboxes when it goes
+  server.EnableNodeAgent();
   std::string key = BootstrapAdminKey(server);
-  std::vector<std::string> args = {"--gateway-port", "0", "--gateway-port-file",
-                                   server.data_dir() + "/gw.port"};
-  server.Start(args);
+  server.Start();
   server.Apply(PoolManifest(kSet, kPool));
   ASSERT_TRUE(Eventually([&] { return AvailableReplicas(server, kSet) >= kPool; }, 600s))
       << server.log();
@@ -56,31 +85,43 @@ TEST(ClaimCrash, KillNineDuringAClaimBurstLosesAndLeaksNothing) {
   std::set<std::string> uids;
   for (const auto& o : *before) uids.insert(o["metadata"]["uid"]);
 
-  // 16 clients claim until the server dies under them.
+  // 16 clients claim until the server dies under them; the kill comes from the client that
+  // sees the fourth answer, so claims are still in flight.
   E2bClient e2b(server, key);
   std::mutex mu;
+  std::condition_variable cv;
   std::vector<std::string> answered;  // sandbox ids that got a 201
-  std::atomic<int> answers{0};
-  std::atomic<bool> stop{false};
+  bool stop = false;
   std::vector<std::thread> clients;
   for (int c = 0; c < 16; ++c) {
     clients.emplace_back([&] {
-      while (!stop) {
+      while (true) {
+        {
+          std::lock_guard lock(mu);
+          if (stop) return;
+        }
         auto r = e2b.Create(kSet, /*create_on_no_stock=*/false);
-        if (!r.ok()) continue;
         std::lock_guard lock(mu);
+        if (stop) return;  // answered after the kill: cannot happen, but never count it
+        if (!r.ok()) continue;
         answered.push_back((*r)["sandboxID"]);
-        ++answers;
+        if (answered.size() == 4) {
+          stop = true;
+          cv.notify_all();
+        }
       }
     });
   }
-  ASSERT_TRUE(Eventually([&] { return answers >= 6; }, 120s)) << server.log();
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 120s, [&] { return stop; })) << server.log();
+  }
   server.Kill9();
-  stop = true;
   for (auto& t : clients) t.join();
+  fprintf(stderr, "killed the server with %zu claims answered\n", answered.size());
   ASSERT_LT(answered.size(), static_cast<size_t>(kPool)) << "the burst finished before the kill";
 
-  server.Start(args);
+  server.Start();
   // The janitor rolls back the claims the dead server left half done.
   std::vector<api::Json> after;
   bool settled = Eventually(
@@ -127,6 +168,8 @@ TEST(ClaimCrash, KillNineDuringAClaimBurstLosesAndLeaksNothing) {
     ASSERT_TRUE(by_id.contains(id)) << id;
     EXPECT_EQ(Label(by_id[id], "agents.kruise.io/sandbox-claimed"), "true") << id;
   }
+  fprintf(stderr, "after the restart: %d claimed (%zu answered), %d back in the pool\n", claimed,
+          answered.size(), pooled);
   EXPECT_GE(claimed, static_cast<int>(answered.size()));
   EXPECT_EQ(claimed + pooled, kPool);
 
@@ -144,10 +187,17 @@ TEST(ClaimCrash, KillNineDuringAClaimBurstLosesAndLeaksNothing) {
   auto all = ListSandboxes(server, "");
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), static_cast<size_t>(kPool));
+  std::set<std::string> store_ids;
   for (const auto& o : *all) {
     EXPECT_EQ(o["status"].value("phase", ""), "Running") << o["metadata"]["name"];
+    store_ids.insert(Label(o, "agents.kruise.io/sandbox-id"));
   }
-  server.Stop();
+  EXPECT_EQ(RuntimeSandboxes(server.data_dir()), store_ids);
+  EXPECT_EQ(SandboxCgroups(server.data_dir()), store_ids);
+  // And deleting them leaves nothing behind.
+  ASSERT_TRUE(server.DeleteEverything(180s));
+  EXPECT_TRUE(Eventually([&] { return RuntimeSandboxes(server.data_dir()).empty(); }, 60s));
+  EXPECT_TRUE(SandboxCgroups(server.data_dir()).empty());
 }
 
 }  // namespace

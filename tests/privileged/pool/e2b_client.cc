@@ -83,7 +83,8 @@ int AvailableReplicas(WarrenServer& server, const std::string& set) {
   if (!r.ok() || r->status != 200) return -1;
   auto doc = api::ParseJson(r->body);
   if (!doc.ok()) return -1;
-  return (*doc)["status"].value("availableReplicas", 0);
+  const api::Json& status = (*doc)["status"];
+  return status.is_object() ? status.value("availableReplicas", 0) : 0;
 }
 
 std::string PoolManifest(const std::string& name, int replicas, const std::string& extra_spec) {

@@ -1,0 +1,134 @@
+// NodeAgent::Reset: the real reset a recycled warm-pool member gets before it returns to its
+// pool (controller/recycle_controller.h). Added by the pool work: see node_agent.h.
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "base/log.h"
+#include "node/node_agent.h"
+#include "node/reasons.h"
+
+namespace warren::node {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Removes everything inside `dir` but keeps `dir` itself (its owner and mode: with a user
+// namespace the writable layer belongs to the sandbox's root). Symlinks are removed, never
+// followed.
+Status EmptyDirectory(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(dir, ec))) return Status::Ok();
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::error_code rm;
+    std::filesystem::remove_all(entry.path(), rm);
+    if (rm) return InternalError(fmt::format("empty {}: {}", dir, rm.message()));
+  }
+  if (ec) return InternalError(fmt::format("list {}: {}", dir, ec.message()));
+  return Status::Ok();
+}
+
+}  // namespace
+
+struct NodeAgent::ResetRequest {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;  // guarded by mu
+  Status result;      // guarded by mu
+};
+
+Status NodeAgent::Reset(std::string_view sandbox_id, std::chrono::milliseconds timeout) {
+  auto request = std::make_shared<ResetRequest>();
+  std::string key;
+  {
+    std::lock_guard lock(mu_);
+    auto it = locals_.find(sandbox_id);
+    if (it == locals_.end()) {
+      return NotFoundError(fmt::format("this node runs no sandbox {}", sandbox_id));
+    }
+    if (it->second.state != runtime::SandboxState::kRunning) {
+      return FailedPreconditionError(fmt::format("sandbox {} is {}, not running", sandbox_id,
+                                                 runtime::SandboxStateName(it->second.state)));
+    }
+    it->second.reset = request;
+    key = it->second.key;
+  }
+  queue_.Add(key);
+  std::unique_lock lock(request->mu);
+  if (!request->cv.wait_for(lock, timeout, [&] { return request->done; })) {
+    lock.unlock();
+    std::lock_guard agent_lock(mu_);
+    if (auto it = locals_.find(sandbox_id); it != locals_.end() && it->second.reset == request) {
+      it->second.reset.reset();  // not started yet: withdrawn
+    }
+    return DeadlineExceededError(fmt::format("reset of sandbox {} did not finish within {} ms",
+                                             sandbox_id, timeout.count()));
+  }
+  return request->result;
+}
+
+std::shared_ptr<NodeAgent::ResetRequest> NodeAgent::TakeReset(const std::string& id) {
+  std::lock_guard lock(mu_);
+  auto it = locals_.find(id);
+  if (it == locals_.end()) return nullptr;
+  return std::move(it->second.reset);
+}
+
+NodeAgent::Next NodeAgent::DoReset(api::Object& obj, const std::string& id, ResetRequest& request) {
+  auto log = base::Logger("node");
+  auto finish = [&](Status s) {
+    std::lock_guard lock(request.mu);
+    request.done = true;
+    request.result = std::move(s);
+    request.cv.notify_all();
+  };
+  const auto started = clock_.Monotonic();
+  (void)WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+    st.phase = api::sandbox_phase::kRecycling;
+    st.message = "reset for its pool: processes stopped, writable layer discarded";
+    api::SetCondition(st.conditions,
+                      {conditions::kReady, "False", "Recycling", "the sandbox is being reset"},
+                      clock_.Now());
+  });
+  if (Status s = runtime_->Stop(id, 2s); !s.ok()) {
+    finish(s.WithPrefix("stop"));
+    return Next::kRetry;
+  }
+  // The exit is reported on the runtime's reaper thread: let it land before starting again, so
+  // it cannot mark the fresh pid 1 stopped.
+  for (int i = 0; i < 200; ++i) {
+    {
+      std::lock_guard lock(mu_);
+      auto it = locals_.find(id);
+      if (it == locals_.end() || it->second.state == runtime::SandboxState::kStopped) break;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  const SandboxPaths paths = PathsFor(id);
+  for (const std::string& dir :
+       {paths.writable + "/upper", paths.writable + "/work", paths.volumes}) {
+    if (Status s = EmptyDirectory(dir); !s.ok()) {
+      finish(s);
+      return Next::kRetry;
+    }
+  }
+  Next next = StartAndWait(obj, id);
+  bool ready = false;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = locals_.find(id); it != locals_.end()) ready = it->second.ready;
+  }
+  if (ready) {
+    log->info("sandbox reset id={} object={} ms={}", id, obj.Key(),
+              std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Monotonic() - started)
+                  .count());
+    finish(Status::Ok());
+  } else {
+    finish(UnavailableError(fmt::format("sandbox {} did not come back ready after its reset", id)));
+  }
+  return next;
+}
+
+}  // namespace warren::node
