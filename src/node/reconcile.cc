@@ -428,9 +428,6 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
       it->second.oom_kills_seen.reset();
     }
   }
-  (void)WriteStatus(obj, [&](api::SandboxStatus&, api::Json& raw) {
-    raw["startTime"] = base::FormatRfc3339(started);
-  });
   switch (WaitReady(id, options_.ready_timeout)) {
     case Readiness::kReady:
       break;
@@ -456,9 +453,11 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
     if (auto it = locals_.find(id); it != locals_.end()) it->second.ready = true;
   }
   const base::WallTime now = clock_.Now();
-  Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+  // One write for start and readiness (each status write is a durable commit).
+  Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json& raw) {
     st.phase = phase::kRunning;
     st.message.clear();
+    raw["startTime"] = base::FormatRfc3339(started);
     api::SetCondition(st.conditions,
                       {conditions::kReady, "True", reasons::kSandboxReady, "envd answers"}, now);
   });
