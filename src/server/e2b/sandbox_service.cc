@@ -50,6 +50,12 @@ std::optional<base::WallTime>& ActiveTimer(api::SandboxSpec& spec, bool auto_pau
   return auto_pause ? spec.pause_time : spec.shutdown_time;
 }
 
+// Whether the node agent reports envd initialised with the stored /init body.
+bool RuntimeInitialized(const api::Object& o) {
+  auto status = api::DecodeStatus<api::SandboxStatus>(o);
+  return status.ok() && api::IsConditionTrue(status->conditions, "RuntimeInitialized");
+}
+
 Result<bool> ReadyCheck(const api::Object& o) {
   ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(o));
   if (r.state == E2bState::kDead) {
@@ -219,9 +225,13 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
     Discard(*created, ready.status());
     return ready.status();
   }
-  if (Status s = InitEnvd(*ready); !s.ok()) {
-    Discard(*ready, s);
-    return InternalError(s.message());
+  // The node agent sends the stored /init body itself before it reports Ready, and says so with
+  // the RuntimeInitialized condition; only when it has not is envd initialised from here.
+  if (!RuntimeInitialized(*ready)) {
+    if (Status s = InitEnvd(*ready); !s.ok()) {
+      Discard(*ready, s);
+      return InternalError(s.message());
+    }
   }
   if (routes_ != nullptr) routes_->SandboxChanged(*ready);
   return RecordFromObject(*ready);

@@ -190,3 +190,46 @@ test('metrics come from the node agent samples and honour start/end', async () =
     await sbx.kill();
   }
 });
+
+async function waitForState(id, state, ms = 20000) {
+  const deadline = Date.now() + ms;
+  let last;
+  while (Date.now() < deadline) {
+    last = (await Sandbox.getInfo(id)).state;
+    if (last === state) return;
+    await sleep(200);
+  }
+  assert.fail(`sandbox ${id} is still ${last} after ${ms} ms, wanted ${state}`);
+}
+
+test('a timeout with onTimeout pause pauses it; traffic resumes it when autoResume is on', async () => {
+  const sbx = await Sandbox.create('base', { timeoutMs: 3000,
+    lifecycle: { onTimeout: 'pause', autoResume: true } });
+  const id = sbx.sandboxId;
+  try {
+    const info = await sbx.getInfo();
+    assert.deepEqual(info.lifecycle, { onTimeout: 'pause', autoResume: true });
+    await sbx.files.write('marker.txt', 'before the pause');
+    await waitForState(id, 'paused');
+    // A request through the gateway wakes it and is served.
+    assert.equal(await sbx.files.read('marker.txt'), 'before the pause');
+    assert.equal((await Sandbox.getInfo(id)).state, 'running');
+  } finally {
+    await Sandbox.kill(id);
+  }
+});
+
+test('a timeout with onTimeout pause and no autoResume stays paused until connect', async () => {
+  const sbx = await Sandbox.create('base', { timeoutMs: 2000, lifecycle: { onTimeout: 'pause' } });
+  const id = sbx.sandboxId;
+  try {
+    const sleeper = await sbx.commands.run('sleep 3600', { background: true });
+    await waitForState(id, 'paused');
+    assert.equal(await sbx.isRunning(), false);
+    const again = await Sandbox.connect(id, { timeoutMs: 60_000 });
+    assert.equal(await again.isRunning(), true);
+    assert.equal((await again.commands.run(`kill -0 ${sleeper.pid} && echo alive`)).stdout, 'alive\n');
+  } finally {
+    await Sandbox.kill(id);
+  }
+});
