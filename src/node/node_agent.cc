@@ -209,6 +209,7 @@ Status NodeAgent::Adopt() {
       l.uid = obj.metadata.uid;
       l.restart_policy = owner->restart_policy;
       l.has_command = owner->has_command;
+      l.cpu_millicores = owner->cpu_millicores;
       l.state = info.state;
       l.stats = StatsRing(options_.stats_samples);
       {
@@ -351,7 +352,9 @@ void NodeAgent::SamplerLoop() {
         auto it = locals_.find(id);
         if (it == locals_.end()) continue;
         Local& l = it->second;
-        s.cpu_count = capacity_.cpu_millicores / 1000;
+        const int64_t host_cpus = std::max<int64_t>(1, capacity_.cpu_millicores / 1000);
+        s.cpu_count =
+            l.cpu_millicores > 0 ? std::min(host_cpus, (l.cpu_millicores + 999) / 1000) : host_cpus;
         l.stats.Add(s);
         if (!l.oom_kills_seen) {
           l.oom_kills_seen = s.oom_kills;
