@@ -156,7 +156,23 @@ void NodeAgent::Stop() {
   if (watch_thread_.joinable()) watch_thread_.join();
   if (sampler_thread_.joinable()) sampler_thread_.join();
   if (import_thread_.joinable()) import_thread_.join();
-  if (started_) Log()->info("node agent stopped; sandboxes keep running");
+  if (!started_) return;
+  if (!options_.destroy_on_stop) {
+    Log()->info("node agent stopped; sandboxes keep running");
+    return;
+  }
+  // The objects stay (with their finalizer): a later agent on this data dir finds them lost.
+  std::vector<std::pair<std::string, std::string>> all;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, l] : locals_) all.emplace_back(id, l.uid);
+  }
+  for (const auto& [id, uid] : all) {
+    if (Status s = DestroyLocal(id, uid, /*keep_files=*/false); !s.ok()) {
+      Log()->error("destroy on stop failed id={} error=\"{}\"", id, s.ToString());
+    }
+  }
+  Log()->info("node agent stopped; destroyed sandboxes={}", all.size());
 }
 
 bool NodeAgent::Ready() const { return started_ && !stopping_; }
