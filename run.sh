@@ -27,5 +27,8 @@ for ((i = 0; i < ${#args[@]}; i++)); do
   esac
 done
 
-"$warren" apikey bootstrap --data-dir "$data_dir" --api-url "http://$address:$port"
+# The gateway listens on the server's port + 1 (an ephemeral one, in <data dir>/gateway.port,
+# when the server's is ephemeral).
+"$warren" apikey bootstrap --data-dir "$data_dir" --api-url "http://$address:$port" \
+  --sandbox-url "http://$address:$((port == 0 ? 0 : port + 1))"
 exec "$warren" server "$@"

@@ -91,6 +91,11 @@ Result<api::Json> Call(App& app, const ApiKeyFlags& f, std::string method, std::
   return std::move(*doc);
 }
 
+// A string field of a server answer, "" when absent or not a string.
+std::string Str(const api::Json& o, const char* key) {
+  return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
+}
+
 // Writes `data` to `path` through a 0600 temporary file renamed into place.
 Status WritePrivate(const std::string& path, const std::string& data) {
   std::error_code ec;
@@ -154,19 +159,20 @@ void RunCreate(App& app, const ApiKeyFlags& f) {
   if (!f.name.empty()) body["name"] = f.name;
   auto created = Call(app, f, "POST", "/api-keys", &body);
   if (!created.ok()) return app.FailFromServer(created.status());
-  app.out() << "Created API key " << created->value("id", "") << " (name "
-            << created->value("name", "") << ", team " << created->value("team", "")
-            << "). It is shown once:\n\n  " << created->value("key", "") << "\n";
+  app.out() << "Created API key " << Str(*created, "id") << " (name " << Str(*created, "name")
+            << ", team " << Str(*created, "team") << "). It is shown once:\n\n  "
+            << Str(*created, "key") << "\n";
 }
 
 void RunList(App& app, const ApiKeyFlags& f) {
   auto list = Call(app, f, "GET", "/api-keys", nullptr);
   if (!list.ok()) return app.FailFromServer(list.status());
   Table table({"ID", "NAME", "TEAM", "ADMIN", "KEY", "CREATED"});
+  if (!list->is_array()) return app.Fail(InternalError("the server answered with no key list"));
   for (const auto& k : *list) {
-    table.AddRow({k.value("id", ""), k.value("name", ""), k.value("team", ""),
-                  k.value("admin", false) ? "yes" : "no", k.value("mask", ""),
-                  k.value("createdAt", "")});
+    bool admin = k.is_object() && k.contains("admin") && k["admin"] == true;
+    table.AddRow({Str(k, "id"), Str(k, "name"), Str(k, "team"), admin ? "yes" : "no",
+                  Str(k, "mask"), Str(k, "createdAt")});
   }
   if (table.empty()) {
     app.out() << "No API keys found.\n";

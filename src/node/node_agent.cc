@@ -156,7 +156,23 @@ void NodeAgent::Stop() {
   if (watch_thread_.joinable()) watch_thread_.join();
   if (sampler_thread_.joinable()) sampler_thread_.join();
   if (import_thread_.joinable()) import_thread_.join();
-  if (started_) Log()->info("node agent stopped; sandboxes keep running");
+  if (!started_) return;
+  if (!options_.destroy_on_stop) {
+    Log()->info("node agent stopped; sandboxes keep running");
+    return;
+  }
+  // The objects stay (with their finalizer): a later agent on this data dir finds them lost.
+  std::vector<std::pair<std::string, std::string>> all;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, l] : locals_) all.emplace_back(id, l.uid);
+  }
+  for (const auto& [id, uid] : all) {
+    if (Status s = DestroyLocal(id, uid, /*keep_files=*/false); !s.ok()) {
+      Log()->error("destroy on stop failed id={} error=\"{}\"", id, s.ToString());
+    }
+  }
+  Log()->info("node agent stopped; destroyed sandboxes={}", all.size());
 }
 
 bool NodeAgent::Ready() const { return started_ && !stopping_; }
@@ -209,6 +225,7 @@ Status NodeAgent::Adopt() {
       l.uid = obj.metadata.uid;
       l.restart_policy = owner->restart_policy;
       l.has_command = owner->has_command;
+      l.cpu_millicores = owner->cpu_millicores;
       l.state = info.state;
       l.stats = StatsRing(options_.stats_samples);
       {
@@ -351,7 +368,9 @@ void NodeAgent::SamplerLoop() {
         auto it = locals_.find(id);
         if (it == locals_.end()) continue;
         Local& l = it->second;
-        s.cpu_count = capacity_.cpu_millicores / 1000;
+        const int64_t host_cpus = std::max<int64_t>(1, capacity_.cpu_millicores / 1000);
+        s.cpu_count =
+            l.cpu_millicores > 0 ? std::min(host_cpus, (l.cpu_millicores + 999) / 1000) : host_cpus;
         l.stats.Add(s);
         if (!l.oom_kills_seen) {
           l.oom_kills_seen = s.oom_kills;

@@ -126,6 +126,7 @@ class NodeAgent {
     std::string uid;
     RestartPolicy restart_policy = RestartPolicy::kAlways;
     bool has_command = false;
+    int64_t cpu_millicores = 0;  // its cpu limit; 0 = none
     runtime::SandboxState state = runtime::SandboxState::kCreated;
     bool ready = false;
     std::optional<base::MonoTime> restart_at;  // set while waiting to restart (backoff)

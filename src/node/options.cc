@@ -52,6 +52,9 @@ NodeAgentOptions NodeAgentOptions::ForDataDir(const std::string& data_dir) {
   o.node_name = HostName();
   if (auto v = Env("WARREN_NODE_NAME"); !v.empty()) o.node_name = v;
   if (auto v = Env("WARREN_NODE_AGENT"); v == "off" || v == "0") o.enabled = false;
+  if (auto v = Env("WARREN_NODE_DESTROY_ON_STOP"); v == "1" || v == "true") {
+    o.destroy_on_stop = true;
+  }
   if (auto v = Env("WARREN_NODE_USERNS"); !v.empty()) o.user_namespace = v != "0";
   if (auto v = Env("WARREN_IMAGE_ROOT"); !v.empty()) o.image_root = v;
   return o;

@@ -24,6 +24,10 @@ struct NodeAgentOptions {
   // False: `warren server` runs no node agent (WARREN_NODE_AGENT=off), e.g. for tests of the
   // control plane alone that must not start real sandboxes.
   bool enabled = true;
+  // Destroy every sandbox when the agent stops (WARREN_NODE_DESTROY_ON_STOP=1). Off by default:
+  // sandboxes outlive a server restart and are adopted. Test harnesses that kill their server
+  // and delete its data directory turn it on, or they leak running sandboxes.
+  bool destroy_on_stop = false;
   // status.nodeName of the sandboxes this agent runs (default: the host name).
   std::string node_name;
   // The agent's own files: one directory per sandbox (writable layer, logs, volumes), the node
@@ -61,8 +65,8 @@ struct NodeAgentOptions {
   // /run/warren/<hash> and "warren-<hash>" (hash: of the data dir's absolute path). The image
   // store is the machine's (/var/lib/warren/images) whatever the data dir: it is safe to share
   // between processes, and leases are named per agent root. Then the environment may
-  // override: WARREN_NODE_AGENT (off/0), WARREN_ENVD_PATH, WARREN_NODE_NAME, WARREN_NODE_USERNS
-  // (0/1), WARREN_IMAGE_ROOT, WARREN_IMAGE_CACHE.
+  // override: WARREN_NODE_AGENT (off/0), WARREN_NODE_DESTROY_ON_STOP (1), WARREN_ENVD_PATH,
+  // WARREN_NODE_NAME, WARREN_NODE_USERNS (0/1), WARREN_IMAGE_ROOT, WARREN_IMAGE_CACHE.
   static NodeAgentOptions ForDataDir(const std::string& data_dir);
 };
 

@@ -370,8 +370,9 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     log->error("sandbox dir failed id={} error=\"{}\"", id, d.ToString());
     return Next::kRetry;
   }
-  OwnerRecord owner{obj.metadata.uid, obj.metadata.namespace_, obj.metadata.name,
-                    plan.restart_policy, !plan.command.empty()};
+  OwnerRecord owner{obj.metadata.uid,      obj.metadata.namespace_,
+                    obj.metadata.name,     plan.restart_policy,
+                    !plan.command.empty(), plan.spec.resources.cpu_millicores};
   if (Status w = WriteOwner(paths.owner, owner); !w.ok()) {
     log->error("owner record failed id={} error=\"{}\"", id, w.ToString());
     return Next::kRetry;
@@ -388,6 +389,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     l.uid = obj.metadata.uid;
     l.restart_policy = plan.restart_policy;
     l.has_command = !plan.command.empty();
+    l.cpu_millicores = plan.spec.resources.cpu_millicores;
     l.state = runtime::SandboxState::kCreated;
     l.stats = StatsRing(options_.stats_samples);
     locals_.insert_or_assign(id, std::move(l));
@@ -429,9 +431,6 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
       it->second.oom_kills_seen.reset();
     }
   }
-  (void)WriteStatus(obj, [&](api::SandboxStatus&, api::Json& raw) {
-    raw["startTime"] = base::FormatRfc3339(started);
-  });
   switch (WaitReady(id, options_.ready_timeout)) {
     case Readiness::kReady:
       break;
@@ -457,9 +456,11 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
     if (auto it = locals_.find(id); it != locals_.end()) it->second.ready = true;
   }
   const base::WallTime now = clock_.Now();
-  Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+  // One write for start and readiness (each status write is a durable commit).
+  Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json& raw) {
     st.phase = phase::kRunning;
     st.message.clear();
+    raw["startTime"] = base::FormatRfc3339(started);
     api::SetCondition(st.conditions,
                       {conditions::kReady, "True", reasons::kSandboxReady, "envd answers"}, now);
   });

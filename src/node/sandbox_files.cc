@@ -40,7 +40,8 @@ Status WriteOwner(const std::string& path, const OwnerRecord& owner) {
                       {"namespace", owner.namespace_},
                       {"name", owner.name},
                       {"restartPolicy", PolicyName(owner.restart_policy)},
-                      {"hasCommand", owner.has_command}};
+                      {"hasCommand", owner.has_command},
+                      {"cpuMillicores", owner.cpu_millicores}};
   return base::WriteFileAtomically(path, j.dump() + "\n", /*durable=*/true);
 }
 
@@ -57,6 +58,7 @@ Result<OwnerRecord> ReadOwner(const std::string& path) {
                        : policy == "OnFailure" ? RestartPolicy::kOnFailure
                                                : RestartPolicy::kAlways;
     o.has_command = j.value("hasCommand", false);
+    o.cpu_millicores = j.value("cpuMillicores", int64_t{0});
     return o;
   } catch (const nlohmann::json::exception& e) {
     return DataLossError(fmt::format("{}: {}", path, e.what()));

@@ -20,6 +20,7 @@ struct OwnerRecord {
   std::string name;
   RestartPolicy restart_policy = RestartPolicy::kAlways;
   bool has_command = false;
+  int64_t cpu_millicores = 0;  // the cpu limit (0 = none), for stats
 };
 Status WriteOwner(const std::string& path, const OwnerRecord& owner);
 Result<OwnerRecord> ReadOwner(const std::string& path);

@@ -114,6 +114,9 @@ std::string BuildTar(const std::vector<TarEntry>& entries, LayerCompression comp
       break;
     case LayerCompression::kGzip:
       CHECK(archive_write_add_filter_gzip(ar.get()) == ARCHIVE_OK);
+      // Without this the gzip header carries the current time, and the same entries built in
+      // two different seconds get two digests.
+      CHECK(archive_write_set_filter_option(ar.get(), "gzip", "timestamp", nullptr) == ARCHIVE_OK);
       break;
     case LayerCompression::kZstd:
       CHECK(archive_write_add_filter_zstd(ar.get()) == ARCHIVE_OK);

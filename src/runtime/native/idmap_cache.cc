@@ -34,8 +34,13 @@ void IdmapCache::Sweep(const std::string& dir) {
 
 Result<std::string> IdmapCache::Get(const std::string& layer) {
   std::lock_guard lock(mu_);
+  struct stat st;
+  if (stat(layer.c_str(), &st) != 0) return ErrnoError(fmt::format("stat layer {}", layer), errno);
   auto it = mounts_.find(layer);
-  if (it != mounts_.end()) return it->second.path();
+  if (it != mounts_.end()) {
+    if (it->second.dev == st.st_dev && it->second.ino == st.st_ino) return it->second.mount.path();
+    mounts_.erase(it);  // the layer was replaced: detach the view of the old directory
+  }
   if (!userns_) {
     auto ns = os::NewUserNamespaceFd(uids_, gids_);
     if (!ns.ok()) {
@@ -55,7 +60,7 @@ Result<std::string> IdmapCache::Get(const std::string& layer) {
                     m.status().message()));
   }
   std::string path = m->path();
-  mounts_.emplace(layer, std::move(m).value());
+  mounts_.emplace(layer, Entry{std::move(m).value(), st.st_dev, st.st_ino});
   return path;
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <map>
 #include <mutex>
 #include <string>
@@ -33,9 +35,16 @@ class IdmapCache {
   const std::string dir_;
   const os::IdMapping uids_;
   const os::IdMapping gids_;
+  // A cached mount is valid only for the directory it was made of: a layer collected by the
+  // image store's Gc() and unpacked again lives at the same path but is another inode.
+  struct Entry {
+    os::IdmappedMount mount;
+    dev_t dev = 0;
+    ino_t ino = 0;
+  };
   std::mutex mu_;
-  base::UniqueFd userns_;                            // guarded by mu_
-  std::map<std::string, os::IdmappedMount> mounts_;  // guarded by mu_; layer → mount
+  base::UniqueFd userns_;                // guarded by mu_
+  std::map<std::string, Entry> mounts_;  // guarded by mu_; layer → mount
 };
 
 }  // namespace warren::runtime::native

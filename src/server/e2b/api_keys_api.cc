@@ -37,10 +37,15 @@ net::Response CreateKey(auth::KeyStore& keys, const auth::Principal& who, const 
   if (body.contains("admin") && !body["admin"].is_null() && !body["admin"].is_boolean()) {
     return ErrorResponse(400, "admin must be a boolean");
   }
-  options.name = body.value("name", "");
-  options.team = body.value("team", body.value("teamName", ""));
+  // Checked above: each is absent, null or of the right type.
+  auto str = [&](const char* field) {
+    return body.contains(field) && body[field].is_string() ? body[field].get<std::string>() : "";
+  };
+  options.name = str("name");
+  options.team = str("team");
+  if (options.team.empty()) options.team = str("teamName");
   if (options.team.empty()) options.team = who.team;
-  options.admin = body.value("admin", false);
+  options.admin = body.contains("admin") && body["admin"].is_boolean() && body["admin"].get<bool>();
   if (!who.admin && (options.admin || options.team != who.team)) {
     return ErrorResponse(403, fmt::format("API key {} may only create keys for its own team "
                                           "\"{}\" (an admin key can create others)",

@@ -502,6 +502,11 @@ TEST_F(E2bApiTest, ApiKeysAreManagedByAdminsAndTeamsOnlyForThemselves) {
   ExpectError(Call("DELETE", "/api-keys/g1", alpha_), 404, "not found");
   ExpectError(Call("DELETE", "/api-keys/admin", admin_), 409, "last admin key");
   ExpectError(Call("POST", "/api-keys", admin_, R"({"team":"Not Valid"})"), 400, "team");
+  ExpectError(Call("POST", "/api-keys", admin_, R"({"team":7})"), 400, "team must be a string");
+  ExpectError(Call("POST", "/api-keys", admin_, "{nope"), 400, "invalid JSON");
+  EXPECT_EQ(
+      Call("POST", "/api-keys", admin_, R"({"team":"nulls","name":null,"admin":null})").status,
+      201);
   EXPECT_EQ(Call("DELETE", "/api-keys/g1", admin_).status, 204);
   ExpectError(Call("GET", "/v2/sandboxes", key), 401, "invalid API key");
 }

@@ -48,20 +48,38 @@ export async function startWarren() {
   const portFile = path.join(dir, 'port');
   // With an ephemeral server port the gateway takes an ephemeral one too and writes it here.
   const gatewayPortFile = path.join(dataDir, 'gateway.port');
-  const child = spawn(warren, ['server', '--data-dir', dataDir, '--port', '0',
-    '--port-file', portFile, '--log-level', process.env.WARREN_LOG_LEVEL ?? 'info'],
-  { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout.on('data', (d) => { output += d; });
-  child.stderr.on('data', (d) => { output += d; });
   const log = () => output;
-  const port = await waitForFile(portFile, child, log);
-  const gatewayPort = await waitForFile(gatewayPortFile, child, log);
-  const apiUrl = `http://127.0.0.1:${port}`;
+  async function launch() {
+    rmSync(portFile, { force: true });
+    rmSync(gatewayPortFile, { force: true });
+    const child = spawn(warren, ['server', '--data-dir', dataDir, '--port', '0',
+      '--port-file', portFile, '--log-level', process.env.WARREN_LOG_LEVEL ?? 'info'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (d) => { output += d; });
+    child.stderr.on('data', (d) => { output += d; });
+    const port = await waitForFile(portFile, child, log);
+    const gatewayPort = await waitForFile(gatewayPortFile, child, log);
+    return { child, apiUrl: `http://127.0.0.1:${port}`,
+      sandboxUrl: `http://127.0.0.1:${gatewayPort}` };
+  }
+  async function terminate(child) {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const done = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    const t = setTimeout(() => child.kill('SIGKILL'), 15000);
+    await done;
+    clearTimeout(t);
+  }
   const w = {
-    dir, dataDir, adminKey, log, child,
-    apiUrl,
-    sandboxUrl: `http://127.0.0.1:${gatewayPort}`,
+    dir, dataDir, adminKey, log,
+    ...(await launch()),
+    // Stops the server (SIGTERM: its sandboxes keep running) and starts it again on the same
+    // data dir; the new process adopts them. Ports are new: call useEnv again.
+    async restart() {
+      await terminate(w.child);
+      Object.assign(w, await launch());
+    },
     // Raw HTTP to the control plane, as the Python SDK sends it.
     async api(method, target, { key = adminKey, body, headers = {} } = {}) {
       const h = { ...headers };
@@ -71,7 +89,7 @@ export async function startWarren() {
         h['content-type'] = 'application/json';
         payload = typeof body === 'string' ? body : JSON.stringify(body);
       }
-      const res = await fetch(apiUrl + target, { method, headers: h, body: payload });
+      const res = await fetch(w.apiUrl + target, { method, headers: h, body: payload });
       const text = await res.text();
       let json;
       try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
@@ -79,25 +97,42 @@ export async function startWarren() {
     },
     // Sandbox objects left in the store (any namespace), through the resource API.
     async sandboxObjects() {
-      const res = await fetch(`${apiUrl}/apis/agents.kruise.io/v1alpha1/sandboxes`);
+      const res = await fetch(`${w.apiUrl}/apis/agents.kruise.io/v1alpha1/sandboxes`);
       return (await res.json()).items ?? [];
     },
-    // Kills every sandbox, waits until the node agent has destroyed them, stops the server.
+    // Deletes every pool and claim (so nothing makes new sandboxes), then every sandbox, waits
+    // until the node agent has destroyed them all, and stops the server. A sandbox still there
+    // after a minute fails the suite rather than being left running.
     async stop() {
-      try {
-        for (const o of await w.sandboxObjects()) {
-          await fetch(`${apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/${o.metadata.namespace}/sandboxes/${o.metadata.name}`,
+      const base = () => `${w.apiUrl}/apis/agents.kruise.io/v1alpha1`;
+      const items = async (plural) => {
+        const res = await fetch(`${base()}/${plural}`);
+        return res.ok ? ((await res.json()).items ?? []) : [];
+      };
+      const deleteAll = async (plural) => {
+        for (const o of await items(plural)) {
+          await fetch(`${base()}/namespaces/${o.metadata.namespace}/${plural}/${o.metadata.name}`,
             { method: 'DELETE' });
         }
+      };
+      let left = [];
+      try {
+        await deleteAll('sandboxsets');
+        await deleteAll('sandboxclaims');
         const deadline = Date.now() + 60000;
-        while (Date.now() < deadline && (await w.sandboxObjects()).length > 0) await sleep(100);
-      } catch { /* the server may be gone already */ }
-      if (child.exitCode === null) {
-        const done = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        const t = setTimeout(() => child.kill('SIGKILL'), 15000);
-        await done;
-        clearTimeout(t);
+        for (;;) {
+          await deleteAll('sandboxes');
+          left = await items('sandboxes');
+          if (left.length === 0 || Date.now() > deadline) break;
+          await sleep(200);
+        }
+      } catch (e) {
+        left = [`(could not clean up: ${e.message})`];
+      }
+      await terminate(w.child);
+      if (left.length > 0) {
+        throw new Error(`sandboxes left running in ${dataDir}: ` +
+          left.map((o) => o.metadata?.name ?? o).join(', '));
       }
       rmSync(dir, { recursive: true, force: true });
     },

@@ -83,3 +83,29 @@ TEST_F(NodeTest, RestartAdoptsWhatRunsAndCleansWhatShouldNot) {
 
 }  // namespace
 }  // namespace warren::node::testing
+
+namespace warren::node::testing {
+namespace {
+
+TEST_F(NodeTest, DestroyOnStopLeavesNothingRunning) {
+  NodeAgentOptions o = Options();
+  o.destroy_on_stop = true;
+  agent_ = std::make_unique<NodeAgent>(store_->store(), o);
+  ASSERT_OK(agent_->Start());
+  api::Object s =
+      Apply(SandboxYaml("brief", "busybox", R"(["sleep", "3600"])", "{memory: 64Mi}", "Always"));
+  WaitPhase("brief", "Running");
+  const std::vector<int> pids = SandboxPids(Options(), SandboxId(s));
+  ASSERT_FALSE(pids.empty());
+  StopAgent();
+  Leftovers left = LeftoversOf(Options(), SandboxId(s), pids.front(), s.metadata.uid);
+  EXPECT_TRUE(left.items.empty()) << ::testing::PrintToString(left.items);
+  // A later agent finds the object's sandbox gone and says so.
+  StartAgent();
+  EXPECT_EQ(ConditionReason(WaitPhase("brief", "Failed"), "Ready"), "SandboxLost");
+  Delete("brief");
+  WaitGone("brief");
+}
+
+}  // namespace
+}  // namespace warren::node::testing

@@ -115,6 +115,7 @@ spec:
   auto samples = agent_->Metrics(id);
   ASSERT_GE(samples.size(), 3u);
   EXPECT_EQ(samples.back().memory_limit_bytes, 256u << 20);
+  EXPECT_EQ(samples.back().cpu_count, 1) << "cpu: 500m is one CPU, rounded up";
   EXPECT_GT(samples.back().memory_bytes, 0u);
   EXPECT_GE(samples.back().pids, 2u);  // envd and sleep
   EXPECT_LE(samples.front().time, samples.back().time);
