@@ -275,8 +275,8 @@ std::pair<double, double> ServerSideQuantiles(WarrenServer& server) {
     for (auto [le, count] : buckets) {
       if (count >= rank) {
         if (le >= 1e9) return prev_le * 1000;
-        return 1000 * (prev_le + (le - prev_le) * (rank - prev_count) /
-                                     std::max(1e-9, count - prev_count));
+        return 1000 * (prev_le +
+                       (le - prev_le) * (rank - prev_count) / std::max(1e-9, count - prev_count));
       }
       prev_le = le;
       prev_count = count;
@@ -311,12 +311,18 @@ int Main(int argc, char** argv) {
       CHECK_MSG(i + 1 < argc, a << " needs a value");
       return argv[++i];
     };
-    if (a == "--pool") o.pool = std::stoi(value());
-    else if (a == "--claims") o.claims = std::stoi(value());
-    else if (a == "--concurrency") o.concurrency = ParseList(value());
-    else if (a == "--cold") o.cold = std::stoi(value());
-    else if (a == "--idle-seconds") o.idle_seconds = std::stoi(value());
-    else if (a == "--quiet-refill") o.quiet_refill = true;
+    if (a == "--pool")
+      o.pool = std::stoi(value());
+    else if (a == "--claims")
+      o.claims = std::stoi(value());
+    else if (a == "--concurrency")
+      o.concurrency = ParseList(value());
+    else if (a == "--cold")
+      o.cold = std::stoi(value());
+    else if (a == "--idle-seconds")
+      o.idle_seconds = std::stoi(value());
+    else if (a == "--quiet-refill")
+      o.quiet_refill = true;
     else if (a == "--smoke") {
       o.pool = 4;
       o.claims = 8;
@@ -365,9 +371,10 @@ spec:
                 << server.log());
   double fill_s = std::chrono::duration<double>(Clock::now() - fill_start).count();
 
-  fmt::print("claim bench: pool of {} (filled in {:.1f} s, {:.1f} sandboxes/s), {} claims per "
-             "concurrency, {} cold creates\n",
-             o.pool, fill_s, o.pool / fill_s, o.claims, o.cold);
+  fmt::print(
+      "claim bench: pool of {} (filled in {:.1f} s, {:.1f} sandboxes/s), {} claims per "
+      "concurrency, {} cold creates\n",
+      o.pool, fill_s, o.pool / fill_s, o.claims, o.cold);
   fmt::print("{:<34} {:>6} {:>8} {:>8} {:>8} {:>9}\n", "", "n", "p50 ms", "p99 ms", "max ms",
              "per s");
   RunResult cold = RunCold(e2b, o.cold);
@@ -381,9 +388,10 @@ spec:
     }
   }
   auto [p50, p99] = ServerSideQuantiles(server);
-  fmt::print("server side (warren_claim_duration_seconds, all claims): p50 {:.2f} ms, p99 {:.2f} "
-             "ms\n",
-             p50, p99);
+  fmt::print(
+      "server side (warren_claim_duration_seconds, all claims): p50 {:.2f} ms, p99 {:.2f} "
+      "ms\n",
+      p50, p99);
   // ~WarrenServer deletes every sandbox before stopping the server.
   return 0;
 }

@@ -201,8 +201,9 @@ bool WarrenServer::DeleteEverything(std::chrono::milliseconds timeout) {
     for (const auto& item : (*doc)["items"]) {
       std::string ns = item["metadata"].value("namespace", "default");
       std::string name = item["metadata"].value("name", "");
-      http_->Do({.method = "DELETE",
-                 .target = fmt::format("{}/namespaces/{}/{}/{}", base, ns, plural, name)})
+      http_
+          ->Do({.method = "DELETE",
+                .target = fmt::format("{}/namespaces/{}/{}/{}", base, ns, plural, name)})
           .status()
           .IgnoreError();
     }
