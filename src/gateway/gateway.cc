@@ -11,17 +11,11 @@ namespace {
 
 // The relay of one request, as the route table sees it: attached before the relay starts so a
 // route going down in between still reaches it, and given the net handle once there is one.
-// It also carries what the relay's callbacks need, so each callback captures one pointer.
 // Thread-safe.
 class RelayRecord final : public OpenRelay {
  public:
-  RelayRecord(RouteTable& routes, IdleUpstreams& idle, const SandboxAddress& address,
-              uint64_t generation)
-      : routes_(routes),
-        idle_(idle),
-        sandbox_id_(address.sandbox_id),
-        port_(address.port),
-        generation_(generation) {}
+  RelayRecord(RouteTable& routes, std::string_view sandbox_id)
+      : routes_(routes), sandbox_id_(sandbox_id) {}
 
   void SetHandle(std::shared_ptr<net::ProxyHandle> handle) {
     bool abort;
@@ -43,17 +37,12 @@ class RelayRecord final : public OpenRelay {
     if (handle) handle->Abort();
   }
 
-  // The relay ended (net's on_done).
+  // The relay ended (net's on_done), or never started.
   void Done() { routes_.DetachRelay(sandbox_id_, this); }
-  // The upstream connection is clean and may serve the next request (net's on_upstream_idle).
-  void Idle(base::UniqueFd fd) { idle_.Put(sandbox_id_, port_, generation_, std::move(fd)); }
 
  private:
   RouteTable& routes_;
-  IdleUpstreams& idle_;
   const std::string sandbox_id_;
-  const uint16_t port_;
-  const uint64_t generation_;
   std::mutex mu_;
   std::shared_ptr<net::ProxyHandle> handle_;  // guarded by mu_
   bool abort_requested_ = false;              // guarded by mu_
@@ -65,9 +54,8 @@ using SharedResponder = std::shared_ptr<net::Responder>;
 }  // namespace
 
 Result<std::unique_ptr<Gateway>> Gateway::Start(GatewayOptions options, RouteTable& routes,
-                                                SandboxDialer& dialer, Resumer* resumer,
-                                                base::Clock& clock) {
-  std::unique_ptr<Gateway> gateway(new Gateway(std::move(options), routes, dialer, resumer, clock));
+                                                SandboxDialer& dialer, Resumer* resumer) {
+  std::unique_ptr<Gateway> gateway(new Gateway(std::move(options), routes, dialer, resumer));
   Gateway* g = gateway.get();
   net::Router router;
   router.SetFallback(
@@ -76,10 +64,16 @@ Result<std::unique_ptr<Gateway>> Gateway::Start(GatewayOptions options, RouteTab
         g->Handle(request, std::move(responder));
       },
       net::RouteOptions{.stream_body = true, .max_body_bytes = g->options_.max_body_bytes});
-  auto server = net::HttpServer::Start(g->options_.server, std::move(router));
+  net::ServerOptions server_options = g->options_.server;
+  server_options.upstream_pool.max_per_key = g->options_.idle_upstreams.max_per_port;
+  server_options.upstream_pool.max_per_loop = g->options_.idle_upstreams.max_total;
+  auto server = net::HttpServer::Start(std::move(server_options), std::move(router));
   if (!server.ok()) return server.status().WithPrefix("gateway listener");
   g->server_ = std::move(server).value();
-  routes.SetDownObserver([g](const std::string& sandbox_id) { g->idle_.DropSandbox(sandbox_id); });
+  // A route that goes down takes its idle connections with it (their generation is stale too).
+  routes.SetDownObserver([pool = &g->server_->upstream_pool()](const std::string& sandbox_id) {
+    pool->DropGroup(sandbox_id);
+  });
   g->housekeeping_ = std::thread([g] { g->Housekeeping(); });
   base::Logger("gateway")->info("gateway listening address={} port={} domain={}",
                                 g->options_.server.address, g->server_->port(),
@@ -88,12 +82,11 @@ Result<std::unique_ptr<Gateway>> Gateway::Start(GatewayOptions options, RouteTab
 }
 
 Gateway::Gateway(GatewayOptions options, RouteTable& routes, SandboxDialer& dialer,
-                 Resumer* resumer, base::Clock& clock)
+                 Resumer* resumer)
     : options_(std::move(options)),
       routes_(routes),
       dialer_(dialer),
       resumer_(resumer),
-      idle_(clock, options_.idle_upstreams),
       dial_pool_(options_.dial_threads) {}
 
 Gateway::~Gateway() { Shutdown(std::chrono::milliseconds(0)); }
@@ -120,7 +113,6 @@ void Gateway::Housekeeping() {
     housekeeping_wake_.wait_for(lock, std::chrono::seconds(1));
     if (stopping_) break;
     lock.unlock();
-    idle_.Sweep();
     routes_.SweepFences();
     lock.lock();
   }
@@ -173,13 +165,9 @@ bool Gateway::Authorized(const net::Request& request, uint16_t port, const Route
 }
 
 void Gateway::Connect(net::Responder responder, SandboxAddress address, RouteLookup lookup) {
-  if (options_.upstream_keepalive) {
-    base::UniqueFd idle = idle_.Take(address.sandbox_id, address.port, lookup.generation);
-    if (idle) {
-      counters_.upstream_reused.fetch_add(1, std::memory_order_relaxed);
-      Relay(std::move(responder), address, lookup, std::move(idle));
-      return;
-    }
+  if (options_.upstream_keepalive &&
+      Relay(responder, address, lookup, base::UniqueFd(), /*pooled=*/true)) {
+    return;
   }
   auto shared = std::make_shared<net::Responder>(std::move(responder));
   bool posted = dial_pool_.Post([this, shared, a = std::move(address), l = std::move(lookup)] {
@@ -204,31 +192,45 @@ void Gateway::DialAndRelay(net::Responder responder, const SandboxAddress& addre
     }
     return;
   }
-  counters_.upstream_dialed.fetch_add(1, std::memory_order_relaxed);
-  Relay(std::move(responder), address, lookup, std::move(fd).value());
+  Relay(responder, address, lookup, std::move(fd).value(), /*pooled=*/false);
 }
 
-void Gateway::Relay(net::Responder responder, const SandboxAddress& address,
-                    const RouteLookup& lookup, base::UniqueFd upstream) {
-  auto record = std::make_shared<RelayRecord>(routes_, idle_, address, lookup.generation);
+bool Gateway::Relay(net::Responder& responder, const SandboxAddress& address,
+                    const RouteLookup& lookup, base::UniqueFd upstream, bool pooled) {
+  auto record = std::make_shared<RelayRecord>(routes_, address.sandbox_id);
   if (!routes_.AttachRelay(address.sandbox_id, lookup.generation, record)) {
     // The route went down since the lookup (killed or paused meanwhile).
     counters_.Count(RequestResult::kNotFound);
     responder.Send(SandboxNotFound(address.sandbox_id));
-    return;
+    return true;
   }
   net::ProxyOptions options;
   options.idle_timeout = options_.relay_idle_timeout;
-  // on_done owns the record until the relay ends; on_upstream_idle runs before on_done, inside
-  // the relay, so a plain pointer is enough there.
+  // on_done owns the record until the relay ends.
   options.on_done = [record] { record->Done(); };
   if (options_.upstream_keepalive) {
-    options.on_upstream_idle = [raw = record.get()](base::UniqueFd fd) {
-      raw->Idle(std::move(fd));
-    };
+    // Clean connections stay on the loop that relayed, for this sandbox port and route
+    // generation only: none outlives its sandbox's incarnation.
+    options.pool_key = net::UpstreamKey{address.sandbox_id, address.port, lookup.generation};
+    options.pool_idle_timeout = address.port == options_.idle_upstreams.envd_port
+                                    ? options_.idle_upstreams.envd_idle_timeout
+                                    : options_.idle_upstreams.idle_timeout;
+  }
+  std::shared_ptr<net::ProxyHandle> handle;
+  if (pooled) {
+    handle = responder.ProxyPooled(*options.pool_key, options);
+    if (!handle) {
+      record->Done();  // nothing idle on this loop: the caller dials
+      return false;
+    }
+    counters_.upstream_reused.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    counters_.upstream_dialed.fetch_add(1, std::memory_order_relaxed);
+    handle = responder.Proxy(std::move(upstream), std::move(options));
   }
   counters_.Count(RequestResult::kRelayed);
-  record->SetHandle(responder.Proxy(std::move(upstream), std::move(options)));
+  record->SetHandle(std::move(handle));
+  return true;
 }
 
 void Gateway::ResumeAndRelay(net::Responder responder, const SandboxAddress& address,
@@ -293,8 +295,10 @@ std::vector<MetricSample> Gateway::MetricSamples() const {
                    {{"sandbox_id", id}},
                    static_cast<double>(count)});
   }
-  out.push_back(
-      {"warren_gateway_idle_upstream_connections", "gauge", {}, static_cast<double>(idle_.size())});
+  out.push_back({"warren_gateway_idle_upstream_connections",
+                 "gauge",
+                 {},
+                 static_cast<double>(idle_upstream_count())});
   return out;
 }
 

@@ -9,9 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "base/clock.h"
 #include "base/result.h"
-#include "gateway/idle_upstreams.h"
 #include "gateway/metrics.h"
 #include "gateway/resumer.h"
 #include "gateway/route_table.h"
@@ -21,6 +19,21 @@
 #include "net/http_server.h"
 
 namespace warren::gateway {
+
+struct IdleUpstreamOptions {
+  // Idle connections kept per sandbox port, and in all, on each of the gateway's loops.
+  size_t max_per_port = 64;
+  size_t max_total = 4096;
+  // Closed after this long unused. Kept below the keep-alive timeouts servers commonly use
+  // (gunicorn's is 2 s, Node's 5 s), so the gateway lets go before the server does: a request
+  // sent just as the server closes would fail. Under load connections are reused within
+  // milliseconds anyway.
+  std::chrono::milliseconds idle_timeout{1000};
+  // For envd's port, whose server keeps idle connections for 640 s: long enough that an SDK's
+  // calls seconds apart still find one.
+  std::chrono::milliseconds envd_idle_timeout{30000};
+  uint16_t envd_port = 49983;
+};
 
 // contracts.md: the gateway listens on 127.0.0.1:7781 in `warren server`.
 inline constexpr uint16_t kDefaultGatewayPort = 7781;
@@ -36,7 +49,8 @@ struct GatewayOptions {
   std::chrono::seconds relay_idle_timeout{600};
   // Threads that dial into sandboxes (and wait for auto-resumes): dials can block.
   int dial_threads = 8;
-  // Keep connections into sandboxes open between requests (net's on_upstream_idle).
+  // Keep connections into sandboxes open between requests (net's UpstreamPool: each stays on
+  // the loop that relayed over it).
   bool upstream_keepalive = true;
   IdleUpstreamOptions idle_upstreams;
   // Largest request body relayed (file uploads); envd enforces disk space itself.
@@ -60,8 +74,7 @@ struct GatewayOptions {
 class Gateway {
  public:
   static Result<std::unique_ptr<Gateway>> Start(GatewayOptions options, RouteTable& routes,
-                                                SandboxDialer& dialer, Resumer* resumer = nullptr,
-                                                base::Clock& clock = base::RealClock());
+                                                SandboxDialer& dialer, Resumer* resumer = nullptr);
   ~Gateway();
   Gateway(const Gateway&) = delete;
   Gateway& operator=(const Gateway&) = delete;
@@ -74,19 +87,21 @@ class Gateway {
   // routes by state, fences, open relays (in all and per sandbox), idle upstream connections.
   std::vector<MetricSample> MetricSamples() const;
   const GatewayCounters& counters() const { return counters_; }
-  size_t idle_upstream_count() const { return idle_.size(); }
+  // Idle connections into sandboxes, over all loops.
+  size_t idle_upstream_count() const { return server_ ? server_->upstream_pool().idle_count() : 0; }
 
  private:
-  Gateway(GatewayOptions options, RouteTable& routes, SandboxDialer& dialer, Resumer* resumer,
-          base::Clock& clock);
+  Gateway(GatewayOptions options, RouteTable& routes, SandboxDialer& dialer, Resumer* resumer);
 
   void Handle(net::Request& request, net::Responder responder);
   // Relays over an idle keep-alive connection when there is one, else dials on a dial thread.
   void Connect(net::Responder responder, SandboxAddress address, RouteLookup lookup);
   void DialAndRelay(net::Responder responder, const SandboxAddress& address,
                     const RouteLookup& lookup);
-  void Relay(net::Responder responder, const SandboxAddress& address, const RouteLookup& lookup,
-             base::UniqueFd upstream);
+  // Relays over `upstream`, or with `pooled` over an idle connection of this loop. Returns false,
+  // with `responder` unanswered, only when `pooled` found none; otherwise it answered.
+  bool Relay(net::Responder& responder, const SandboxAddress& address, const RouteLookup& lookup,
+             base::UniqueFd upstream, bool pooled);
   void ResumeAndRelay(net::Responder responder, const SandboxAddress& address,
                       const RouteLookup& lookup);
   bool Authorized(const net::Request& request, uint16_t port, const Route& route) const;
@@ -97,7 +112,6 @@ class Gateway {
   SandboxDialer& dialer_;
   Resumer* const resumer_;
   GatewayCounters counters_;
-  IdleUpstreams idle_;
   WorkerPool dial_pool_;
   std::unique_ptr<net::HttpServer> server_;
 

@@ -42,11 +42,16 @@ class GatewayComponentTest : public ::testing::Test {
     return store_->UpdateStatus(o).value();
   }
 
+  // One keep-alive client per test: its requests ride one connection, so they are served by one
+  // gateway loop and reuse that loop's idle upstream connections.
   net::Response Get(const std::string& id) {
-    auto client = net::HttpClient::ForAddress("127.0.0.1:" + std::to_string(component_->port()));
+    if (!client_) {
+      client_ =
+          net::HttpClient::ForAddress("127.0.0.1:" + std::to_string(component_->port())).value();
+    }
     net::ClientRequest req{.target = "/who"};
     req.headers.Set("E2b-Sandbox-Id", id);
-    auto resp = (*client)->Do(req);
+    auto resp = client_->Do(req);
     EXPECT_TRUE(resp.ok()) << resp.status();
     return resp.ok() ? *resp : net::Response{};
   }
@@ -57,6 +62,7 @@ class GatewayComponentTest : public ::testing::Test {
   std::unique_ptr<net::HttpServer> upstream_;
   testing::LoopbackDialer* dialer_ = nullptr;
   std::unique_ptr<GatewayComponent> component_;
+  std::unique_ptr<net::HttpClient> client_;
 };
 
 TEST_F(GatewayComponentTest, StartsFromTheStoreAndWritesItsPort) {

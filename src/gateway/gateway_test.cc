@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <thread>
 
@@ -22,6 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 using net::testing::Notification;
 using net::testing::RawClient;
+using net::testing::RawListener;
 
 using testing::LoopbackDialer;
 
@@ -79,6 +81,24 @@ class GatewayTest : public ::testing::Test {
     auto resp = (*client)->Do({.target = target, .headers = std::move(headers)});
     EXPECT_TRUE(resp.ok()) << resp.status();
     return resp.ok() ? *resp : net::Response{};
+  }
+  // One keep-alive client: its requests ride one connection, served by one gateway loop.
+  std::unique_ptr<net::HttpClient> Client() {
+    auto client = net::HttpClient::ForAddress("127.0.0.1:" + std::to_string(gateway_->port()));
+    EXPECT_TRUE(client.ok());
+    return std::move(*client);
+  }
+  net::Response Get(net::HttpClient& client, const std::string& target, net::Headers headers) {
+    auto resp = client.Do({.target = target, .headers = std::move(headers)});
+    EXPECT_TRUE(resp.ok()) << resp.status();
+    return resp.ok() ? *resp : net::Response{};
+  }
+  // Idle connections are closed on the gateway's loops, moments after the route changes.
+  bool WaitIdleUpstreams(size_t n) {
+    for (int i = 0; i < 500 && gateway_->idle_upstream_count() != n; ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    return gateway_->idle_upstream_count() == n;
   }
   static net::Headers Routing(const std::string& id, std::optional<std::string> port = {}) {
     net::Headers h;
@@ -199,13 +219,16 @@ TEST_F(GatewayTest, EnvdTrafficNeedsTheAccessToken) {
   EXPECT_EQ(gateway_->counters().Get(RequestResult::kUnauthorized), 4u);
 }
 
+// Idle upstream connections stay on the gateway loop that relayed over them, so requests on one
+// client connection (one loop) reuse them.
 TEST_F(GatewayTest, UpstreamConnectionsAreReusedPerSandboxPort) {
   auto a = StartUpstream("sandbox-a");
   dialer_.Map("ia", kEnvdPort, a->port());
   table_.Upsert(RunningRoute("ia", 1));
   StartGateway();
-  net::Response first = Get("/who", Routing("ia"));
-  net::Response second = Get("/who", Routing("ia"));
+  auto client = Client();
+  net::Response first = Get(*client, "/who", Routing("ia"));
+  net::Response second = Get(*client, "/who", Routing("ia"));
   EXPECT_EQ(second.body, "sandbox-a");
   EXPECT_EQ(first.headers.Get("X-Upstream-Remote"), second.headers.Get("X-Upstream-Remote"))
       << "the second request dialed again";
@@ -216,11 +239,74 @@ TEST_F(GatewayTest, UpstreamConnectionsAreReusedPerSandboxPort) {
   Route paused = RunningRoute("ia", 2);
   paused.state = RouteState::kPaused;
   table_.Upsert(paused);
-  EXPECT_EQ(gateway_->idle_upstream_count(), 0u);
+  EXPECT_TRUE(WaitIdleUpstreams(0));
   table_.Upsert(RunningRoute("ia", 3));
-  net::Response third = Get("/who", Routing("ia"));
+  net::Response third = Get(*client, "/who", Routing("ia"));
   EXPECT_EQ(third.body, "sandbox-a");
   EXPECT_EQ(dialer_.dials(), 2);
+}
+
+// A sandbox server that closes an idle keep-alive connection (its own idle timeout) or writes
+// on it unasked: the gateway dials a fresh connection instead of sending a request into it.
+TEST_F(GatewayTest, AnIdleUpstreamTheServerClosedOrWroteOnIsNotUsed) {
+  auto listener = RawListener::Listen();
+  ASSERT_TRUE(listener.ok());
+  dialer_.Map("ia", 8080, listener->port());
+  table_.Upsert(RunningRoute("ia", 1));
+  StartGateway();
+  Notification closed, chatted;
+  std::thread upstream([&] {
+    auto first = listener->Accept();
+    if (!first.ok() || !first->ReadUntil("\r\n\r\n").ok()) return;
+    (void)first->Send("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none");
+    first->Close();
+    closed.Notify();
+    auto second = listener->Accept();
+    if (!second.ok() || !second->ReadUntil("\r\n\r\n").ok()) return;
+    (void)second->Send("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\ntwo");
+    (void)second->Send("HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n");
+    chatted.Notify();
+    auto third = listener->Accept();
+    if (!third.ok() || !third->ReadUntil("\r\n\r\n").ok()) return;
+    (void)third->Send("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nthree");
+    third->WaitClosed();
+  });
+  auto client = Client();
+  EXPECT_EQ(Get(*client, "/", Routing("ia", "8080")).body, "one");
+  ASSERT_TRUE(closed.WaitFor(10s));
+  EXPECT_EQ(Get(*client, "/", Routing("ia", "8080")).body, "two");
+  ASSERT_TRUE(chatted.WaitFor(10s));
+  EXPECT_EQ(Get(*client, "/", Routing("ia", "8080")).body, "three");
+  EXPECT_EQ(dialer_.dials(), 3);
+  EXPECT_EQ(gateway_->counters().upstream_reused.load(), 0u);
+  gateway_->Shutdown(0ms);  // closes the third connection, which the upstream waits for
+  upstream.join();
+}
+
+// Killing a sandbox closes the gateway's idle connections into it, not only its open relays.
+TEST_F(GatewayTest, RemovingTheRouteClosesItsIdleUpstreams) {
+  auto listener = RawListener::Listen();
+  ASSERT_TRUE(listener.ok());
+  dialer_.Map("ia", kEnvdPort, listener->port());
+  table_.Upsert(RunningRoute("ia", 1));
+  StartGateway();
+  std::atomic<bool> upstream_saw_close{false};
+  Notification answered;
+  std::thread upstream([&] {
+    auto conn = listener->Accept();
+    if (!conn.ok() || !conn->ReadUntil("\r\n\r\n").ok()) return;
+    (void)conn->Send("HTTP/1.1 204 No Content\r\n\r\n");
+    answered.Notify();
+    upstream_saw_close = conn->WaitClosed(10s);
+  });
+  auto client = Client();
+  EXPECT_EQ(Get(*client, "/health", Routing("ia")).status, 204);
+  ASSERT_TRUE(answered.WaitFor(10s));
+  EXPECT_TRUE(WaitIdleUpstreams(1));
+  EXPECT_TRUE(table_.Remove("ia", 2));
+  upstream.join();
+  EXPECT_TRUE(upstream_saw_close.load()) << "the idle connection outlived its sandbox";
+  EXPECT_TRUE(WaitIdleUpstreams(0));
 }
 
 TEST_F(GatewayTest, KeepAliveCanBeTurnedOff) {

@@ -114,19 +114,47 @@ std::shared_ptr<ResponseStream> Responder::Stream(int status, Headers headers) {
   return stream;
 }
 
-std::shared_ptr<ProxyHandle> Responder::Proxy(base::UniqueFd upstream, ProxyOptions options) {
-  const std::shared_ptr<Exchange>& ex = impl_->exchange();
-  auto handle = std::make_shared<internal::ProxyHandleImpl>(ex->session, ex);
+namespace {
+
+// The relay of exchange `ex`, with the request as it stands now. Runs on the handler's thread,
+// which owns the request until it answers.
+std::unique_ptr<internal::ProxyJob> MakeProxyJob(const std::shared_ptr<Exchange>& ex,
+                                                 ProxyOptions options) {
   auto job = std::make_unique<internal::ProxyJob>();
-  job->upstream = std::move(upstream);
   job->options = std::move(options);
-  job->handle = handle;
-  // Taken on the handler's thread, which owns the request until it answers.
+  job->handle = std::make_shared<internal::ProxyHandleImpl>(ex->session, ex);
   job->method = ex->request.method;
   job->target = ex->request.target;
   job->headers = ex->request.headers;
   job->body_buffered = ex->body_pipe == nullptr;
   if (job->body_buffered) job->body = ex->request.body;
+  return job;
+}
+
+}  // namespace
+
+std::shared_ptr<ProxyHandle> Responder::Proxy(base::UniqueFd upstream, ProxyOptions options) {
+  std::unique_ptr<internal::ProxyJob> job = MakeProxyJob(impl_->exchange(), std::move(options));
+  job->upstream = std::move(upstream);
+  std::shared_ptr<ProxyHandle> handle = job->handle;
+  Answer a;
+  a.kind = Answer::Kind::kProxy;
+  a.proxy = std::move(job);
+  impl_->Deliver(std::move(a));
+  return handle;
+}
+
+std::shared_ptr<ProxyHandle> Responder::ProxyPooled(const UpstreamKey& key, ProxyOptions& options) {
+  const std::shared_ptr<Exchange>& ex = impl_->exchange();
+  if (ex->answered.load()) return nullptr;
+  std::shared_ptr<Session> session = ex->session.lock();
+  // A pooled connection belongs to its loop's reactor: only that loop's thread may take it.
+  if (!session || !session->on_loop_thread()) return nullptr;
+  std::optional<internal::UpstreamSocket> socket = session->TakeUpstream(key);
+  if (!socket) return nullptr;
+  std::unique_ptr<internal::ProxyJob> job = MakeProxyJob(ex, std::move(options));
+  job->pooled = std::move(socket);
+  std::shared_ptr<ProxyHandle> handle = job->handle;
   Answer a;
   a.kind = Answer::Kind::kProxy;
   a.proxy = std::move(job);
@@ -774,9 +802,35 @@ asio::awaitable<void> Session::LingeringClose() {
 
 namespace {
 
+// The server's UpstreamPool: each loop's LoopUpstreams, reached on that loop.
+class ServerUpstreamPool final : public UpstreamPool {
+ public:
+  ServerUpstreamPool(std::vector<std::unique_ptr<Loop>>& loops, std::atomic<size_t>& count)
+      : loops_(loops), count_(count) {}
+
+  void DropGroup(std::string_view group) override {
+    for (auto& loop : loops_) {
+      Loop* l = loop.get();
+      if (l->ioc.get_executor().running_in_this_thread()) {
+        l->upstreams.DropGroup(group);
+      } else {
+        asio::post(l->ioc, [l, g = std::string(group)] { l->upstreams.DropGroup(g); });
+      }
+    }
+  }
+
+  size_t idle_count() const override { return count_.load(std::memory_order_relaxed); }
+
+ private:
+  // Filled before the server starts, then only read.
+  std::vector<std::unique_ptr<Loop>>& loops_;
+  std::atomic<size_t>& count_;
+};
+
 class ServerImpl final : public HttpServer {
  public:
-  ServerImpl(ServerOptions options, Router router) {
+  ServerImpl(ServerOptions options, Router router)
+      : upstream_pool_(loops_, shared_.pooled_upstreams) {
     shared_.options = std::move(options);
     shared_.router = std::move(router);
     shared_.log = base::Logger("net");
@@ -789,7 +843,9 @@ class ServerImpl final : public HttpServer {
     int loops = o.loop_threads > 0
                     ? o.loop_threads
                     : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    for (int i = 0; i < loops; ++i) loops_.push_back(std::make_unique<Loop>());
+    for (int i = 0; i < loops; ++i) {
+      loops_.push_back(std::make_unique<Loop>(o.upstream_pool, shared_.pooled_upstreams));
+    }
     error_code ec;
     auto address = asio::ip::make_address(o.address, ec);
     if (ec) return InvalidArgumentError(fmt::format("bad listen address '{}'", o.address));
@@ -818,6 +874,7 @@ class ServerImpl final : public HttpServer {
   }
 
   uint16_t port() const override { return port_; }
+  UpstreamPool& upstream_pool() override { return upstream_pool_; }
 
   void Shutdown(std::chrono::milliseconds grace) override {
     std::lock_guard shutdown_lock(shutdown_mu_);
@@ -856,6 +913,10 @@ class ServerImpl final : public HttpServer {
                                              [&] { return shared_.live_sessions == 0; })) {
         shared_.log->error("shutdown: {} connections did not close", shared_.live_sessions);
       }
+    }
+    // No relay is left to use or return an idle upstream connection.
+    for (auto& loop : loops_) {
+      RunOnLoopAndWait(*loop, [l = loop.get()] { l->upstreams.Clear(); });
     }
     // Blocking handlers still running see closed streams and pipes; wait for them to return.
     shared_.blocking_pool->join();
@@ -903,6 +964,7 @@ class ServerImpl final : public HttpServer {
 
   ServerShared shared_;
   std::vector<std::unique_ptr<Loop>> loops_;
+  ServerUpstreamPool upstream_pool_;
   std::optional<tcp::acceptor> acceptor_;
   uint16_t port_ = 0;
   bool started_ = false;

@@ -7,6 +7,7 @@
 
 #include "base/result.h"
 #include "net/router.h"
+#include "net/upstream_pool.h"
 
 namespace warren::net {
 
@@ -21,6 +22,7 @@ struct ServerOptions {
   std::chrono::seconds body_timeout{300};    // to receive the body once the head is in
   std::chrono::seconds idle_timeout{640};    // keep-alive connection with no request
   std::chrono::seconds write_timeout{300};   // a single write that makes no progress
+  UpstreamPoolOptions upstream_pool;         // limits of upstream_pool()
 };
 
 // An HTTP/1.1 server (Boost.Beast, one coroutine per connection) serving one Router: keep-alive,
@@ -33,6 +35,9 @@ class HttpServer {
   virtual ~HttpServer() = default;
 
   virtual uint16_t port() const = 0;
+  // The idle upstream connections relays left for reuse (ProxyOptions::pool_key). Valid until
+  // the server is destroyed; Shutdown closes them.
+  virtual UpstreamPool& upstream_pool() = 0;
   // Stops accepting, lets requests in flight finish until `grace` passes, then closes every
   // connection (open streams are aborted) and joins the threads. Idempotent. The destructor
   // calls it with a zero grace. It waits for blocking handlers to return, so never call it

@@ -95,6 +95,30 @@ void Session::AbortProxy(const std::shared_ptr<Exchange>& ex) {
 
 void Session::TouchRelay() { SetRelayDeadline(relay_idle_); }
 
+bool Session::AdoptUpstream(base::UniqueFd upstream) {
+  // Whatever its family: TCP inside a sandbox, or a Unix socket.
+  sockaddr_storage addr{};
+  socklen_t addr_len = sizeof(addr);
+  if (!upstream ||
+      ::getsockname(upstream.get(), reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) {
+    return false;
+  }
+  error_code ec;
+  upstream_.emplace(loop_.ioc);
+  upstream_->assign(asio::generic::stream_protocol(addr.ss_family, SOCK_STREAM), upstream.get(),
+                    ec);
+  if (ec) {
+    upstream_.reset();
+    return false;
+  }
+  int fd = upstream.release();  // the asio socket owns it now
+  if (addr.ss_family == AF_INET || addr.ss_family == AF_INET6) {
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
+  return true;
+}
+
 asio::awaitable<void> Session::RunProxy(ProxyJob job) {
   std::function<void()> on_done = std::move(job.options.on_done);
   auto finish = base::ScopeExit([&] {
@@ -121,27 +145,14 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
   }
   body_taken_by_proxy_ = true;
 
-  // Adopt the upstream socket, whatever its family (TCP inside a sandbox, or a Unix socket).
-  int fd = job.upstream.release();
-  sockaddr_storage addr{};
-  socklen_t addr_len = sizeof(addr);
-  error_code ec;
-  if (fd < 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) {
-    if (fd >= 0) ::close(fd);
+  if (job.pooled) {
+    // Already registered with this loop and set up when it was first adopted.
+    upstream_.emplace(std::move(*job.pooled));
+  } else if (!AdoptUpstream(std::move(job.upstream))) {
     co_await SendError(502, "the upstream socket is not usable", close_after_error());
     co_return;
   }
-  upstream_.emplace(loop_.ioc);
-  upstream_->assign(asio::generic::stream_protocol(addr.ss_family, SOCK_STREAM), fd, ec);
-  if (ec) {
-    ::close(fd);
-    co_await SendError(502, "the upstream socket is not usable", close_after_error());
-    co_return;
-  }
-  if (addr.ss_family == AF_INET || addr.ss_family == AF_INET6) {
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  }
+  const bool reusable_upstream = job.options.pool_key || job.options.on_upstream_idle;
 
   // The request head as the upstream sees it.
   const HeadInfo& info = exchange_->info;
@@ -157,7 +168,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
   if (info.upgrade) {
     if (auto upgrade = job.headers.Get("Upgrade")) forwarded.Set("Upgrade", *upgrade);
     framing.connection = "Upgrade";
-  } else if (!job.options.on_upstream_idle) {
+  } else if (!reusable_upstream) {
     // The upstream connection serves this one request.
     framing.connection = "close";
   }
@@ -261,13 +272,19 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     // The upstream's part is over: hand its connection back before the client sees the end of
     // the response, so a client's next request already finds it idle. Only when nothing of
     // this exchange can still arrive on it or be owed to it.
-    if (last && job.options.on_upstream_idle && response.head().keep_alive &&
-        !response.body_until_eof() && upstream_in.empty() && !info.upgrade && !upload_running_ &&
-        upload_ok_ && (job.body_buffered || body_complete_)) {
-      error_code release_ec;
-      int released = upstream_->release(release_ec);
-      upstream_.reset();
-      if (!release_ec && released >= 0) job.options.on_upstream_idle(base::UniqueFd(released));
+    if (last && reusable_upstream && response.head().keep_alive && !response.body_until_eof() &&
+        upstream_in.empty() && !info.upgrade && !upload_running_ && upload_ok_ &&
+        (job.body_buffered || body_complete_)) {
+      if (job.options.pool_key) {
+        loop_.upstreams.Put(*job.options.pool_key, std::move(*upstream_),
+                            job.options.pool_idle_timeout);
+        upstream_.reset();
+      } else {
+        error_code release_ec;
+        int released = upstream_->release(release_ec);
+        upstream_.reset();
+        if (!release_ec && released >= 0) job.options.on_upstream_idle(base::UniqueFd(released));
+      }
     }
     if (!buffers.empty()) {
       auto [wec, written] = co_await asio::async_write(socket_, buffers, kNoThrow);

@@ -3,12 +3,14 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/unique_fd.h"
 #include "net/http.h"
+#include "net/upstream_pool.h"
 
 namespace warren::net {
 
@@ -57,8 +59,15 @@ struct ProxyOptions {
   // that leaves its connection reusable (complete and length- or chunk-delimited, the upstream
   // did not say close, the request body fully relayed, no upgrade, no stray bytes) the socket
   // is handed here instead of being closed, before on_done, on the loop thread. The callee owns
-  // it (e.g. a per-upstream idle pool); it must not block.
+  // it; it must not block. Prefer pool_key, which keeps the connection on its loop.
   std::function<void(base::UniqueFd)> on_upstream_idle;
+  // Upstream keep-alive inside net. When set, the upstream is not asked to close, and after a
+  // response that leaves its connection reusable (as above) the connection stays open in the
+  // server's UpstreamPool, on the loop that relayed, under this key, for at most
+  // `pool_idle_timeout`; Responder::ProxyPooled hands it to a later request on that loop.
+  // Takes precedence over on_upstream_idle.
+  std::optional<UpstreamKey> pool_key;
+  std::chrono::milliseconds pool_idle_timeout{1000};
 };
 
 // Cancels a relay in flight, from any thread (the gateway aborts a killed sandbox's connections).
@@ -98,6 +107,14 @@ class Responder {
   // keep-alive after a complete response. A failure before the
   // upstream's response head answers 502; after it, the client connection is dropped.
   std::shared_ptr<ProxyHandle> Proxy(base::UniqueFd upstream, ProxyOptions options);
+
+  // Proxy over an idle connection the server's UpstreamPool holds under `key` on the loop that
+  // serves this request (one a relay with ProxyOptions::pool_key left there), with no system call
+  // and no thread hop. Only an inline handler, still on its loop thread, can have one. Returns
+  // null, and leaves this Responder and `options` as they were, when that loop has no usable
+  // connection for the key (or the call is on another thread): the caller then dials and calls
+  // Proxy. On success `options` has been moved from.
+  std::shared_ptr<ProxyHandle> ProxyPooled(const UpstreamKey& key, ProxyOptions& options);
 
   // Whether the client is still connected (best effort).
   bool client_connected() const;

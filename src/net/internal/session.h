@@ -30,6 +30,7 @@
 #include "base/unique_fd.h"
 #include "net/body_pipe.h"
 #include "net/http_server.h"
+#include "net/internal/loop_upstreams.h"
 #include "net/message_parser.h"
 #include "net/stream_state.h"
 
@@ -55,13 +56,19 @@ class Session;
 // True on the server's loop threads (a blocking BodyReader::Read there would deadlock).
 bool OnAnyLoopThread();
 
-// One event loop: an io_context run by one thread, and the connections it serves.
+// One event loop: an io_context run by one thread, the connections it serves and the idle
+// upstream connections its relays left.
 struct Loop {
+  Loop(const UpstreamPoolOptions& pool_options, std::atomic<size_t>& pooled)
+      : upstreams(ioc, pool_options, pooled) {}
+
   asio::io_context ioc{1};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::thread thread;
   // Live sessions, for shutdown. Touched only on this loop's thread.
   std::unordered_set<Session*> sessions;
+  // Declared after ioc, so destroyed before it. Touched only on this loop's thread.
+  LoopUpstreams upstreams;
 };
 
 // What every session of one server shares. Owned by the server; outlives every session.
@@ -75,6 +82,8 @@ struct ServerShared {
   std::mutex mu;
   std::condition_variable sessions_changed;
   int live_sessions = 0;  // guarded by mu
+
+  std::atomic<size_t> pooled_upstreams{0};  // idle in every loop's LoopUpstreams
 };
 
 // How the request head framed its body, kept for the proxy once Request has gone to the
@@ -105,6 +114,8 @@ class ProxyHandleImpl;
 // A relay the handler asked for, with the request as it stood when Proxy was called.
 struct ProxyJob {
   base::UniqueFd upstream;
+  // Instead of `upstream`: a pooled connection, already registered with the session's loop.
+  std::optional<UpstreamSocket> pooled;
   ProxyOptions options;
   std::shared_ptr<ProxyHandleImpl> handle;
   std::string method;
@@ -198,6 +209,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void TouchRelay();
   // Waiting for a request, not in the middle of one.
   bool idle() const { return idle_; }
+  // An idle pooled upstream connection of this loop for `key`, if one is usable.
+  std::optional<UpstreamSocket> TakeUpstream(const UpstreamKey& key) {
+    return loop_.upstreams.Take(key);
+  }
 
  private:
   const ServerOptions& opts() const { return server_.options; }
@@ -219,6 +234,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // proxy.cc
   asio::awaitable<void> RunProxy(ProxyJob job);
+  // Registers a connected socket with this loop as upstream_. False when it is not usable.
+  bool AdoptUpstream(base::UniqueFd upstream);
   static asio::awaitable<void> Upload(std::shared_ptr<Session> self);
   static asio::awaitable<void> Pump(std::shared_ptr<Session> self, bool to_upstream);
   asio::awaitable<void> Tunnel(InputBuffer& upstream_in);
