@@ -318,6 +318,16 @@ asio::awaitable<void> Session::WaitSignal(asio::steady_timer& timer) {
 
 asio::awaitable<bool> Session::ReadMore() {
   if (closed_) co_return false;
+  if (client_read_pending_) {
+    // The read a relay left pending is this read.
+    while (client_read_pending_ && !closed_) co_await WaitSignal(signal_);
+    if (closed_) co_return false;
+    if (!client_read_failed_) co_return true;  // its bytes are in in_
+  }
+  if (client_read_failed_) {
+    Close();
+    co_return false;
+  }
   auto [ec, n] = co_await socket_.async_read_some(in_.prepare(kReadChunk), kNoThrow);
   if (ec || n == 0) {
     if (ec != asio::error::eof && ec != asio::error::operation_aborted && !closed_) {
@@ -348,6 +358,26 @@ asio::awaitable<bool> Session::Write(std::string_view data) {
 }
 
 // --- watching an idle client
+
+void Session::StartClientRead() {
+  if (client_read_pending_ || client_read_failed_ || closed_ || !in_.empty()) return;
+  client_read_pending_ = true;
+  socket_.async_read_some(in_.prepare(kReadChunk),
+                          [self = shared_from_this()](const error_code& ec, size_t n) {
+                            self->OnClientRead(ec, n);
+                          });
+}
+
+void Session::OnClientRead(const error_code& ec, size_t n) {
+  client_read_pending_ = false;
+  if (!ec && n > 0) {
+    in_.commit(n);  // the client's next request: it is there
+  } else {
+    client_read_failed_ = true;
+    if (relaying_ && !closed_) ClientGone();
+  }
+  Signal();
+}
 
 void Session::StartClientWatch() {
   if (watch_active_ || closed_) return;
@@ -789,10 +819,9 @@ asio::awaitable<void> Session::LingeringClose() {
   SetReadDeadline(kLingerTime);
   size_t drained = 0;
   while (!closed_ && drained < (1u << 20)) {
+    drained += in_.size();
     in_.consume(in_.size());
-    auto [rec, n] = co_await socket_.async_read_some(in_.prepare(kReadChunk), kNoThrow);
-    if (rec || n == 0) break;
-    drained += n;
+    if (!co_await ReadMore()) break;  // also takes over a read a relay left pending
   }
   Close();
 }

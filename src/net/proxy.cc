@@ -197,8 +197,10 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     if (info.expect_continue && !co_await Write("HTTP/1.1 100 Continue\r\n\r\n")) co_return;
     upload_running_ = true;
     asio::co_spawn(loop_.ioc, Upload(shared_from_this()), LogCoroutineException);
+  } else if (info.upgrade) {
+    StartClientWatch();  // the tunnel reads the socket itself
   } else {
-    StartClientWatch();
+    StartClientRead();
   }
 
   // The response, relayed as it arrives.
@@ -326,7 +328,8 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
 asio::awaitable<void> Session::Upload(std::shared_ptr<Session> self) {
   auto done = base::ScopeExit([&] {
     self->upload_running_ = false;
-    if (self->body_complete_ && self->relaying_) self->StartClientWatch();
+    // An upgrade with a body is refused by Tunnel, so no tunnel reads the socket after this.
+    if (self->body_complete_ && self->relaying_) self->StartClientRead();
     self->Signal();
   });
   const bool chunked = self->exchange_->info.chunked;

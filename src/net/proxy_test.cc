@@ -356,6 +356,51 @@ TEST_F(ProxyTest, UpstreamFailuresBecome502AndTheClientConnectionSurvives) {
   EXPECT_TRUE(relays_.WaitDone(2)) << relays_.done.load();
 }
 
+// A client that gives up while the upstream is still thinking ends the relay: the upstream
+// connection is closed (a sandbox's long call is cancelled) and on_done runs.
+TEST_F(ProxyTest, AClientLeavingMidRelayClosesTheUpstream) {
+  auto listener = RawListener::Listen();
+  ASSERT_TRUE(listener.ok());
+  Notification asked;
+  std::atomic<bool> upstream_closed{false};
+  std::thread upstream([&] {
+    auto conn = listener->Accept();
+    if (!conn.ok() || !conn->ReadUntil("\r\n\r\n").ok()) return;
+    asked.Notify();
+    upstream_closed = conn->WaitClosed(10s);  // never answers
+  });
+  StartProxy(listener->port());
+  {
+    RawClient c = ConnectProxy();
+    ASSERT_TRUE(c.Send("GET /slow HTTP/1.1\r\nHost: sbx\r\n\r\n").ok());
+    ASSERT_TRUE(asked.WaitFor(10s));
+  }  // the client goes away
+  upstream.join();
+  EXPECT_TRUE(upstream_closed.load()) << "the relay outlived its client";
+  EXPECT_TRUE(relays_.WaitDone(1));
+}
+
+// Requests pipelined behind one being relayed wait their turn and are answered in order.
+TEST_F(ProxyTest, PipelinedRequestsAreRelayedInOrder) {
+  StartUpstream(EchoRouter());
+  StartProxy(upstream_->port());
+  RawClient c = ConnectProxy();
+  ASSERT_TRUE(c.Send("POST /echo HTTP/1.1\r\nHost: sbx\r\nContent-Length: 3\r\n\r\none"
+                     "POST /echo HTTP/1.1\r\nHost: sbx\r\nContent-Length: 3\r\n\r\ntwo")
+                  .ok());
+  auto a = c.ReadResponse();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->body, "one");
+  ASSERT_TRUE(c.Send("POST /echo HTTP/1.1\r\nHost: sbx\r\nContent-Length: 5\r\n\r\nthree").ok());
+  auto b = c.ReadResponse();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->body, "two");
+  auto d = c.ReadResponse();
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->body, "three");
+  EXPECT_TRUE(relays_.WaitDone(3));
+}
+
 // ProxyOptions::on_upstream_idle: a complete keep-alive response hands the upstream socket back
 // for the next request; a response that leaves the connection unusable does not.
 TEST_F(ProxyTest, ReusableUpstreamIsHandedBackAndReused) {

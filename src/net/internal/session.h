@@ -260,6 +260,14 @@ class Session : public std::enable_shared_from_this<Session> {
   void ArmWatchdog(SteadyTime t);
   void OnWatchdog(const error_code& ec);
 
+  // During a relay whose request is fully read, keeps a read of the client socket pending into
+  // the empty in_: EOF or an error means the client left (the relay ends); bytes are its next
+  // request, kept for Serve. Unlike StartClientWatch it costs no system call (the socket stays
+  // armed in epoll, so asio queues the read without re-arming it), and it is not cancelled when
+  // the relay ends: ReadMore takes it over as the first read of the next request. Nothing else
+  // may touch in_ while it is pending; ReadMore waits for it.
+  void StartClientRead();
+  void OnClientRead(const error_code& ec, size_t n);
   // Watches the idle socket for the client going away (EOF without consuming any bytes).
   void StartClientWatch();
   void StopClientWatch();
@@ -288,6 +296,9 @@ class Session : public std::enable_shared_from_this<Session> {
   asio::cancellation_signal watch_cancel_;
   bool watch_active_ = false;
   uint64_t watch_generation_ = 0;
+
+  bool client_read_pending_ = false;  // StartClientRead's read is in flight
+  bool client_read_failed_ = false;   // and it ended in EOF or an error
 
   bool closed_ = false;
   bool idle_ = true;
