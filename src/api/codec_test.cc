@@ -120,11 +120,17 @@ TEST(YamlCodec, DumpKeepsImagesAndUrlsPlain) {
             {"bang", "!x"},
             {"dots", "...x"},
             {"q", "?x"},
-            {"pct", "%x"}};
+            {"pct", "%x"},
+            {"flag", "-c"},
+            {"dash", "- x"},
+            {"json", R"({"a":"b c","d":[1]})"},
+            {"both", R"(it's "x")"}};
   std::string text = DumpYaml(j);
   EXPECT_NE(text.find("image: registry:5000/base:1.0\n"), std::string::npos) << text;
   EXPECT_NE(text.find("url: http://llm-gateway:8080/a#frag\n"), std::string::npos) << text;
   EXPECT_NE(text.find("time: \"2030-01-01T00:00:00Z\""), std::string::npos) << text;
+  EXPECT_NE(text.find("flag: -c\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(json: '{"a":"b c","d":[1]}')"), std::string::npos) << text;
   auto back = ParseYaml(text);
   ASSERT_TRUE(back.ok()) << back.status() << "\n" << text;
   EXPECT_EQ(*back, j) << text;

@@ -371,7 +371,13 @@ bool NeedsQuotes(const std::string& s) {
   if (s.find_first_of(",[]{}\"'\t") != std::string::npos) return true;
   // An indicator at the start, a mapping value or a comment inside. "nginx:1.25" and
   // "http://host/a#b" stay plain, as kubectl prints them.
-  if (std::string_view("-?:#&*!|>%@`").find(s.front()) != std::string_view::npos) return true;
+  // "-", "?" and ":" are indicators only before a blank: "-c" stays plain.
+  if (std::string_view("#&*!|>%@`").find(s.front()) != std::string_view::npos) return true;
+  if (std::string_view("-?:").find(s.front()) != std::string_view::npos &&
+      (s.size() == 1 || s[1] == ' ')) {
+    return true;
+  }
+  if (s.starts_with("---")) return true;  // the document start marker
   if (s.find(": ") != std::string::npos || s.find(" #") != std::string::npos || s.back() == ':') {
     return true;
   }
@@ -419,6 +425,10 @@ void Emit(YAML::Emitter& out, const Json& j) {
       if (s.find('\n') != std::string::npos && printable && s.back() == '\n' &&
           s.find(" \n") == std::string::npos && s.front() != ' ') {
         out << YAML::Literal << s;
+      } else if (printable && s.find('\n') == std::string::npos &&
+                 s.find('"') != std::string::npos && s.find('\'') == std::string::npos) {
+        // JSON in an annotation reads better single-quoted, as kubectl prints it.
+        out << YAML::SingleQuoted << s;
       } else if (NeedsQuotes(s) || !printable) {
         out << YAML::DoubleQuoted << s;
       } else {

@@ -33,6 +33,9 @@ TEST(ServerCli, ApplyGetDescribeTheExamples) {
       << apply.out;
   EXPECT_TRUE(Contains(apply.out, "sandbox.agents.kruise.io/my-sandbox created")) << apply.out;
   EXPECT_TRUE(Contains(apply.out, "sandboxclaim.agents.kruise.io/my-claim created")) << apply.out;
+  // The pool goes first, so the claim finds it (the directory's file order would put it last).
+  EXPECT_TRUE(apply.out.starts_with("sandboxset.agents.kruise.io/code-interpreter created\n"))
+      << apply.out;
 
   CommandResult get = s.Cli({"get", "sbs,sbx", "-o", "wide"});
   ASSERT_EQ(get.exit_code, 0) << get.err;
@@ -91,6 +94,17 @@ TEST(ServerCli, ApplyGetDescribeTheExamples) {
   CommandResult none = s.Cli({"get", "sbx", "-l", "!agents.kruise.io/sandbox-pool"});
   EXPECT_EQ(none.exit_code, 0);
   EXPECT_EQ(none.err, "No resources found in default namespace.\n");
+
+  // delete -f removes what the manifests name, claims before their pool.
+  CommandResult del_files =
+      s.Cli({"delete", "-f", WARREN_EXAMPLES_DIR, "--ignore-not-found", "--no-wait"});
+  EXPECT_EQ(del_files.exit_code, 0) << del_files.err;
+  EXPECT_EQ(del_files.out,
+            "sandboxclaim.agents.kruise.io \"my-claim\" deleted\n"
+            "sandboxset.agents.kruise.io \"code-interpreter\" deleted\n");
+  CommandResult again_files = s.Cli({"delete", "-f", WARREN_EXAMPLES_DIR});
+  EXPECT_EQ(again_files.exit_code, 1);
+  EXPECT_TRUE(Contains(again_files.err, "Error from server (NotFound)")) << again_files.err;
 
   CommandResult version = s.Cli({"version"});
   EXPECT_TRUE(Contains(version.out, "Client Version: v")) << version.out;
