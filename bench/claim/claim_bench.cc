@@ -2,12 +2,15 @@
 // (node agent, real sandboxes from the cached `base` image), beside cold creates measured in the
 // same run. See README.md.
 //
-//   claim_bench [--pool 50] [--claims 2000] [--concurrency 1,16] [--cold 20] [--idle-seconds 10]
+//   claim_bench [--pool 50] [--claims 2000] [--concurrency 1,16] [--rates 500] [--cold 20]
+//               [--idle-seconds 10]
 //
 // Needs root (real sandboxes); exits 77 (skipped) otherwise.
 
 #include <fmt/format.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -26,6 +30,7 @@
 
 #include "api/json.h"
 #include "base/check.h"
+#include "base/encoding.h"
 #include "processes.h"
 
 namespace warren::bench {
@@ -42,7 +47,7 @@ struct Options {
   std::vector<int> concurrency = {1, 16};
   int cold = 20;
   int idle_seconds = 10;
-  bool quiet_refill = false;
+  std::vector<int> rates = {500};  // open-loop runs (claims/s)
 };
 
 struct Summary {
@@ -114,16 +119,14 @@ class E2b {
   std::string key_;
 };
 
-// Lets the pool create (null) or not (0) through spec.scaleStrategy.maxUnavailable.
-void HoldRefills(WarrenServer& server, const std::string& set, bool hold) {
-  net::ClientRequest req{
-      .method = "PATCH",
-      .target = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets/" + set};
-  req.headers.Set("Content-Type", "application/merge-patch+json");
-  req.body = hold ? R"({"spec":{"scaleStrategy":{"maxUnavailable":0}}})"
-                  : R"({"spec":{"scaleStrategy":{"maxUnavailable":null}}})";
-  auto r = server.http().Do(req);
-  CHECK_MSG(r.ok() && r->status == 200, "patch scaleStrategy failed");
+// Sandbox objects in the store (any state), or -1.
+int SandboxCount(WarrenServer& server) {
+  auto r =
+      server.http().Do({.method = "GET", .target = "/apis/agents.kruise.io/v1alpha1/sandboxes"});
+  if (!r.ok() || r->status != 200) return -1;
+  auto doc = api::ParseJson(r->body);
+  if (!doc.ok()) return -1;
+  return static_cast<int>((*doc)["items"].size());
 }
 
 int AvailableReplicas(WarrenServer& server, const std::string& set) {
@@ -192,31 +195,51 @@ struct RunResult {
 // `total` claims at `concurrency`, in bursts the pool can serve: each burst waits for the pool
 // to be full, then claims what is available (creating on no stock is off: a claim never turns
 // into a cold create; if the pool ran short it would wait for stock, and that wait counts).
+// Claimed sandboxes are killed as each claim returns (`kill_during`: their teardown and the
+// refills compete with the burst, as when users come and go), or after the burst, once the
+// previous burst's teardown is over (the claim path alone).
+// With `rate` > 0 the claims are sent open loop at that rate (claim i of a burst at
+// start + i/rate, by `concurrency` workers) and each latency counts from its scheduled time, so a
+// stall is charged to every claim queued behind it.
 RunResult RunClaims(WarrenServer& server, E2b& e2b, const std::string& set, int pool, int total,
-                    int concurrency, bool quiet_refill) {
+                    int concurrency, bool kill_during, double rate = 0) {
   RunResult result;
   Reaper reaper(e2b);
   std::mutex mu;
   int done = 0;
   while (done < total) {
-    if (!Eventually([&] { return AvailableReplicas(server, set) >= pool; }, 600s)) {
+    if (!Eventually(
+            [&] {
+              return AvailableReplicas(server, set) >= pool &&
+                     (kill_during || SandboxCount(server) == pool);
+            },
+            600s)) {
       result.first_error = "the pool did not refill within 10 minutes";
       ++result.errors;
       break;
     }
     int burst = std::min(pool, total - done);
-    if (quiet_refill) HoldRefills(server, set, true);
+    std::vector<std::string> claimed;
     std::atomic<int> next{0};
     auto start = Clock::now();
     auto work = [&] {
       for (int i = next++; i < burst; i = next++) {
         auto t0 = Clock::now();
+        if (rate > 0) {
+          t0 = start +
+               std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(i / rate));
+          std::this_thread::sleep_until(t0);
+        }
         auto id = e2b.Create(set, /*create_on_no_stock=*/false);
         double ms = Ms(Clock::now() - t0);
         std::lock_guard lock(mu);
         if (id.ok()) {
           result.ms.push_back(ms);
-          reaper.Add(*id);
+          if (kill_during) {
+            reaper.Add(*id);
+          } else {
+            claimed.push_back(*id);
+          }
         } else {
           if (result.errors++ == 0) result.first_error = id.status().ToString();
         }
@@ -226,7 +249,7 @@ RunResult RunClaims(WarrenServer& server, E2b& e2b, const std::string& set, int 
     for (int t = 0; t < concurrency; ++t) threads.emplace_back(work);
     for (auto& t : threads) t.join();
     result.busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
-    if (quiet_refill) HoldRefills(server, set, false);
+    for (auto& id : claimed) reaper.Add(std::move(id));
     done += burst;
   }
   reaper.Drain();
@@ -286,6 +309,86 @@ std::pair<double, double> ServerSideQuantiles(WarrenServer& server) {
   return {quantile(0.5), quantile(0.99)};
 }
 
+// The node agent's cgroups for this data directory (node/options.cc: named by the directory's
+// SHA-256): /sys/fs/cgroup/<controller>/warren-<hash>/<sandbox id>.
+std::string CgroupParent(const std::string& controller, const std::string& data_dir) {
+  char real[PATH_MAX];
+  CHECK(realpath(data_dir.c_str(), real) != nullptr);
+  return fmt::format("/sys/fs/cgroup/{}/warren-{}", controller,
+                     base::Sha256Hex(real).substr(0, 12));
+}
+
+std::vector<std::string> SandboxCgroups(const std::string& parent) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(parent, ec)) {
+    if (e.is_directory()) out.push_back(e.path());
+  }
+  return out;
+}
+
+uint64_t ReadNumber(const std::string& path) {
+  std::ifstream f(path);
+  uint64_t v = 0;
+  f >> v;
+  return v;
+}
+
+bool WriteText(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  f.flush();
+  return static_cast<bool>(f);
+}
+
+// Whether idle members should sit frozen: what an idle pool costs (CPU, memory) and what a
+// thaw would add to a claim, measured on the pool's own members.
+void MeasureIdlePool(const std::string& data_dir, int seconds) {
+  auto cpu = SandboxCgroups(CgroupParent("cpuacct", data_dir));
+  auto mem = SandboxCgroups(CgroupParent("memory", data_dir));
+  if (cpu.empty()) {
+    fmt::print("idle pool: no member cgroups found\n");
+    return;
+  }
+  uint64_t before = 0, after = 0, memory = 0;
+  for (const auto& c : cpu) before += ReadNumber(c + "/cpuacct.usage");
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  for (const auto& c : cpu) after += ReadNumber(c + "/cpuacct.usage");
+  for (const auto& m : mem) memory += ReadNumber(m + "/memory.usage_in_bytes");
+  double cpu_ms = (after - before) / 1e6;
+  fmt::print(
+      "idle pool: {} members, {:.1f} ms CPU in {} s ({:.3f}% of one core), {:.1f} MiB "
+      "memory each\n",
+      cpu.size(), cpu_ms, seconds, 100.0 * cpu_ms / (seconds * 1000.0),
+      memory / 1048576.0 / std::max<size_t>(1, mem.size()));
+  // Freeze and thaw each member the way the runtime pauses (cgroup v1 freezer); the thaw is
+  // what a claim of a frozen member would add.
+  std::vector<double> freeze_ms, thaw_ms;
+  for (const auto& c : SandboxCgroups(CgroupParent("freezer", data_dir))) {
+    auto wait_state = [&](const std::string& want) {
+      for (int i = 0; i < 20000; ++i) {
+        std::ifstream f(c + "/freezer.state");
+        std::string state;
+        f >> state;
+        if (state == want) return true;
+        std::this_thread::sleep_for(50us);
+      }
+      return false;
+    };
+    auto t0 = Clock::now();
+    if (!WriteText(c + "/freezer.state", "FROZEN") || !wait_state("FROZEN")) continue;
+    freeze_ms.push_back(Ms(Clock::now() - t0));
+    auto t1 = Clock::now();
+    if (!WriteText(c + "/freezer.state", "THAWED") || !wait_state("THAWED")) continue;
+    thaw_ms.push_back(Ms(Clock::now() - t1));
+  }
+  Summary f = Summarize(freeze_ms), t = Summarize(thaw_ms);
+  fmt::print(
+      "freezer on idle members (n={}): freeze p50 {:.2f} / p99 {:.2f} ms, thaw p50 {:.2f} / "
+      "p99 {:.2f} ms\n",
+      t.n, f.p50, f.p99, t.p50, t.p99);
+}
+
 void PrintRow(const std::string& label, const RunResult& r) {
   Summary s = Summarize(r.ms);
   double rate = r.busy_seconds > 0 ? s.n / r.busy_seconds : 0;
@@ -311,24 +414,25 @@ int Main(int argc, char** argv) {
       CHECK_MSG(i + 1 < argc, a << " needs a value");
       return argv[++i];
     };
-    if (a == "--pool")
+    if (a == "--pool") {
       o.pool = std::stoi(value());
-    else if (a == "--claims")
+    } else if (a == "--claims") {
       o.claims = std::stoi(value());
-    else if (a == "--concurrency")
+    } else if (a == "--concurrency") {
       o.concurrency = ParseList(value());
-    else if (a == "--cold")
+    } else if (a == "--cold") {
       o.cold = std::stoi(value());
-    else if (a == "--idle-seconds")
+    } else if (a == "--rates") {
+      o.rates = ParseList(value());
+    } else if (a == "--idle-seconds") {
       o.idle_seconds = std::stoi(value());
-    else if (a == "--quiet-refill")
-      o.quiet_refill = true;
-    else if (a == "--smoke") {
+    } else if (a == "--smoke") {
       o.pool = 4;
       o.claims = 8;
       o.concurrency = {1, 2};
       o.cold = 2;
       o.idle_seconds = 1;
+      o.rates = {100};
     } else {
       fmt::print(stderr, "unknown flag {}\n", a);
       return 2;
@@ -380,12 +484,20 @@ spec:
   RunResult cold = RunCold(e2b, o.cold);
   PrintRow("cold create (reference, c=1)", cold);
   for (int c : o.concurrency) {
-    RunResult r = RunClaims(server, e2b, set, o.pool, o.claims, c, false);
-    PrintRow(fmt::format("pool claim, concurrency {}", c), r);
-    if (o.quiet_refill) {
-      RunResult q = RunClaims(server, e2b, set, o.pool, o.claims, c, true);
-      PrintRow(fmt::format("  refills held during bursts, c={}", c), q);
-    }
+    RunResult alone = RunClaims(server, e2b, set, o.pool, o.claims, c, false);
+    PrintRow(fmt::format("pool claim c={}, kills after burst", c), alone);
+    RunResult busy = RunClaims(server, e2b, set, o.pool, o.claims, c, true);
+    PrintRow(fmt::format("pool claim c={}, kills during burst", c), busy);
+  }
+  for (double rate : o.rates) {
+    RunResult alone = RunClaims(server, e2b, set, o.pool, o.claims, 8, false, rate);
+    PrintRow(fmt::format("pool claim {:.0f}/s open loop, kills after", rate), alone);
+    RunResult busy = RunClaims(server, e2b, set, o.pool, o.claims, 8, true, rate);
+    PrintRow(fmt::format("pool claim {:.0f}/s open loop, kills during", rate), busy);
+  }
+  if (o.idle_seconds > 0) {
+    CHECK(Eventually([&] { return AvailableReplicas(server, set) >= o.pool; }, 600s));
+    MeasureIdlePool(server.data_dir(), o.idle_seconds);
   }
   auto [p50, p99] = ServerSideQuantiles(server);
   fmt::print(

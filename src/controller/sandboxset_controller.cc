@@ -99,6 +99,11 @@ void SandboxSetController::OnSandbox(const Informer::Change& c) {
     }
   }
   std::string_view pool = PoolOf(now);
+  // A member that just left its set by a claim.
+  if (c.old && OwnerSetUid(*c.old) != nullptr && !OwnerSetUid(now) && !pool.empty()) {
+    std::lock_guard lock(mu_);
+    last_claim_[KeyOf(now.metadata.namespace_, pool)] = std::chrono::steady_clock::now();
+  }
   if (!pool.empty()) queue_.Add(KeyOf(now.metadata.namespace_, pool));
   if (c.old) {
     std::string_view old_pool = PoolOf(*c.old);
@@ -253,6 +258,7 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
       if (max.ok()) allowed = static_cast<int>(std::max<int64_t>(0, *max - creating));
     }
     int want = std::min(diff, allowed);
+    if (want > 0 && DeferRefill(KeyOf(ns, name))) want = 0;
     if (want > 0) {
       std::string error;
       int made = ScaleUp(*set, revision, want, sandbox_write, error);
@@ -327,6 +333,29 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
   Status written = WriteStatus(*set, &revision, replicas, failure_reason, failure_message);
   if (!failure_reason.empty()) return UnavailableError(failure_message);
   return written;
+}
+
+bool SandboxSetController::DeferRefill(const std::string& key) {
+  auto now = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::duration delay{};
+  {
+    std::lock_guard lock(mu_);
+    auto last = last_claim_.find(key);
+    if (last == last_claim_.end() || now - last->second >= options_.refill_quiet) {
+      refill_deferred_since_.erase(key);
+      return false;
+    }
+    auto since = refill_deferred_since_.try_emplace(key, now).first->second;
+    if (now - since >= options_.refill_max_delay) {
+      refill_deferred_since_.erase(key);
+      return false;
+    }
+    delay = std::min<std::chrono::steady_clock::duration>(
+        options_.refill_quiet - (now - last->second), options_.refill_max_delay - (now - since));
+  }
+  queue_.AddAfter(key, std::chrono::duration_cast<std::chrono::milliseconds>(delay) +
+                           std::chrono::milliseconds(1));
+  return true;
 }
 
 Status SandboxSetController::EnsureRevisionTemplate(const api::Object& set,

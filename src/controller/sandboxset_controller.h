@@ -29,6 +29,11 @@ struct SandboxSetControllerOptions {
   // How long a reconcile waits for its own writes to reach the cache before it returns (so the
   // next reconcile of the set never counts from a cache that misses them).
   std::chrono::milliseconds write_visible_timeout{2000};
+  // Refills wait until claims from the pool pause for `refill_quiet` (but never longer than
+  // `refill_max_delay`): starting sandboxes costs CPU, and a burst of claims should not compete
+  // with its own refills. Zero refills at once.
+  std::chrono::milliseconds refill_quiet{100};
+  std::chrono::milliseconds refill_max_delay{1000};
 };
 
 // Keeps each SandboxSet's pool at spec.replicas members that are Running, Ready and unclaimed
@@ -48,6 +53,8 @@ struct SandboxSetControllerOptions {
 //     (default 20%) minus the updated members still Creating at a time; replacements come from
 //     the next scale-up. Claimed sandboxes are never touched;
 //   - dead members (Failed, Succeeded) are deleted and replaced;
+//   - refills after claims wait for a pause in the claims (refill_quiet, at most
+//     refill_max_delay), so a burst of claims is not slowed by its own refills;
 //   - status: replicas, availableReplicas, updatedReplicas, updatedAvailableReplicas,
 //     updateRevision (hash), currentRevision (template name), selector, observedGeneration,
 //     conditions Ready (pool full) and ReplicaFailure (a create or the template failed).
@@ -77,6 +84,8 @@ class SandboxSetController {
   void OnTemplate(const Informer::Change& change);
   void Worker();
   void ResyncLoop();
+  // Whether a refill of the set should wait for claims to pause (and requeue it for then).
+  bool DeferRefill(const std::string& key);
   Status EnsureRevisionTemplate(const api::Object& set, const TemplateRevision& revision,
                                 int64_t& last_write);
   int ScaleUp(const api::Object& set, const TemplateRevision& revision, int count,
@@ -102,6 +111,11 @@ class SandboxSetController {
   // Members by their controller's uid, then "ns/name"; maintained from sandbox events.
   std::unordered_map<std::string, std::unordered_map<std::string, ObjectPtr>>
       by_owner_;  // guarded by mu_
+  // By set key: when a member was last claimed, and since when a refill has been put off.
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point>
+      last_claim_;  // guarded by mu_
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point>
+      refill_deferred_since_;  // guarded by mu_
 
   std::vector<std::thread> workers_;
   std::thread resync_;

@@ -41,7 +41,8 @@ class SandboxSetControllerTest : public ::testing::Test {
     informers_ = std::make_unique<PoolInformers>(store_.store());
     recorder_ = std::make_unique<obs::EventRecorder>(
         store_.store(), obs::EventRecorder::Options{.component = "sandboxset-controller"});
-    controller_ = std::make_unique<SandboxSetController>(*informers_, recorder_.get());
+    controller_ =
+        std::make_unique<SandboxSetController>(*informers_, recorder_.get(), ControllerOptions());
     ASSERT_TRUE(informers_->Start().ok());
     ASSERT_TRUE(controller_->Start().ok());
     node_ = std::make_unique<testing::PoolTestNode>(store_.store());
@@ -51,6 +52,7 @@ class SandboxSetControllerTest : public ::testing::Test {
     informers_->Stop();
     node_.reset();
   }
+  virtual SandboxSetControllerOptions ControllerOptions() { return {}; }
 
   api::Object CreateSet(const std::string& name, int replicas) {
     auto created = store_->Create(store::testing::MakeSandboxSet(name, replicas));
@@ -158,6 +160,26 @@ TEST_F(SandboxSetControllerTest, RefillsAfterClaimsAndLeavesClaimedSandboxesAlon
     EXPECT_EQ(s->metadata.labels.at(labels::kSandboxClaimed), "true");
   }
   EXPECT_EQ(Sandboxes().size(), 7u);
+}
+
+// A controller whose refills wait for 2 s without claims (at most 20 s).
+class SandboxSetRefillTest : public SandboxSetControllerTest {
+  SandboxSetControllerOptions ControllerOptions() override {
+    return {.refill_quiet = std::chrono::milliseconds(2000),
+            .refill_max_delay = std::chrono::milliseconds(20000)};
+  }
+};
+
+TEST_F(SandboxSetRefillTest, RefillsWaitForABurstOfClaimsToPause) {
+  CreateSet("py", 4);
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 4); }));
+  auto members = Members("py");
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Claim(members[i]).ok());
+  // Right after the burst nothing is being created yet...
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(Members("py").size(), 1u);
+  // ...and once the claims have paused, the pool refills.
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 4); }));
 }
 
 TEST_F(SandboxSetControllerTest, ScaleDownNeverDeletesAMemberClaimedMeanwhile) {
