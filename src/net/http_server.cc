@@ -362,10 +362,9 @@ asio::awaitable<bool> Session::Write(std::string_view data) {
 void Session::StartClientRead() {
   if (client_read_pending_ || client_read_failed_ || closed_ || !in_.empty()) return;
   client_read_pending_ = true;
-  socket_.async_read_some(in_.prepare(kReadChunk),
-                          [self = shared_from_this()](const error_code& ec, size_t n) {
-                            self->OnClientRead(ec, n);
-                          });
+  socket_.async_read_some(
+      in_.prepare(kReadChunk),
+      [self = shared_from_this()](const error_code& ec, size_t n) { self->OnClientRead(ec, n); });
 }
 
 void Session::OnClientRead(const error_code& ec, size_t n) {
