@@ -98,13 +98,42 @@ o: |
 }
 
 TEST(YamlCodec, DumpQuotesStringsThatWouldChangeType) {
-  Json j = {
-      {"a", "true"}, {"b", "1"}, {"c", ""},       {"d", "null"},        {"e", "plain"},
-      {"f", 2},      {"g", 1.0}, {"h", "x\ny\n"}, {"i", Json::array()}, {"j", Json::object()}};
+  Json j = {{"a", "true"},        {"b", "1"},           {"c", ""},
+            {"d", "null"},        {"e", "plain"},       {"f", 2},
+            {"g", 1.0},           {"k", "---"},         {"l", "- x"},
+            {"m", "a: b"},        {"n", "x,y"},         {"h", "x\ny\n"},
+            {"i", Json::array()}, {"j", Json::object()}};
   auto back = ParseYaml(DumpYaml(j));
   ASSERT_TRUE(back.ok()) << back.status() << "\n" << DumpYaml(j);
   EXPECT_EQ(*back, j) << DumpYaml(j);
   EXPECT_TRUE((*back)["g"].is_number_float());
+}
+
+// What kubectl prints plain stays plain; indicators that would change the meaning are quoted.
+TEST(YamlCodec, DumpKeepsImagesAndUrlsPlain) {
+  Json j = {{"image", "registry:5000/base:1.0"},
+            {"url", "http://llm-gateway:8080/a#frag"},
+            {"time", "2030-01-01T00:00:00Z"},
+            {"hash", "a #b"},
+            {"colon", "end:"},
+            {"star", "*x"},
+            {"bang", "!x"},
+            {"dots", "...x"},
+            {"q", "?x"},
+            {"pct", "%x"},
+            {"flag", "-c"},
+            {"dash", "- x"},
+            {"json", R"({"a":"b c","d":[1]})"},
+            {"both", R"(it's "x")"}};
+  std::string text = DumpYaml(j);
+  EXPECT_NE(text.find("image: registry:5000/base:1.0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("url: http://llm-gateway:8080/a#frag\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("time: \"2030-01-01T00:00:00Z\""), std::string::npos) << text;
+  EXPECT_NE(text.find("flag: -c\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(json: '{"a":"b c","d":[1]}')"), std::string::npos) << text;
+  auto back = ParseYaml(text);
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << text;
+  EXPECT_EQ(*back, j) << text;
 }
 
 TEST(YamlCodec, MultiDocumentStreamSkipsEmptyDocuments) {
@@ -150,6 +179,10 @@ TEST(YamlCodec, AliasBombAndDeepNestingFailCleanly) {
   auto deep = ParseYaml(std::string(5000, '[') + std::string(5000, ']'));
   ASSERT_FALSE(deep.ok());
   EXPECT_NE(deep.status().message().find("nested deeper"), std::string::npos) << deep.status();
+
+  auto cyclic = ParseYaml("a: &x [1, *x]\n");
+  ASSERT_FALSE(cyclic.ok());
+  EXPECT_NE(cyclic.status().message().find("alias refers"), std::string::npos) << cyclic.status();
 
   auto deep_json = ParseJson(std::string(5000, '[') + std::string(5000, ']'));
   ASSERT_FALSE(deep_json.ok());
@@ -251,6 +284,39 @@ TEST(MergePatch, CreateIsTheInverseOfApply) {
   EXPECT_EQ(patch, Json::parse(R"({"b":{"c":5,"d":null},"e":[2],"f":"new"})"));
   ApplyMergePatch(from, patch);
   EXPECT_EQ(from, to);
+}
+
+}  // namespace
+}  // namespace warren::api
+
+namespace warren::api {
+namespace {
+
+// yaml-cpp 0.7 allocates without bound on a ',' token outside flow collections; such input is
+// rejected before it reaches the parser, and valid YAML with commas still parses.
+TEST(YamlCodec, CommaWhereANodeStartsIsRejectedNotParsed) {
+  for (const char* bad :
+       {",", ",,", " ,", "- a\n,", "---\n,", "[a]\n,", "&x ,", "!!str ,", "\"a\"\n,",
+        "a: it's\n---\n,", "\"2\", x", "\"a\" , b", "[a],", "!,", "&a,", "\"\"\"x\", y"}) {
+    auto r = ParseYamlDocuments(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("unexpected ',' outside a flow collection"),
+              std::string::npos)
+        << bad << ": " << r.status();
+  }
+  auto ok = ParseYaml(
+      "a: [1, 2, {b: 'x, y'}]\n"
+      "s: |\n"
+      "  ,starts with a comma inside a block scalar\n"
+      "  and [brackets\n"
+      "q: \"a, b\"\n"
+      "p: one, two # comment, with commas\n"
+      "t: 'it''s'\n");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ((*ok)["a"][2]["b"], "x, y");
+  EXPECT_EQ((*ok)["s"], ",starts with a comma inside a block scalar\nand [brackets\n");
+  EXPECT_EQ((*ok)["p"], "one, two");
+  EXPECT_EQ((*ok)["t"], "it's");
 }
 
 }  // namespace

@@ -12,6 +12,11 @@ bool IsSupportedField(std::string_view f) {
   if (f.empty() || f.starts_with("metadata.") || f == "metadata") return false;
   for (auto part : base::Split(f, '.')) {
     if (part.empty()) return false;
+    for (char c : part) {
+      bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '_' || c == '-';
+      if (!ok) return false;
+    }
   }
   return true;
 }

@@ -224,7 +224,7 @@ class Parser {
         r.values.push_back(tok_.text);
         Advance();
       } else if (tok_.kind == Tok::kComma || tok_.kind == Tok::kClose) {
-        r.values.emplace_back();
+        return Error("empty value in a set (select the empty value with 'key=')");
       } else {
         return Expected("a label value");
       }

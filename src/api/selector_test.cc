@@ -58,6 +58,8 @@ TEST(LabelSelector, BadSyntaxGivesClearErrors) {
       {"a=not valid", "expected ',' or end of input"},
       {"a=-x", "value at column 3"},
       {"a>x", "expected an integer value"},
+      {"a in (x,)", "empty value in a set"},
+      {"a notin (,x)", "empty value in a set"},
   };
   for (const auto& c : cases) {
     auto s = LabelSelector::Parse(c.selector);
@@ -126,6 +128,13 @@ TEST(FieldSelector, NameNamespaceAndStatusFields) {
   EXPECT_NE(unsupported.status().message().find("field label not supported: \"metadata.labels\""),
             std::string::npos)
       << unsupported.status();
+  // Field paths are dotted names: anything else could not be printed back unambiguously.
+  for (const char* odd : {"spec.a b=x", "spec.a\\=b=x", "status.(x)=y"}) {
+    auto r = FieldSelector::Parse(odd);
+    ASSERT_FALSE(r.ok()) << odd;
+    EXPECT_NE(r.status().message().find("field label not supported"), std::string::npos)
+        << odd << ": " << r.status();
+  }
 }
 
 TEST(FieldSelector, EscapedValues) {

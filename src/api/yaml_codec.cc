@@ -19,9 +19,12 @@ constexpr size_t kMaxYamlBytes = 8 * 1024 * 1024;
 // yaml-cpp's parser recurses once per nesting level; these bound its stack use.
 constexpr size_t kMaxFlowDepth = 100;
 constexpr size_t kMaxIndent = 1000;
-// Nodes produced after alias expansion, relative to the input size.
-constexpr size_t kMaxNodesPerByte = 4;
-constexpr size_t kMinNodeBudget = 100000;
+// What alias expansion may produce, relative to the input size: node count and bytes (a node
+// costs kNodeCost bytes plus its scalar's length), so a short document aliasing a long string
+// many times is bounded as well as one aliasing many nodes.
+constexpr size_t kExpansionFactor = 16;
+constexpr size_t kMinExpansionBudget = 4 << 20;
+constexpr size_t kNodeCost = 32;
 
 class YamlError {
  public:
@@ -36,59 +39,121 @@ class YamlError {
   std::string text;
 };
 
-// Rejects input that would drive yaml-cpp's recursive parser too deep: deep flow nesting
-// ([[[[...) and absurd indentation (block nesting needs at least one column per level).
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+// "|", ">", "|-", ">+2": a block scalar header; the lines after it are content.
+bool IsBlockScalarHeader(std::string_view token) {
+  if (token.empty() || (token.front() != '|' && token.front() != '>')) return false;
+  for (char c : token.substr(1)) {
+    if (c != '-' && c != '+' && !(c >= '1' && c <= '9')) return false;
+  }
+  return true;
+}
+
+// Rejects, before yaml-cpp sees it, input its parser mishandles: flow nesting or indentation
+// deep enough to exhaust its recursion, and a ',' token outside flow collections (at the start
+// of a line, after a quoted scalar or a closed collection), on which yaml-cpp 0.7 allocates
+// without bound. A plain scalar cannot start with ',', so such a token is never valid YAML
+// (except on the continuation line of a multi-line plain scalar, which we also refuse: quote
+// it). Commas inside plain scalars, quoted strings, comments and block scalars are fine.
 Status CheckShape(std::string_view text) {
   if (text.size() > kMaxYamlBytes) {
     return InvalidArgumentError(fmt::format("invalid YAML: document is {} bytes; the limit is {}",
                                             text.size(), kMaxYamlBytes));
   }
-  size_t depth = 0;
-  size_t line = 1;
-  size_t indent = 0;
-  bool at_line_start = true;
-  char quote = 0;
-  bool comment = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\n') {
-      ++line;
-      at_line_start = true;
-      indent = 0;
-      comment = false;
-      continue;
+  size_t depth = 0;        // flow collection nesting
+  char quote = 0;          // inside a quoted scalar (may span lines)
+  long block_indent = -1;  // inside a block scalar whose header line had this indentation
+  size_t line_no = 0;
+  for (std::string_view rest = text; !rest.empty() || line_no == 0;) {
+    size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    ++line_no;
+    size_t indent = 0;
+    while (indent < line.size() && line[indent] == ' ') ++indent;
+    bool blank = indent == line.size() || line.find_first_not_of(" \t\r") == std::string_view::npos;
+    if (block_indent >= 0) {
+      if (blank || static_cast<long>(indent) > block_indent) continue;
+      block_indent = -1;
     }
-    if (at_line_start) {
-      if (c == ' ' || c == '-') {
-        if (++indent > kMaxIndent) {
-          return InvalidArgumentError(fmt::format(
-              "invalid YAML at line {}: indented more than {} columns", line, kMaxIndent));
+    if (!quote) {
+      size_t lead = line.find_first_not_of(" -");
+      if ((lead == std::string_view::npos ? line.size() : lead) > kMaxIndent) {
+        return InvalidArgumentError(fmt::format(
+            "invalid YAML at line {}: indented more than {} columns", line_no, kMaxIndent));
+      }
+    }
+    std::string_view last_token;
+    // Where a new token may begin, as yaml-cpp's scanner sees it: the line start, after a
+    // blank, after a flow indicator, right after a quoted scalar closes.
+    bool token_start = true;
+    for (size_t i = 0; i < line.size();) {
+      char c = line[i];
+      if (quote) {
+        if (quote == '"' && c == '\\') {
+          i += 2;
+        } else if (quote == '\'' && c == '\'' && i + 1 < line.size() && line[i + 1] == '\'') {
+          i += 2;
+        } else {
+          if (c == quote) {
+            quote = 0;
+            token_start = true;
+          }
+          ++i;
         }
         continue;
       }
-      at_line_start = false;
-    }
-    if (comment) continue;
-    if (quote) {
-      if (c == '\\' && quote == '"') {
+      if (IsBlank(c)) {
+        token_start = true;
         ++i;
-      } else if (c == quote) {
-        quote = 0;
+        continue;
       }
-      continue;
-    }
-    if (c == '#') {
-      comment = true;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxFlowDepth) {
+      bool after_blank = i == 0 || IsBlank(line[i - 1]);
+      if (c == '#' && after_blank) break;  // comment
+      if (c == '[' || c == '{' || c == ']' || c == '}' || (c == ',' && depth > 0)) {
+        if (c == '[' || c == '{') {
+          if (++depth > kMaxFlowDepth) {
+            return InvalidArgumentError(fmt::format(
+                "invalid YAML at line {}: nested deeper than {} levels", line_no, kMaxFlowDepth));
+          }
+        } else if (c != ',' && depth > 0) {
+          --depth;
+        }
+        last_token = {};
+        token_start = true;
+        ++i;
+        continue;
+      }
+      if (token_start && c == ',') {
         return InvalidArgumentError(fmt::format(
-            "invalid YAML at line {}: nested deeper than {} levels", line, kMaxFlowDepth));
+            "invalid YAML at line {}: unexpected ',' outside a flow collection (quote a value "
+            "that begins with ',')",
+            line_no));
       }
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
+      if (token_start && (c == '"' || c == '\'')) {
+        quote = c;
+        last_token = {};
+        ++i;
+        continue;
+      }
+      // A token: up to a blank, or a flow indicator inside a flow collection. Tags, anchors
+      // and aliases end at flow indicators everywhere, and what follows starts a new token.
+      const bool property = token_start && (c == '!' || c == '&' || c == '*');
+      size_t j = i;
+      while (j < line.size() && !IsBlank(line[j]) &&
+             !((depth > 0 || property) && (line[j] == ',' || line[j] == '[' || line[j] == ']' ||
+                                           line[j] == '{' || line[j] == '}'))) {
+        ++j;
+      }
+      last_token = line.substr(i, j - i);
+      token_start = property;
+      i = j;
     }
+    if (!quote && depth == 0 && IsBlockScalarHeader(last_token)) {
+      block_indent = static_cast<long>(indent);
+    }
+    if (nl == std::string_view::npos) break;
   }
   return Status::Ok();
 }
@@ -156,6 +221,33 @@ std::optional<Json> ParseYamlFloat(std::string_view s) {
   return Json(v);
 }
 
+// Manifests are UTF-8 text, as JSON requires; other bytes would not survive a round trip.
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xe  ? 3
+                 : (c >> 3) == 0x1e ? 4
+                                    : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    uint32_t cp = len == 1 ? c : c & (0x7f >> len);
+    for (size_t k = 1; k < len; ++k) {
+      auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc >> 6) != 0x2) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
 // What a plain (unquoted, untagged) scalar means.
 Json ResolvePlain(const std::string& s) {
   if (IsNullWord(s)) return nullptr;
@@ -168,13 +260,21 @@ Json ResolvePlain(const std::string& s) {
 
 class Converter {
  public:
-  explicit Converter(size_t node_budget) : budget_(node_budget) {}
+  explicit Converter(size_t byte_budget) : budget_(byte_budget) {}
 
-  Json Convert(const YAML::Node& node) {
-    if (budget_-- == 0) {
+  Json Convert(const YAML::Node& node, size_t depth = 0) {
+    // Bounds the recursion, including through an alias inside the node it names.
+    if (depth > kMaxJsonDepth) {
+      throw YamlError(node.Mark(), fmt::format("nested deeper than {} levels (or an alias refers "
+                                               "to a node that contains it)",
+                                               kMaxJsonDepth));
+    }
+    size_t cost = kNodeCost + (node.IsScalar() ? node.Scalar().size() : 0);
+    if (cost > budget_) {
       throw YamlError(node.Mark(),
                       "document expands to too many nodes (anchors and aliases are bounded)");
     }
+    budget_ -= cost;
     const std::string& tag = node.Tag();
     switch (node.Type()) {
       case YAML::NodeType::Undefined:
@@ -185,7 +285,7 @@ class Converter {
         return ConvertScalar(node, tag);
       case YAML::NodeType::Sequence: {
         Json arr = Json::array();
-        for (const auto& child : node) arr.push_back(Convert(child));
+        for (const auto& child : node) arr.push_back(Convert(child, depth + 1));
         return arr;
       }
       case YAML::NodeType::Map: {
@@ -198,7 +298,7 @@ class Converter {
           if (obj.contains(key)) {
             throw YamlError(kv.first.Mark(), fmt::format("duplicate key \"{}\"", key));
           }
-          obj[key] = Convert(kv.second);
+          obj[key] = Convert(kv.second, depth + 1);
         }
         return obj;
       }
@@ -266,6 +366,22 @@ bool IsYaml11Special(const std::string& s) {
 
 bool NeedsQuotes(const std::string& s) {
   if (s.empty()) return true;
+  // Flow indicators and quotes anywhere: quoting keeps every reader (and our own pre-check of
+  // yaml-cpp's input, which looks at tokens after blanks) from seeing structure in the scalar.
+  if (s.find_first_of(",[]{}\"'\t") != std::string::npos) return true;
+  // An indicator at the start, a mapping value or a comment inside. "nginx:1.25" and
+  // "http://host/a#b" stay plain, as kubectl prints them.
+  // "-", "?" and ":" are indicators only before a blank: "-c" stays plain.
+  if (std::string_view("#&*!|>%@`").find(s.front()) != std::string_view::npos) return true;
+  if (std::string_view("-?:").find(s.front()) != std::string_view::npos &&
+      (s.size() == 1 || s[1] == ' ')) {
+    return true;
+  }
+  if (s.starts_with("---")) return true;  // the document start marker
+  if (s.find(": ") != std::string::npos || s.find(" #") != std::string::npos || s.back() == ':') {
+    return true;
+  }
+  if (s.starts_with("...")) return true;          // the document end marker
   if (!ResolvePlain(s).is_string()) return true;  // "true", "1", "null" read back as non-strings
   if (IsYaml11Special(s)) return true;
   if (s.front() == ' ' || s.back() == ' ') return true;
@@ -309,6 +425,10 @@ void Emit(YAML::Emitter& out, const Json& j) {
       if (s.find('\n') != std::string::npos && printable && s.back() == '\n' &&
           s.find(" \n") == std::string::npos && s.front() != ' ') {
         out << YAML::Literal << s;
+      } else if (printable && s.find('\n') == std::string::npos &&
+                 s.find('"') != std::string::npos && s.find('\'') == std::string::npos) {
+        // JSON in an annotation reads better single-quoted, as kubectl prints it.
+        out << YAML::SingleQuoted << s;
       } else if (NeedsQuotes(s) || !printable) {
         out << YAML::DoubleQuoted << s;
       } else {
@@ -333,10 +453,23 @@ void Emit(YAML::Emitter& out, const Json& j) {
 
 Result<std::vector<Json>> ParseYamlDocuments(std::string_view text) {
   RETURN_IF_ERROR(CheckShape(text));
+  if (!IsValidUtf8(text)) return InvalidArgumentError("invalid YAML: the text is not valid UTF-8");
+  // YAML streams are printable text: no C0 control characters but tab, newline and return.
+  size_t line = 1;
+  for (char c : text) {
+    if (c == '\n') ++line;
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+      return InvalidArgumentError(fmt::format(
+          "invalid YAML at line {}: control character 0x{:02x} (escape it in a double-quoted "
+          "string)",
+          line, u));
+    }
+  }
   std::vector<Json> docs;
   try {
     std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(text));
-    Converter converter(std::max(kMinNodeBudget, text.size() * kMaxNodesPerByte));
+    Converter converter(std::max(kMinExpansionBudget, text.size() * kExpansionFactor));
     for (const auto& node : nodes) {
       if (node.IsNull() && node.Tag() != "tag:yaml.org,2002:str") continue;  // empty document
       docs.push_back(converter.Convert(node));
@@ -365,9 +498,12 @@ Result<std::vector<Json>> ParseManifests(std::string_view text) {
   if (!rest.empty() && (rest.front() == '{' || rest.front() == '[')) {
     ASSIGN_OR_RETURN(Json doc, ParseJson(text));
     std::vector<Json> docs;
+    // Null documents are skipped, as empty YAML documents are.
     if (doc.is_array()) {
-      for (auto& d : doc) docs.push_back(std::move(d));
-    } else {
+      for (auto& d : doc) {
+        if (!d.is_null()) docs.push_back(std::move(d));
+      }
+    } else if (!doc.is_null()) {
       docs.push_back(std::move(doc));
     }
     return docs;

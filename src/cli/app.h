@@ -66,5 +66,6 @@ void AddScaleCommand(App& app);
 void AddVersionCommand(App& app);
 void AddApiKeyCommand(App& app);
 void AddLogsCommand(App& app);
+void AddImageCommand(App& app);
 
 }  // namespace warren::cli

@@ -13,6 +13,7 @@
 #include "api/yaml_codec.h"
 #include "cli/app.h"
 #include "cli/apply_patch.h"
+#include "cli/manifests.h"
 #include "cli/printer.h"
 
 namespace warren::cli {
@@ -22,66 +23,6 @@ struct ApplyFlags {
   std::vector<std::string> files;
   bool recursive = false;
 };
-
-struct Manifest {
-  std::string source;  // file name, or "STDIN"
-  api::Json doc;
-};
-
-Status ReadFile(const std::string& path, std::string& out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFoundError(fmt::format("the path \"{}\" does not exist", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  out = ss.str();
-  return Status::Ok();
-}
-
-bool IsManifestFile(const std::filesystem::path& p) {
-  auto ext = p.extension().string();
-  return ext == ".yaml" || ext == ".yml" || ext == ".json";
-}
-
-Status Collect(const std::string& arg, bool recursive, std::vector<Manifest>& out) {
-  std::vector<std::string> paths;
-  if (arg == "-") {
-    std::stringstream ss;
-    ss << std::cin.rdbuf();
-    auto docs = api::ParseManifests(ss.str());
-    if (!docs.ok()) return docs.status().WithPrefix("error parsing STDIN");
-    for (auto& d : *docs) out.push_back({"STDIN", std::move(d)});
-    return Status::Ok();
-  }
-  std::error_code ec;
-  if (std::filesystem::is_directory(arg, ec)) {
-    auto add = [&](const std::filesystem::directory_entry& e) {
-      if (e.is_regular_file() && IsManifestFile(e.path())) paths.push_back(e.path().string());
-    };
-    if (recursive) {
-      for (const auto& e : std::filesystem::recursive_directory_iterator(arg, ec)) add(e);
-    } else {
-      for (const auto& e : std::filesystem::directory_iterator(arg, ec)) add(e);
-    }
-    std::sort(paths.begin(), paths.end());
-  } else {
-    paths.push_back(arg);
-  }
-  for (const auto& p : paths) {
-    std::string text;
-    RETURN_IF_ERROR(ReadFile(p, text));
-    auto docs = api::ParseManifests(text);
-    if (!docs.ok()) return docs.status().WithPrefix(fmt::format("error parsing {}", p));
-    for (auto& d : *docs) {
-      // A List of objects applies item by item.
-      if (d.is_object() && d.value("kind", "") == "List" && d["items"].is_array()) {
-        for (auto& item : d["items"]) out.push_back({p, std::move(item)});
-      } else {
-        out.push_back({p, std::move(d)});
-      }
-    }
-  }
-  return Status::Ok();
-}
 
 void ApplyOne(App& app, ApiClient& client, Manifest& m) {
   auto obj = api::ObjectFromJson(m.doc);
@@ -156,10 +97,13 @@ void ApplyOne(App& app, ApiClient& client, Manifest& m) {
 void RunApply(App& app, const ApplyFlags& f) {
   std::vector<Manifest> manifests;
   for (const auto& arg : f.files) {
-    Status s = Collect(arg, f.recursive, manifests);
+    Status s = CollectManifests(arg, f.recursive, manifests);
     if (!s.ok()) return app.Fail(s);
   }
   if (manifests.empty()) return app.Fail(InvalidArgumentError("no objects passed to apply"));
+  std::stable_sort(manifests.begin(), manifests.end(), [](const Manifest& a, const Manifest& b) {
+    return DependencyRank(a.doc) < DependencyRank(b.doc);
+  });
   auto client = app.Client();
   if (!client.ok()) return app.Fail(client.status());
   for (auto& m : manifests) ApplyOne(app, **client, m);

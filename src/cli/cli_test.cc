@@ -104,9 +104,13 @@ TEST(Describe, ShowsMetadataSpecConditionsAndEvents) {
                  "creationTimestamp": "2026-01-01T00:00:00Z"},
     "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "base"}]}}},
     "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "reason": "PodReady"}]}})");
-  Json events =
-      Json::parse(R"({"items": [{"type": "Normal", "reason": "Created", "message": "made it",
-    "source": {"component": "sandbox-controller"}, "lastTimestamp": "2026-01-01T00:00:10Z"}]})");
+  // Listed oldest first whatever the server's order; a repeated event shows its count.
+  Json events = Json::parse(R"({"items": [{"type": "Warning", "reason": "Slow", "message": "again",
+    "source": {"component": "node"}, "count": 3, "firstTimestamp": "2026-01-01T00:00:20Z",
+    "lastTimestamp": "2026-01-01T00:01:05Z"},
+    {"type": "Normal", "reason": "Created", "message": "made it",
+    "source": {"component": "sandbox-controller"}, "lastTimestamp": "2026-01-01T00:00:10Z"},
+    {"type": 7, "reason": ["odd"], "message": null}]})");
   std::string text =
       Describe(api::SandboxKind(), obj, events, *base::ParseRfc3339("2026-01-01T00:01:10Z"));
   EXPECT_NE(text.find("Name:         s\n"), std::string::npos) << text;
@@ -115,9 +119,12 @@ TEST(Describe, ShowsMetadataSpecConditionsAndEvents) {
   EXPECT_NE(text.find("Image:  base"), std::string::npos) << text;
   EXPECT_NE(text.find("Phase:  Running"), std::string::npos) << text;
   EXPECT_NE(text.find("  Ready   True     PodReady\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("  Normal   Created   60s    sandbox-controller   made it\n"),
-            std::string::npos)
-      << text;
+  size_t created =
+      text.find("  Normal    Created   60s                sandbox-controller   made it\n");
+  size_t slow = text.find("  Warning   Slow      5s (x3 over 50s)   node                 again\n");
+  EXPECT_NE(created, std::string::npos) << text;
+  EXPECT_NE(slow, std::string::npos) << text;
+  EXPECT_LT(created, slow) << text;
 }
 
 }  // namespace

@@ -45,10 +45,13 @@ void RunDescribe(App& app, const DescribeFlags& f) {
     if (!first) app.out() << "\n\n";
     first = false;
     // Events about the object (warren.dev Events name it in involvedObject).
+    // The uid keeps out the events of an earlier object of the same name.
     std::string name = api::JsonPathText(obj, ".metadata.name");
+    std::string uid = api::JsonPathText(obj, ".metadata.uid");
     std::string query =
         "fieldSelector=" + base::PercentEncode(fmt::format(
-                               "involvedObject.kind={},involvedObject.name={}", kind->kind, name));
+                               "involvedObject.kind={},involvedObject.name={}{}", kind->kind, name,
+                               uid.empty() ? "" : ",involvedObject.uid=" + uid));
     auto events = (*client)->List(api::EventKind(), kind->namespaced ? ns : "", query);
     app.out() << Describe(*kind, obj, events.ok() ? *events : api::Json(), base::RealClock().Now());
   }

@@ -73,9 +73,9 @@ std::vector<std::string> TableRow(const api::KindInfo& kind, const api::Json& ob
                                   const TableOptions& options, base::WallTime now) {
   std::vector<std::string> row;
   const api::Json& meta = object.contains("metadata") ? object["metadata"] : api::Json();
-  std::string name = meta.is_object() ? meta.value("name", "") : "";
+  std::string name = api::JsonPathText(meta, ".name");
   if (options.with_namespace && kind.namespaced) {
-    row.push_back(meta.is_object() ? meta.value("namespace", "") : "");
+    row.push_back(api::JsonPathText(meta, ".namespace"));
   }
   row.push_back(options.qualified_names ? QualifiedName(kind, name) : name);
   for (const auto& c : kind.columns) {
@@ -185,20 +185,20 @@ std::string MapLines(const api::Json& m, size_t label_width) {
 std::string Describe(const api::KindInfo& kind, const api::Json& object, const api::Json& events,
                      base::WallTime now) {
   std::ostringstream out;
-  const api::Json meta = object.value("metadata", api::Json::object());
+  api::Json meta = object.is_object() && object["metadata"].is_object() ? object["metadata"]
+                                                                        : api::Json::object();
   constexpr size_t kLabel = 14;
   auto line = [&](std::string_view label, std::string_view value) {
     out << fmt::format("{:<{}}{}\n", std::string(label) + ":", kLabel, value);
   };
-  line("Name", meta.value("name", ""));
-  if (kind.namespaced) line("Namespace", meta.value("namespace", ""));
-  out << fmt::format("{:<{}}", "Labels:", kLabel)
-      << MapLines(meta.value("labels", api::Json()), kLabel);
-  api::Json annotations = meta.value("annotations", api::Json::object());
-  annotations.erase(api::annotations::kLastApplied);
+  line("Name", api::JsonPathText(meta, ".name"));
+  if (kind.namespaced) line("Namespace", api::JsonPathText(meta, ".namespace"));
+  out << fmt::format("{:<{}}", "Labels:", kLabel) << MapLines(meta["labels"], kLabel);
+  api::Json annotations = meta["annotations"];
+  if (annotations.is_object()) annotations.erase(api::annotations::kLastApplied);
   out << fmt::format("{:<{}}", "Annotations:", kLabel) << MapLines(annotations, kLabel);
-  line("API Version", object.value("apiVersion", ""));
-  line("Kind", object.value("kind", ""));
+  line("API Version", api::JsonPathText(object, ".apiVersion"));
+  line("Kind", api::JsonPathText(object, ".kind"));
   api::Json m = meta;
   for (const char* k : {"name", "namespace", "labels", "annotations"}) m.erase(k);
   if (!m.empty()) {
@@ -222,8 +222,11 @@ std::string Describe(const api::KindInfo& kind, const api::Json& object, const a
     Table t({"  Type", "Status", "Reason", "Last Transition", "Message"});
     for (const auto& c : *conditions) {
       if (!c.is_object()) continue;
-      t.AddRow({"  " + c.value("type", ""), c.value("status", ""), c.value("reason", ""),
-                c.value("lastTransitionTime", ""), c.value("message", "")});
+      // Fields are read as text whatever their type: what a server returns is printed, never
+      // trusted to be well-formed.
+      auto f = [&](const char* path) { return api::JsonPathText(c, path); };
+      t.AddRow(
+          {"  " + f(".type"), f(".status"), f(".reason"), f(".lastTransitionTime"), f(".message")});
     }
     t.Print(out);
   }
@@ -234,15 +237,37 @@ std::string Describe(const api::KindInfo& kind, const api::Json& object, const a
     out << "Events:\n";
     Table t({"  Type", "Reason", "Age", "From", "Message"});
     t.AddRow({"  ----", "------", "----", "----", "-------"});
-    for (const auto& e : *items) {
+    // Oldest first, as kubectl lists them.
+    std::vector<const api::Json*> sorted;
+    for (const auto& e : *items) sorted.push_back(&e);
+    auto when = [](const api::Json& e) {
+      std::string ts = api::JsonPathText(e, ".lastTimestamp");
+      return ts.empty() ? api::JsonPathText(e, ".firstTimestamp") : ts;
+    };
+    std::stable_sort(sorted.begin(), sorted.end(), [&](const api::Json* a, const api::Json* b) {
+      return when(*a) < when(*b);  // RFC 3339 UTC timestamps sort as text
+    });
+    for (const api::Json* ep : sorted) {
+      const api::Json& e = *ep;
       std::string age = "<unknown>";
-      std::string ts = e.value("lastTimestamp", e.value("firstTimestamp", ""));
-      if (auto t0 = base::ParseRfc3339(ts)) {
-        age = HumanAge(std::chrono::duration_cast<std::chrono::seconds>(now - *t0));
+      auto f = [&](const char* path) { return api::JsonPathText(e, path); };
+      std::string ts = f(".lastTimestamp");
+      if (ts.empty()) ts = f(".firstTimestamp");
+      auto since = [&](const std::string& text) -> std::optional<std::string> {
+        auto t0 = base::ParseRfc3339(text);
+        if (!t0) return std::nullopt;
+        return HumanAge(std::chrono::duration_cast<std::chrono::seconds>(now - *t0));
+      };
+      if (auto a = since(ts)) age = *a;
+      // A repeated event: "5s (x3 over 2m)", as kubectl prints it.
+      const api::Json* count = api::FindJsonPath(e, ".count");
+      if (count && count->is_number_integer() && count->get<int64_t>() > 1) {
+        if (auto first = since(f(".firstTimestamp"))) {
+          age += fmt::format(" (x{} over {})", count->get<int64_t>(), *first);
+        }
       }
       std::string from = api::JsonPathText(e, ".source.component");
-      t.AddRow(
-          {"  " + e.value("type", ""), e.value("reason", ""), age, from, e.value("message", "")});
+      t.AddRow({"  " + f(".type"), f(".reason"), age, from, f(".message")});
     }
     t.Print(out);
   }

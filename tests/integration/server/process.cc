@@ -155,6 +155,13 @@ void ServerProcess::Stop() {
   pid_ = -1;
 }
 
+void ServerProcess::Kill() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
 CommandResult ServerProcess::Cli(const std::vector<std::string>& args, const std::string& input) {
   std::vector<std::string> argv = {WARREN_BIN};
   argv.insert(argv.end(), args.begin(), args.end());

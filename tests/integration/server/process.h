@@ -45,6 +45,8 @@ class ServerProcess {
 
   // Stops the process (SIGTERM) and waits for it.
   void Stop();
+  // Kills the process (SIGKILL: no shutdown code runs) and waits for it.
+  void Kill();
 
  private:
   std::unique_ptr<store::testing::TempDir> temp_;

@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "api/json.h"
+#include "image/testing/oci_builder.h"
 #include "process.h"
 
 namespace warren::testing {
@@ -30,6 +33,9 @@ TEST(ServerCli, ApplyGetDescribeTheExamples) {
       << apply.out;
   EXPECT_TRUE(Contains(apply.out, "sandbox.agents.kruise.io/my-sandbox created")) << apply.out;
   EXPECT_TRUE(Contains(apply.out, "sandboxclaim.agents.kruise.io/my-claim created")) << apply.out;
+  // The pool goes first, so the claim finds it (the directory's file order would put it last).
+  EXPECT_TRUE(apply.out.starts_with("sandboxset.agents.kruise.io/code-interpreter created\n"))
+      << apply.out;
 
   CommandResult get = s.Cli({"get", "sbs,sbx", "-o", "wide"});
   ASSERT_EQ(get.exit_code, 0) << get.err;
@@ -88,6 +94,17 @@ TEST(ServerCli, ApplyGetDescribeTheExamples) {
   CommandResult none = s.Cli({"get", "sbx", "-l", "!agents.kruise.io/sandbox-pool"});
   EXPECT_EQ(none.exit_code, 0);
   EXPECT_EQ(none.err, "No resources found in default namespace.\n");
+
+  // delete -f removes what the manifests name, claims before their pool.
+  CommandResult del_files =
+      s.Cli({"delete", "-f", WARREN_EXAMPLES_DIR, "--ignore-not-found", "--no-wait"});
+  EXPECT_EQ(del_files.exit_code, 0) << del_files.err;
+  EXPECT_EQ(del_files.out,
+            "sandboxclaim.agents.kruise.io \"my-claim\" deleted\n"
+            "sandboxset.agents.kruise.io \"code-interpreter\" deleted\n");
+  CommandResult again_files = s.Cli({"delete", "-f", WARREN_EXAMPLES_DIR});
+  EXPECT_EQ(again_files.exit_code, 1);
+  EXPECT_TRUE(Contains(again_files.err, "Error from server (NotFound)")) << again_files.err;
 
   CommandResult version = s.Cli({"version"});
   EXPECT_TRUE(Contains(version.out, "Client Version: v")) << version.out;
@@ -181,6 +198,125 @@ TEST(ServerCli, GetWatchFollowsChanges) {
   close(out[0]);
   EXPECT_TRUE(Contains(seen, "NAME")) << seen;
   EXPECT_TRUE(Contains(seen, "watched   2")) << seen;
+}
+
+// Where the CLI finds its server and namespace: --server over $WARREN_SERVER over
+// ~/.warren/config; -n over the config's namespace; -A lists every namespace.
+TEST(ServerCli, ServerAndNamespaceFromFlagsEnvironmentAndConfig) {
+  ServerProcess s;
+  const std::string home = s.data_dir();
+  auto run = [&](const std::vector<std::string>& args, const std::string& env_server,
+                 const std::string& input = "") {
+    std::vector<std::string> argv = {WARREN_BIN};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv, {{"WARREN_SERVER", env_server}, {"HOME", home}}, input);
+  };
+  const std::string unreachable = "127.0.0.1:1";
+  // No config yet: the environment decides, and the flag beats it.
+  EXPECT_EQ(run({"get", "sbt"}, s.address()).exit_code, 0);
+  CommandResult env_wrong = run({"get", "sbt"}, unreachable);
+  EXPECT_NE(env_wrong.exit_code, 0);
+  EXPECT_TRUE(Contains(env_wrong.err, "cannot reach the warren server at 127.0.0.1:1"))
+      << env_wrong.err;
+  EXPECT_EQ(run({"--server", s.address(), "get", "sbt"}, unreachable).exit_code, 0);
+
+  // ~/.warren/config names the server and the namespace when nothing else does.
+  ASSERT_EQ(mkdir((home + "/.warren").c_str(), 0700), 0);
+  {
+    std::ofstream config(home + "/.warren/config");
+    config << "server: " << s.address() << "\nnamespace: team\n";
+  }
+  const std::string manifest =
+      "apiVersion: agents.kruise.io/v1alpha1\nkind: SandboxTemplate\n"
+      "metadata: {name: tpl, labels: {app: cfg}}\n"
+      "spec:\n  template:\n    spec:\n      containers: [{name: main, image: base}]\n";
+  CommandResult applied = run({"apply", "-f", "-"}, "", manifest);
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  EXPECT_EQ(applied.out, "sandboxtemplate.agents.kruise.io/tpl created\n");
+  ASSERT_EQ(run({"-n", "default", "apply", "-f", "-"}, "", manifest).exit_code, 0);
+  CommandResult in_team = run({"get", "sbt", "-o", "name", "-l", "app=cfg"}, "");
+  EXPECT_EQ(in_team.out, "sandboxtemplate.agents.kruise.io/tpl\n") << in_team.err;
+  CommandResult json = run({"get", "sbt", "tpl", "-o", "json"}, "");
+  auto obj = api::ParseJson(json.out);
+  ASSERT_TRUE(obj.ok()) << json.out << json.err;
+  EXPECT_EQ((*obj)["metadata"]["namespace"], "team");
+  // The environment beats the config.
+  EXPECT_NE(run({"get", "sbt"}, unreachable).exit_code, 0);
+
+  CommandResult all = run({"get", "sbt", "-A", "-l", "app=cfg"}, "");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  std::istringstream lines(all.out);
+  std::string header, first, second;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_TRUE(header.starts_with("NAMESPACE   NAME")) << all.out;
+  EXPECT_TRUE(first.starts_with("default     tpl")) << all.out;
+  EXPECT_TRUE(second.starts_with("team        tpl")) << all.out;
+}
+
+// Every kind answers to its kubectl-style short name, singular and plural.
+TEST(ServerCli, ShortNamesOfEveryKind) {
+  ServerProcess s;
+  struct Kind {
+    std::string short_name, singular, plural;
+  } kinds[] = {{"sbx", "sandbox", "sandboxes"},
+               {"sbs", "sandboxset", "sandboxsets"},
+               {"sbc", "sandboxclaim", "sandboxclaims"},
+               {"sbt", "sandboxtemplate", "sandboxtemplates"},
+               {"suo", "sandboxupdateops", "sandboxupdateops"},
+               {"cp", "checkpoint", "checkpoints"}};
+  for (const auto& k : kinds) {
+    for (const auto& name : {k.short_name, k.singular, k.plural}) {
+      // The E2B layer keeps a "base" SandboxTemplate; the other kinds are empty.
+      CommandResult r = s.Cli({"get", name});
+      EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
+      EXPECT_TRUE(r.err == "No resources found in default namespace.\n" ||
+                  r.out.starts_with("NAME "))
+          << name << ": " << r.out << r.err;
+    }
+    CommandResult missing = s.Cli({"get", k.short_name, "nothing-here"});
+    EXPECT_TRUE(Contains(missing.err, k.plural + ".agents.kruise.io \"nothing-here\" not found"))
+        << missing.err;
+  }
+}
+
+// `warren image import|ls|rm` over a local image store (no server needed).
+TEST(ServerCli, ImageVerbsImportListRemove) {
+  store::testing::TempDir dir;
+  const std::string layout = dir.path() + "/layout";
+  const std::string root = dir.path() + "/images";
+  image::testing::OciLayoutBuilder b(layout);
+  b.AddImage({b.AddLayer({image::testing::TarEntry::File("hello", "world")})}, {}, "demo:1");
+  b.WriteIndex();
+  auto image = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {WARREN_BIN, "image", "--root", root};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv);
+  };
+  CommandResult imported = image({"import", layout, "--name", "demo:2"});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_TRUE(imported.out.starts_with("NAME     DIGEST")) << imported.out;
+  EXPECT_TRUE(Contains(imported.out, "\ndemo:2   ")) << imported.out;
+  CommandResult listed = image({"ls"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_TRUE(Contains(listed.out, "UNPACKED")) << listed.out;
+  EXPECT_TRUE(Contains(listed.out, "demo:2")) << listed.out;
+  CommandResult removed = image({"rm", "demo:2"});
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_TRUE(Contains(removed.out, "demo:2   removed")) << removed.out;
+  EXPECT_TRUE(Contains(removed.out, "(gc)     1 layers")) << removed.out;
+  EXPECT_EQ(image({"ls"}).out.find("demo:2"), std::string::npos);
+
+  CommandResult missing = image({"rm", "nope"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(Contains(missing.err, "error: not every image was removed")) << missing.err;
+  CommandResult bad_path = image({"import", dir.path() + "/absent"});
+  EXPECT_EQ(bad_path.exit_code, 1);
+  EXPECT_TRUE(Contains(bad_path.err, "absent")) << bad_path.err;
+  CommandResult bad_pull = image({"pull", "not a reference"});
+  EXPECT_EQ(bad_pull.exit_code, 1);
+  EXPECT_TRUE(bad_pull.err.starts_with("error: ")) << bad_pull.err;
 }
 
 }  // namespace

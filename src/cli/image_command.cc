@@ -1,0 +1,97 @@
+// `warren image import|pull|ls|rm`: thin wrappers over image/commands.h. They open the node's
+// image store directly (it is shared safely between processes: the node agent of a running
+// server may hold it at the same time), so they work with or without a server.
+
+#include <cstdlib>
+#include <memory>
+
+#include "cli/app.h"
+#include "image/commands.h"
+#include "image/image_store.h"
+
+namespace warren::cli {
+namespace {
+
+struct ImageFlags {
+  std::string root;
+  std::string path;
+  std::string reference;
+  std::string name;
+  std::vector<std::string> names;
+};
+
+// --root, else $WARREN_IMAGE_ROOT (what the node agent reads too), else the default root.
+std::string ImageRoot(const ImageFlags& f) {
+  if (!f.root.empty()) return f.root;
+  if (const char* env = std::getenv("WARREN_IMAGE_ROOT"); env && *env) return env;
+  return image::ImageStoreOptions{}.root;
+}
+
+Result<std::unique_ptr<image::ImageStore>> OpenStore(const ImageFlags& f) {
+  image::ImageStoreOptions options;
+  options.root = ImageRoot(f);
+  auto store = image::ImageStore::Open(options);
+  if (!store.ok()) {
+    return store.status().WithPrefix("cannot open the image store at " + options.root);
+  }
+  return store;
+}
+
+void PrintOrFail(App& app, const Result<image::Table>& table) {
+  if (!table.ok()) return app.Fail(table.status());
+  app.out() << image::FormatTable(*table);
+}
+
+}  // namespace
+
+void AddImageCommand(App& app) {
+  auto flags = std::make_shared<ImageFlags>();
+  auto* cmd = app.cli().add_subcommand("image", "Manage the node's images (import, pull, ls, rm)");
+  cmd->add_option("--root", flags->root,
+                  "the image store's directory (default: $WARREN_IMAGE_ROOT, else " +
+                      image::ImageStoreOptions{}.root + ")");
+  cmd->require_subcommand(1);
+
+  auto* import = cmd->add_subcommand(
+      "import",
+      "Import an OCI image layout directory or a tarball of one: warren image import "
+      "PATH [--name NAME]");
+  import->add_option("path", flags->path, "the layout directory or .tar archive")->required();
+  import->add_option("--name", flags->name, "the image's name (default: the layout's ref name)");
+  import->callback([&app, flags] {
+    auto store = OpenStore(*flags);
+  if (!store.ok()) return app.Fail(store.status());
+  PrintOrFail(app, image::ImportImageCommand(**store, flags->path, flags->name));
+});
+
+auto* pull = cmd->add_subcommand("pull",
+                                 "Pull an image from a registry over plain HTTP: warren image pull "
+                                 "HOST:PORT/REPO:TAG [--name NAME]");
+pull->add_option("reference", flags->reference, "HOST:PORT/REPOSITORY:TAG")->required();
+pull->add_option("--name", flags->name, "the local name (default: the reference)");
+pull->callback([&app, flags] {
+  auto store = OpenStore(*flags);
+  if (!store.ok()) return app.Fail(store.status());
+  PrintOrFail(app, image::PullImageCommand(**store, flags->reference, flags->name));
+});
+
+auto* ls = cmd->add_subcommand("ls", "List the images");
+ls->alias("list");
+ls->callback([&app, flags] {
+  auto store = OpenStore(*flags);
+  if (!store.ok()) return app.Fail(store.status());
+  app.out() << image::FormatTable(image::ListImagesCommand(**store));
+});
+
+auto* rm = cmd->add_subcommand(
+    "rm", "Remove images and the layers nothing else uses: warren image rm NAME...");
+rm->alias("remove");
+rm->add_option("names", flags->names, "image names")->required();
+rm->callback([&app, flags] {
+  auto store = OpenStore(*flags);
+  if (!store.ok()) return app.Fail(store.status());
+  PrintOrFail(app, image::RemoveImagesCommand(**store, flags->names));
+});
+}  // namespace warren::cli
+
+}  // namespace warren::cli
