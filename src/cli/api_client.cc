@@ -7,6 +7,22 @@
 
 namespace warren::cli {
 
+Status UnreachableError(const std::string& address, const Status& cause) {
+  // The transport's message repeats the method and address ("GET a:p: connect a:p: Connection
+  // refused"); what follows the last mention of the address is the reason.
+  std::string reason = cause.message();
+  size_t at = reason.rfind(address + ": ");
+  if (at != std::string::npos) reason = reason.substr(at + address.size() + 2);
+  return Status(cause.code(),
+                fmt::format("{} {}: {} (is `warren server` running there? The address comes from "
+                            "--server, $WARREN_SERVER or `server:` in ~/.warren/config)",
+                            kUnreachablePrefix, address, reason));
+}
+
+bool IsUnreachable(const Status& status) {
+  return status.message().starts_with(kUnreachablePrefix);
+}
+
 Result<std::unique_ptr<ApiClient>> ApiClient::Connect(std::string address) {
   auto http = net::HttpClient::ForAddress(address);
   if (!http.ok()) {
@@ -38,8 +54,7 @@ Result<api::Json> ApiClient::Do(std::string method, std::string target, const ap
   }
   auto resp = http_->Do(req);
   if (!resp.ok()) {
-    return Status(resp.status().code(), fmt::format("cannot reach the warren server at {}: {}",
-                                                    address_, resp.status().message()));
+    return UnreachableError(address_, resp.status());
   }
   if (resp->status >= 400) return api::FromHttpError(resp->status, resp->body);
   auto json = api::ParseJson(resp->body);
@@ -111,7 +126,8 @@ Status ApiClient::Watch(const api::KindInfo& kind, std::string_view ns, std::str
           }
           if ((*event)["type"] == "ERROR") {
             const api::Json& s = (*event)["object"];
-            failure = api::FromHttpError(s.value("code", 500), api::DumpJson(s));
+            int code = s.is_object() && s["code"].is_number_integer() ? s["code"].get<int>() : 500;
+            failure = api::FromHttpError(code, api::DumpJson(s));
             return false;
           }
           if (!on_event(*event)) return false;
@@ -119,8 +135,7 @@ Status ApiClient::Watch(const api::KindInfo& kind, std::string_view ns, std::str
         return true;
       });
   if (!resp.ok()) {
-    return Status(resp.status().code(), fmt::format("cannot reach the warren server at {}: {}",
-                                                    address_, resp.status().message()));
+    return UnreachableError(address_, resp.status());
   }
   if (status >= 400) return api::FromHttpError(status, error_body);
   return failure;

@@ -12,6 +12,13 @@
 
 namespace warren::cli {
 
+inline constexpr std::string_view kUnreachablePrefix = "cannot reach the warren server at";
+
+// "cannot reach the warren server at ADDRESS: REASON (hint)", keeping the cause's code.
+Status UnreachableError(const std::string& address, const Status& cause);
+// Whether a failure is UnreachableError's (nothing further will work: stop, report it once).
+bool IsUnreachable(const Status& status);
+
 // The resource REST API as the CLI uses it. Errors come back as the server's Status (code and
 // message, e.g. NotFound "sandboxsets.agents.kruise.io \"x\" not found"); an unreachable server
 // is Unavailable with the address in the message. Thread-compatible.

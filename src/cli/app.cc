@@ -59,7 +59,7 @@ void App::Fail(const Status& status) {
 }
 
 void App::FailFromServer(const Status& status) {
-  if (status.message().starts_with("cannot reach")) return Fail(status);
+  if (IsUnreachable(status)) return Fail(status);
   exit_code_ = 1;
   err_ << "Error from server (" << api::ToHttpError(status).reason << "): " << status.message()
        << "\n";

@@ -62,12 +62,15 @@ void RunGet(App& app, const GetFlags& f) {
     return found.back().second;
   };
   bool single_object = refs->size() == 1 && !(*refs)[0].name.empty();
+  bool failed = false;  // some kind could not be listed: "No resources found" would mislead
   for (const ResourceRef& ref : *refs) {
     auto& objs = bucket(ref.kind);
     if (!ref.name.empty()) {
       auto obj = (*client)->Get(*ref.kind, app.Namespace(), ref.name);
       if (!obj.ok()) {
         app.FailFromServer(obj.status());
+        if (IsUnreachable(obj.status())) return;
+        failed = true;
         continue;
       }
       list_revision = api::JsonPathText(*obj, ".metadata.resourceVersion");
@@ -76,6 +79,8 @@ void RunGet(App& app, const GetFlags& f) {
       auto list = (*client)->List(*ref.kind, ns, query);
       if (!list.ok()) {
         app.FailFromServer(list.status());
+        if (IsUnreachable(list.status())) return;
+        failed = true;
         continue;
       }
       list_revision = api::JsonPathText(*list, ".metadata.resourceVersion");
@@ -121,8 +126,8 @@ void RunGet(App& app, const GetFlags& f) {
       table.Print(app.out());
     }
   }
-  if (total == 0 && !single_object && found.size() == refs->size() && !f.watch &&
-      f.output != "json" && f.output != "yaml") {
+  if (total == 0 && !single_object && !failed && !f.watch && f.output != "json" &&
+      f.output != "yaml") {
     if (f.all_namespaces || (!found.empty() && !found[0].first->namespaced)) {
       app.err() << "No resources found\n";
     } else {

@@ -33,6 +33,13 @@ async function waitForFile(file, child, log, ms = 30000) {
   throw new Error(`warren server did not write ${file} in time:\n${log()}`);
 }
 
+// The template the suites create from: `base` (a SandboxTemplate: every create starts a
+// sandbox), or with WARREN_SDK_TEMPLATE=pool a SandboxSet of `base` (templateRef) that startWarren
+// applies and fills first, so every create claims a warm member (ctest e2e_sdk_pool).
+export const POOLED = process.env.WARREN_SDK_TEMPLATE === 'pool';
+export const TEMPLATE = POOLED ? 'base-pool' : 'base';
+const POOL_REPLICAS = 4;
+
 export async function startWarren() {
   if (process.getuid() !== 0) throw new Error('the SDK e2e suite needs root (real sandboxes)');
   const warren = warrenBinary();
@@ -137,7 +144,42 @@ export async function startWarren() {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  if (POOLED) {
+    try {
+      await applyPool(w);
+    } catch (e) {
+      // stop() deletes the set and its members before the server goes (a SIGTERM alone would
+      // leave them running).
+      await w.stop().catch(() => {});
+      throw e;
+    }
+  }
   return w;
+}
+
+// Applies the SandboxSet TEMPLATE names and waits until all its members are Available.
+async function applyPool(w) {
+  const sets = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets`;
+  const res = await fetch(sets, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxSet', metadata: { name: TEMPLATE },
+      // The members are made from the built-in `base` template itself (its image, its
+      // /home/user working directory), so pooled and cold sandboxes are the same sandbox.
+      spec: { replicas: POOL_REPLICAS, templateRef: { name: 'base' } },
+    }),
+  });
+  if (res.status !== 201) throw new Error(`applying SandboxSet ${TEMPLATE}: ${await res.text()}`);
+  const deadline = Date.now() + 180000;
+  for (;;) {
+    const set = await (await fetch(`${sets}/${TEMPLATE}`)).json();
+    if ((set.status?.availableReplicas ?? 0) >= POOL_REPLICAS) return;
+    if (Date.now() > deadline) {
+      throw new Error(`SandboxSet ${TEMPLATE} not filled in 180 s: ${JSON.stringify(set.status)}\n` +
+        w.log().slice(-4000));
+    }
+    await sleep(100);
+  }
 }
 
 // Points the SDK at `w` the way a user does: the three exports run.sh prints, nothing else.

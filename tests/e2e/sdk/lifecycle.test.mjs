@@ -1,9 +1,11 @@
 // The E2B SDK (npm e2b@2.51.0, unmodified) against a real warren server with real sandboxes,
-// configured only by E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY.
+// configured only by E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY. With
+// WARREN_SDK_TEMPLATE=pool (ctest e2e_sdk_pool) every create names a SandboxSet instead, so the
+// same suite runs on sandboxes claimed from a warm pool.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Sandbox, SandboxNotFoundError } from 'e2b';
-import { startWarren, useEnv, sleep } from './harness.mjs';
+import { startWarren, useEnv, sleep, POOLED, TEMPLATE } from './harness.mjs';
 
 let w;
 
@@ -25,7 +27,7 @@ function notFoundBody(id) {
 }
 
 test('create → isRunning → commands.run → files write/read', async () => {
-  const sbx = await Sandbox.create('base', { envs: { GREETING: 'hi there' },
+  const sbx = await Sandbox.create(TEMPLATE, { envs: { GREETING: 'hi there' },
     metadata: { suite: 'lifecycle' } });
   try {
     assert.match(sbx.sandboxId, /^i[a-z0-9]{20}$/);
@@ -42,7 +44,18 @@ test('create → isRunning → commands.run → files write/read', async () => {
     assert.equal(info.sandboxId, sbx.sandboxId);
     assert.equal(info.state, 'running');
     assert.deepEqual(info.metadata, { suite: 'lifecycle' });
-    assert.equal(info.templateId, 'base');
+    assert.equal(info.templateId, TEMPLATE);
+    // Served the way this run means to: a warm member claimed from the pool, or a cold start.
+    const o = (await w.sandboxObjects()).find(
+      (x) => x.metadata.labels?.['agents.kruise.io/sandbox-id'] === sbx.sandboxId);
+    assert.equal(o.metadata.labels['agents.kruise.io/sandbox-pool'], POOLED ? TEMPLATE : undefined);
+    assert.equal(o.metadata.labels['agents.kruise.io/sandbox-claimed'], POOLED ? 'true' : undefined);
+    if (POOLED) {
+      // A warm member (lock_type update), not a cold create on an empty pool (lock_type create).
+      const metrics = await (await fetch(`${w.apiUrl}/metrics`)).text();
+      assert.match(metrics,
+        /^sandbox_claim_total\{lock_type="update",namespace="default",result="success"\} [1-9]/m);
+    }
   } finally {
     await sbx.kill();
   }
@@ -52,9 +65,9 @@ test('list filters by metadata and pages with limit 1 over 3 sandboxes', async (
   const tag = `run-${process.pid}-${Date.now()}`;
   const made = [];
   for (let i = 0; i < 3; i++) {
-    made.push(await Sandbox.create('base', { metadata: { page: tag, 'my key': 'a&b=c', n: String(i) } }));
+    made.push(await Sandbox.create(TEMPLATE, { metadata: { page: tag, 'my key': 'a&b=c', n: String(i) } }));
   }
-  const other = await Sandbox.create('base', { metadata: { page: 'someone-else' } });
+  const other = await Sandbox.create(TEMPLATE, { metadata: { page: 'someone-else' } });
   try {
     const paginator = Sandbox.list({ limit: 1, query: { metadata: { page: tag, 'my key': 'a&b=c' } } });
     const seen = [];
@@ -78,7 +91,7 @@ test('list filters by metadata and pages with limit 1 over 3 sandboxes', async (
 });
 
 test('setTimeout shortens the life: dead once it passes (proxy 502, isRunning false)', async () => {
-  const sbx = await Sandbox.create('base', { timeoutMs: 600_000 });
+  const sbx = await Sandbox.create(TEMPLATE, { timeoutMs: 600_000 });
   const id = sbx.sandboxId;
   await sbx.setTimeout(3000);
   assert.equal(await sbx.isRunning(), true);
@@ -98,7 +111,7 @@ test('setTimeout shortens the life: dead once it passes (proxy 502, isRunning fa
 });
 
 test('pause keeps processes and files; connect resumes them under the same PID', async () => {
-  const sbx = await Sandbox.create('base');
+  const sbx = await Sandbox.create(TEMPLATE);
   const id = sbx.sandboxId;
   try {
     const sleeper = await sbx.commands.run('sleep 3600', { background: true });
@@ -131,7 +144,7 @@ test('pause keeps processes and files; connect resumes them under the same PID',
 });
 
 test('kill → kill again returns false, connect throws SandboxNotFoundError', async () => {
-  const sbx = await Sandbox.create('base');
+  const sbx = await Sandbox.create(TEMPLATE);
   const id = sbx.sandboxId;
   const stream = sbx.commands.run('sleep 600', { background: true });
   await stream;
@@ -147,7 +160,7 @@ test('kill → kill again returns false, connect throws SandboxNotFoundError', a
 });
 
 test("another team's key sees nothing of it", async () => {
-  const sbx = await Sandbox.create('base');
+  const sbx = await Sandbox.create(TEMPLATE);
   try {
     const made = await w.api('POST', '/api-keys', { body: { team: 'other-team' } });
     assert.equal(made.status, 201);
@@ -158,7 +171,7 @@ test("another team's key sees nothing of it", async () => {
     assert.deepEqual(await Sandbox.list(opts).nextItems(), []);
     assert.equal(await sbx.isRunning(), true, "the other team's kill did nothing");
     // Its own sandboxes land in its own namespace.
-    const mine = await Sandbox.create('base', opts);
+    const mine = await Sandbox.create(TEMPLATE, opts);
     const objs = await w.sandboxObjects();
     assert.equal(objs.find((o) => o.metadata.name === mine.sandboxId)?.metadata.namespace, 'other-team');
     await mine.kill();
@@ -168,7 +181,7 @@ test("another team's key sees nothing of it", async () => {
 });
 
 test('metrics come from the node agent samples and honour start/end', async () => {
-  const sbx = await Sandbox.create('base');
+  const sbx = await Sandbox.create(TEMPLATE);
   try {
     let metrics = [];
     const deadline = Date.now() + 30000;
@@ -203,7 +216,7 @@ async function waitForState(id, state, ms = 20000) {
 }
 
 test('a timeout with onTimeout pause pauses it; traffic resumes it when autoResume is on', async () => {
-  const sbx = await Sandbox.create('base', { timeoutMs: 3000,
+  const sbx = await Sandbox.create(TEMPLATE, { timeoutMs: 3000,
     lifecycle: { onTimeout: 'pause', autoResume: true } });
   const id = sbx.sandboxId;
   try {
@@ -220,7 +233,7 @@ test('a timeout with onTimeout pause pauses it; traffic resumes it when autoResu
 });
 
 test('a timeout with onTimeout pause and no autoResume stays paused until connect', async () => {
-  const sbx = await Sandbox.create('base', { timeoutMs: 2000, lifecycle: { onTimeout: 'pause' } });
+  const sbx = await Sandbox.create(TEMPLATE, { timeoutMs: 2000, lifecycle: { onTimeout: 'pause' } });
   const id = sbx.sandboxId;
   try {
     const sleeper = await sbx.commands.run('sleep 3600', { background: true });

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -214,10 +215,14 @@ TEST(ServerCli, ServerAndNamespaceFromFlagsEnvironmentAndConfig) {
   const std::string unreachable = "127.0.0.1:1";
   // No config yet: the environment decides, and the flag beats it.
   EXPECT_EQ(run({"get", "sbt"}, s.address()).exit_code, 0);
-  CommandResult env_wrong = run({"get", "sbt"}, unreachable);
+  // An unreachable server is reported once, with the reason and where the address came from.
+  CommandResult env_wrong = run({"get", "sbt,sbx"}, unreachable);
   EXPECT_NE(env_wrong.exit_code, 0);
-  EXPECT_TRUE(Contains(env_wrong.err, "cannot reach the warren server at 127.0.0.1:1"))
+  EXPECT_TRUE(env_wrong.err.starts_with(
+      "error: cannot reach the warren server at 127.0.0.1:1: Connection refused (is `warren "
+      "server` running there?"))
       << env_wrong.err;
+  EXPECT_EQ(std::count(env_wrong.err.begin(), env_wrong.err.end(), '\n'), 1) << env_wrong.err;
   EXPECT_EQ(run({"--server", s.address(), "get", "sbt"}, unreachable).exit_code, 0);
 
   // ~/.warren/config names the server and the namespace when nothing else does.
