@@ -328,7 +328,8 @@ int Main(int argc, char** argv) {
   if (!proxy.ok()) Die(proxy.status().ToString());
 
   // The gateway's keep-alive shape: an idle connection of this loop when there is one (no
-  // dial, no system call but the relay's own), else a new one, pooled after the response.
+  // dial, one poll(2) beside the relay's own reads and writes), else a new one, pooled after
+  // the response.
   net::Router pooled;
   pooled.SetFallback(
       [nginx_static](net::Request&&, net::Responder r) {
