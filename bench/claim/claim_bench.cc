@@ -31,6 +31,7 @@
 #include "api/json.h"
 #include "base/check.h"
 #include "base/encoding.h"
+#include "e2b_client.h"
 #include "processes.h"
 
 namespace warren::bench {
@@ -38,7 +39,10 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using pool_testing::AvailableReplicas;
+using pool_testing::E2bClient;
 using pool_testing::Eventually;
+using pool_testing::ListSandboxes;
 using pool_testing::WarrenServer;
 
 struct Options {
@@ -72,79 +76,24 @@ Summary Summarize(std::vector<double> ms) {
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+// POST /sandboxes from a pool of `template_id`; the sandbox id.
+Result<std::string> CreateSandbox(E2bClient& e2b, const std::string& template_id,
+                                  bool create_on_no_stock) {
+  ASSIGN_OR_RETURN(auto doc, e2b.Create(template_id, create_on_no_stock));
+  return doc.value("sandboxID", "");
 }
-
-// The E2B API as the SDKs call it (X-API-Key, JSON).
-class E2b {
- public:
-  E2b(WarrenServer& server, std::string key) : server_(server), key_(std::move(key)) {}
-
-  // POST /sandboxes; the sandbox id, or an error message.
-  Result<std::string> Create(const std::string& template_id, bool create_on_no_stock) {
-    api::Json body = {{"templateID", template_id}, {"timeout", 600}};
-    if (!create_on_no_stock) {
-      body["metadata"] = {{"e2b.agents.kruise.io/create-on-no-stock", "false"}};
-    }
-    net::ClientRequest req{.method = "POST", .target = "/sandboxes"};
-    req.headers.Set("X-API-Key", key_);
-    req.headers.Set("Content-Type", "application/json");
-    req.body = api::DumpJson(body);
-    req.timeout = 120s;
-    auto r = server_.http().Do(req);
-    if (!r.ok()) return r.status();
-    if (r->status != 201) {
-      return UnavailableError(fmt::format("create answered {}: {}", r->status, r->body));
-    }
-    ASSIGN_OR_RETURN(auto doc, api::ParseJson(r->body));
-    return doc.value("sandboxID", "");
-  }
-
-  Status Kill(const std::string& id) {
-    net::ClientRequest req{.method = "DELETE", .target = "/sandboxes/" + id};
-    req.headers.Set("X-API-Key", key_);
-    req.timeout = 60s;
-    auto r = server_.http().Do(req);
-    if (!r.ok()) return r.status();
-    if (r->status != 204) return UnavailableError(fmt::format("kill answered {}", r->status));
-    return Status::Ok();
-  }
-
- private:
-  WarrenServer& server_;
-  std::string key_;
-};
 
 // Sandbox objects in the store (any state), or -1.
 int SandboxCount(WarrenServer& server) {
-  auto r =
-      server.http().Do({.method = "GET", .target = "/apis/agents.kruise.io/v1alpha1/sandboxes"});
-  if (!r.ok() || r->status != 200) return -1;
-  auto doc = api::ParseJson(r->body);
-  if (!doc.ok()) return -1;
-  return static_cast<int>((*doc)["items"].size());
-}
-
-int AvailableReplicas(WarrenServer& server, const std::string& set) {
-  auto r = server.http().Do(
-      {.method = "GET",
-       .target = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets/" + set});
-  if (!r.ok() || r->status != 200) return -1;
-  auto doc = api::ParseJson(r->body);
-  if (!doc.ok()) return -1;
-  const api::Json& status = (*doc)["status"];
-  return status.is_object() ? status.value("availableReplicas", 0) : 0;
+  auto sandboxes = ListSandboxes(server, /*selector=*/"");
+  return sandboxes.ok() ? static_cast<int>(sandboxes->size()) : -1;
 }
 
 // Kills in the background so refills and deletions overlap the next burst's wait, not the
 // burst itself.
 class Reaper {
  public:
-  explicit Reaper(E2b& e2b) : e2b_(e2b) {
+  explicit Reaper(E2bClient& e2b) : e2b_(e2b) {
     for (int i = 0; i < 4; ++i) threads_.emplace_back([this] { Run(); });
   }
   ~Reaper() { Drain(); }
@@ -177,7 +126,7 @@ class Reaper {
       lock.lock();
     }
   }
-  E2b& e2b_;
+  E2bClient& e2b_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::string> ids_;
@@ -201,8 +150,8 @@ struct RunResult {
 // With `rate` > 0 the claims are sent open loop at that rate (claim i of a burst at
 // start + i/rate, by `concurrency` workers) and each latency counts from its scheduled time, so a
 // stall is charged to every claim queued behind it.
-RunResult RunClaims(WarrenServer& server, E2b& e2b, const std::string& set, int pool, int total,
-                    int concurrency, bool kill_during, double rate = 0) {
+RunResult RunClaims(WarrenServer& server, E2bClient& e2b, const std::string& set, int pool,
+                    int total, int concurrency, bool kill_during, double rate = 0) {
   RunResult result;
   Reaper reaper(e2b);
   std::mutex mu;
@@ -230,7 +179,7 @@ RunResult RunClaims(WarrenServer& server, E2b& e2b, const std::string& set, int 
                std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(i / rate));
           std::this_thread::sleep_until(t0);
         }
-        auto id = e2b.Create(set, /*create_on_no_stock=*/false);
+        auto id = CreateSandbox(e2b, set, /*create_on_no_stock=*/false);
         double ms = Ms(Clock::now() - t0);
         std::lock_guard lock(mu);
         if (id.ok()) {
@@ -256,11 +205,11 @@ RunResult RunClaims(WarrenServer& server, E2b& e2b, const std::string& set, int 
   return result;
 }
 
-RunResult RunCold(E2b& e2b, int n) {
+RunResult RunCold(E2bClient& e2b, int n) {
   RunResult result;
   for (int i = 0; i < n; ++i) {
     auto t0 = Clock::now();
-    auto id = e2b.Create("base", true);
+    auto id = CreateSandbox(e2b, "base", /*create_on_no_stock=*/true);
     double ms = Ms(Clock::now() - t0);
     result.busy_seconds += ms / 1000;
     if (!id.ok()) {
@@ -445,30 +394,12 @@ int Main(int argc, char** argv) {
 
   WarrenServer server;
   server.EnableNodeAgent();
-  {
-    auto [code, out] = server.Cli({"apikey", "bootstrap", "--data-dir", server.data_dir(),
-                                   "--config", server.data_dir() + "/cli-config"});
-    CHECK_MSG(code == 0, "apikey bootstrap failed: " << out);
-  }
-  std::string key = ReadFile(server.data_dir() + "/admin-key");
-  while (!key.empty() && isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
+  std::string key = pool_testing::BootstrapAdminKey(server);
   server.Start();
-  E2b e2b(server, key);
+  E2bClient e2b(server, key);
 
   const std::string set = "bench-pool";
-  server.Apply(fmt::format(R"(apiVersion: agents.kruise.io/v1alpha1
-kind: SandboxSet
-metadata:
-  name: {}
-spec:
-  replicas: {}
-  template:
-    spec:
-      containers:
-        - name: main
-          image: base
-)",
-                           set, o.pool));
+  server.Apply(pool_testing::PoolManifest(set, o.pool));
   auto fill_start = Clock::now();
   CHECK_MSG(Eventually([&] { return AvailableReplicas(server, set) >= o.pool; }, 900s),
             "the pool never filled:\n"

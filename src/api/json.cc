@@ -2,41 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "base/json_depth.h"
+
 namespace warren::api {
-namespace {
-
-// The deepest bracket nesting of a JSON text, ignoring brackets inside strings. A pre-scan is
-// cheaper than a parser callback and bounds the work of everything that walks the document
-// recursively afterwards.
-size_t TextDepth(std::string_view text) {
-  size_t depth = 0;
-  size_t max_depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      max_depth = std::max(max_depth, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-
-}  // namespace
 
 Result<Json> ParseJson(std::string_view text) {
-  if (TextDepth(text) > kMaxJsonDepth) {
+  if (!base::JsonNestingWithin(text, kMaxJsonDepth)) {
     return InvalidArgumentError(
         fmt::format("invalid JSON: nested deeper than {} levels", kMaxJsonDepth));
   }

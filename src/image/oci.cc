@@ -4,45 +4,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_depth.h"
+
 namespace warren::image {
 namespace {
 
 using nlohmann::json;
 
-constexpr int kMaxJsonDepth = 32;
-
-// nlohmann's parser recurses per nesting level; bound the depth before handing it the text so
-// "[[[[...]]]]" cannot exhaust the stack.
-bool DepthWithin(std::string_view text, int max_depth) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return false;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return true;
-}
+// nlohmann's parser recurses per nesting level; bound the depth before handing it the text.
+constexpr size_t kMaxJsonDepth = 32;
 
 Result<json> ParseObject(std::string_view text, std::string_view what, size_t max_bytes) {
   if (text.size() > max_bytes) {
     return InvalidArgumentError(
         fmt::format("{} is {} bytes, over the limit of {}", what, text.size(), max_bytes));
   }
-  if (!DepthWithin(text, kMaxJsonDepth)) {
+  if (!base::JsonNestingWithin(text, kMaxJsonDepth)) {
     return InvalidArgumentError(fmt::format("{} nests deeper than {} levels", what, kMaxJsonDepth));
   }
   json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/check.h"
+#include "base/strings.h"
 
 namespace warren::pool_testing {
 
@@ -44,29 +45,18 @@ Result<api::Json> E2bClient::Create(const std::string& template_id, bool create_
 Status E2bClient::Kill(const std::string& sandbox_id) {
   net::ClientRequest req{.method = "DELETE", .target = "/sandboxes/" + sandbox_id};
   req.headers.Set("X-API-Key", key_);
+  // A kill tears the sandbox down (processes, mounts, cgroups): slower than a request when many
+  // run at once, as in bench/claim.
+  req.timeout = 60s;
   auto r = server_.http().Do(req);
   if (!r.ok()) return r.status();
   if (r->status != 204) return UnavailableError(fmt::format("kill answered {}", r->status));
   return Status::Ok();
 }
 
-namespace {
-std::string Encode(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (isalnum(c) || c == '-' || c == '.' || c == '_') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
-}
-}  // namespace
-
 Result<std::vector<api::Json>> ListSandboxes(WarrenServer& server, const std::string& selector) {
   std::string target = "/apis/agents.kruise.io/v1alpha1/sandboxes";
-  if (!selector.empty()) target += "?labelSelector=" + Encode(selector);
+  if (!selector.empty()) target += "?labelSelector=" + base::PercentEncode(selector);
   auto r = server.http().Do({.method = "GET", .target = target});
   if (!r.ok()) return r.status();
   if (r->status != 200) return UnavailableError(r->body);
