@@ -1,7 +1,8 @@
 // Requests/s and latency of our HTTP server against nginx on loopback, with the same wrk
-// settings in the same run, plus the gateway-shaped figure: Responder::Proxy relaying to an
-// upstream against nginx proxy_pass to the same upstream. See README.md for the full-size
-// command and the figures it printed.
+// settings in the same run, plus the gateway-shaped figures: Responder::Proxy relaying to an
+// upstream against nginx proxy_pass to the same upstream, with a new upstream connection per
+// request and with upstream keep-alive (ProxyOptions::pool_key against nginx's
+// `upstream { keepalive }`). See README.md for the full-size command and the figures it printed.
 //
 //   http_bench [--smoke] [--threads N] [--connections N] [--duration S] [--rounds N]
 //              [--loops N]
@@ -155,10 +156,12 @@ Figures RunWrk(const Settings& settings, uint16_t port, int duration_s) {
   return f;
 }
 
-// nginx with a private config: one server returns the body, one proxy_passes to it.
+// nginx with a private config: one server returns the body, one proxy_passes to it with a new
+// connection per request, one over an upstream keep-alive pool.
 class Nginx {
  public:
-  Nginx(const std::filesystem::path& dir, int workers, uint16_t static_port, uint16_t proxy_port) {
+  Nginx(const std::filesystem::path& dir, int workers, uint16_t static_port, uint16_t proxy_port,
+        uint16_t keepalive_proxy_port) {
     std::filesystem::path conf = dir / "nginx.conf";
     std::ofstream out(conf);
     out << "worker_processes " << workers << ";\n"
@@ -179,6 +182,15 @@ class Nginx {
         << "    listen 127.0.0.1:" << proxy_port << ";\n"
         << "    location / { proxy_pass http://127.0.0.1:" << static_port << "; }\n"
         << "  }\n"
+        << "  upstream hello { server 127.0.0.1:" << static_port << "; keepalive 128; }\n"
+        << "  server {\n"
+        << "    listen 127.0.0.1:" << keepalive_proxy_port << ";\n"
+        << "    location / {\n"
+        << "      proxy_pass http://hello;\n"
+        << "      proxy_http_version 1.1;\n"
+        << "      proxy_set_header Connection \"\";\n"
+        << "    }\n"
+        << "  }\n"
         << "}\n";
     out.close();
     os::SpawnOptions spawn;
@@ -189,7 +201,7 @@ class Nginx {
     auto child = os::Spawn(spawn);
     if (!child.ok()) Die("nginx: " + child.status().ToString());
     pid_ = child->pid;
-    for (uint16_t port : {static_port, proxy_port}) {
+    for (uint16_t port : {static_port, proxy_port, keepalive_proxy_port}) {
       bool up = false;
       for (int i = 0; i < 200 && !up; ++i) {
         up = net::DialTcp("127.0.0.1", port, 100ms).ok();
@@ -297,7 +309,8 @@ int Main(int argc, char** argv) {
 
   uint16_t nginx_static = FreePort();
   uint16_t nginx_proxy = FreePort();
-  Nginx nginx(dir, cores, nginx_static, nginx_proxy);
+  uint16_t nginx_keepalive = FreePort();
+  Nginx nginx(dir, cores, nginx_static, nginx_proxy, nginx_keepalive);
 
   // The gateway's shape: an inline handler dials the upstream and hands the exchange to Proxy.
   net::Router gateway;
@@ -314,18 +327,41 @@ int Main(int argc, char** argv) {
   auto proxy = net::HttpServer::Start({.loop_threads = loops}, std::move(gateway));
   if (!proxy.ok()) Die(proxy.status().ToString());
 
+  // The gateway's keep-alive shape: an idle connection of this loop when there is one (no
+  // dial, one poll(2) beside the relay's own reads and writes), else a new one, pooled after
+  // the response.
+  net::Router pooled;
+  pooled.SetFallback(
+      [nginx_static](net::Request&&, net::Responder r) {
+        const net::UpstreamKey key{.group = "hello", .target = nginx_static};
+        net::ProxyOptions options;
+        options.pool_key = key;
+        options.pool_idle_timeout = 10s;
+        if (r.ProxyPooled(key, options)) return;
+        auto fd = net::DialTcp("127.0.0.1", nginx_static, 2s);
+        if (!fd.ok()) {
+          r.Send(net::Response::Text(502, fd.status().ToString()));
+          return;
+        }
+        r.Proxy(std::move(*fd), std::move(options));
+      },
+      net::RouteOptions{.stream_body = true});
+  auto pooled_proxy = net::HttpServer::Start({.loop_threads = loops}, std::move(pooled));
+  if (!pooled_proxy.ok()) Die(pooled_proxy.status().ToString());
+
   std::printf(
       "http_bench: wrk -t%d -c%d -d%ds, median of %d rounds, %d cores, our loops=%d, nginx "
       "workers=%d%s\n",
       s.threads, s.connections, s.duration_s, s.rounds, cores, loops, cores,
       s.smoke ? " (smoke run: figures mean nothing)" : "");
-  // Other work on the machine comes and goes: run the four targets in turn, several rounds,
+  // Other work on the machine comes and goes: run the six targets in turn, several rounds,
   // and report each one's median round, so a burst of load hits both sides alike.
   if (!s.smoke) {  // warm both up once
     RunWrk(s, nginx_static, 1);
     RunWrk(s, (*ours)->port(), 1);
   }
-  std::vector<uint16_t> ports = {nginx_static, (*ours)->port(), nginx_proxy, (*proxy)->port()};
+  std::vector<uint16_t> ports = {nginx_static,     (*ours)->port(), nginx_proxy,
+                                 (*proxy)->port(), nginx_keepalive, (*pooled_proxy)->port()};
   std::vector<std::vector<Figures>> rounds(ports.size());
   for (int round = 0; round < s.rounds; ++round) {
     for (size_t i = 0; i < ports.size(); ++i) {
@@ -336,6 +372,8 @@ int Main(int argc, char** argv) {
   Figures warren_fixed = Median(rounds[1]);
   Figures nginx_proxied = Median(rounds[2]);
   Figures warren_proxied = Median(rounds[3]);
+  Figures nginx_keepalive_proxied = Median(rounds[4]);
+  Figures warren_pooled_proxied = Median(rounds[5]);
 
   std::printf("fixed body (%zu bytes):\n", kBody.size());
   Print("nginx return 200", nginx_fixed);
@@ -345,14 +383,24 @@ int Main(int argc, char** argv) {
   Print("nginx proxy_pass", nginx_proxied);
   Print("warren Responder::Proxy", warren_proxied);
   std::printf("  ratio warren/nginx: %.2f\n", warren_proxied.rps / nginx_proxied.rps);
+  std::printf("through a proxy to nginx, upstream keep-alive:\n");
+  Print("nginx proxy_pass + keepalive", nginx_keepalive_proxied);
+  Print("warren Proxy + pool_key", warren_pooled_proxied);
+  std::printf("  ratio warren/nginx: %.2f (target >= 0.80)\n",
+              warren_pooled_proxied.rps / nginx_keepalive_proxied.rps);
 
-  uint64_t bad = nginx_fixed.bad + warren_fixed.bad + nginx_proxied.bad + warren_proxied.bad;
+  uint64_t bad = nginx_fixed.bad + warren_fixed.bad + nginx_proxied.bad + warren_proxied.bad +
+                 nginx_keepalive_proxied.bad + warren_pooled_proxied.bad;
   if (bad > 0) {
-    std::printf("errors: nginx %llu, warren %llu, nginx proxy %llu, warren proxy %llu\n",
-                static_cast<unsigned long long>(nginx_fixed.bad),
-                static_cast<unsigned long long>(warren_fixed.bad),
-                static_cast<unsigned long long>(nginx_proxied.bad),
-                static_cast<unsigned long long>(warren_proxied.bad));
+    std::printf(
+        "errors: nginx %llu, warren %llu, nginx proxy %llu, warren proxy %llu, nginx keep-alive "
+        "proxy %llu, warren pooled proxy %llu\n",
+        static_cast<unsigned long long>(nginx_fixed.bad),
+        static_cast<unsigned long long>(warren_fixed.bad),
+        static_cast<unsigned long long>(nginx_proxied.bad),
+        static_cast<unsigned long long>(warren_proxied.bad),
+        static_cast<unsigned long long>(nginx_keepalive_proxied.bad),
+        static_cast<unsigned long long>(warren_pooled_proxied.bad));
     return 1;
   }
   return 0;

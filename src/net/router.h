@@ -109,11 +109,11 @@ class Responder {
   std::shared_ptr<ProxyHandle> Proxy(base::UniqueFd upstream, ProxyOptions options);
 
   // Proxy over an idle connection the server's UpstreamPool holds under `key` on the loop that
-  // serves this request (one a relay with ProxyOptions::pool_key left there), with no system call
-  // and no thread hop. Only an inline handler, still on its loop thread, can have one. Returns
-  // null, and leaves this Responder and `options` as they were, when that loop has no usable
-  // connection for the key (or the call is on another thread): the caller then dials and calls
-  // Proxy. On success `options` has been moved from.
+  // serves this request (one a relay with ProxyOptions::pool_key left there), with no dial, no
+  // thread hop and one poll(2) to check the connection is still usable. Only an inline handler,
+  // still on its loop thread, can have one. Returns null, and leaves this Responder and `options`
+  // as they were, when that loop has no usable connection for the key (or the call is on another
+  // thread): the caller then dials and calls Proxy. On success `options` has been moved from.
   std::shared_ptr<ProxyHandle> ProxyPooled(const UpstreamKey& key, ProxyOptions& options);
 
   // Whether the client is still connected (best effort).

@@ -28,9 +28,10 @@ struct UpstreamPoolOptions {
 
 // The idle keep-alive upstream connections of one HttpServer (ProxyOptions::pool_key,
 // Responder::ProxyPooled). Each event loop keeps its own: a connection stays registered with the
-// loop that relayed over it, so reusing it costs no system call beyond the relay's own reads and
-// writes, and no thread hop. An idle connection the upstream closed, or on which it sent bytes
-// nobody asked for, is never handed out; each is closed after the idle timeout its relay gave.
+// loop that relayed over it, so reusing it costs one poll(2) (is it still usable?) beyond the
+// relay's own reads and writes, and no thread hop. An idle connection the upstream closed, or on
+// which it sent bytes nobody asked for, is never handed out; each is closed after the idle timeout
+// its relay gave.
 //
 // Owned by the server, valid until the server is destroyed. Thread-safe; no method blocks.
 class UpstreamPool {

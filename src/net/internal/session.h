@@ -262,10 +262,11 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // During a relay whose request is fully read, keeps a read of the client socket pending into
   // the empty in_: EOF or an error means the client left (the relay ends); bytes are its next
-  // request, kept for Serve. Unlike StartClientWatch it costs no system call (the socket stays
-  // armed in epoll, so asio queues the read without re-arming it), and it is not cancelled when
-  // the relay ends: ReadMore takes it over as the first read of the next request. Nothing else
-  // may touch in_ while it is pending; ReadMore waits for it.
+  // request, kept for Serve. Unlike StartClientWatch it costs no epoll_ctl (the socket stays armed
+  // in epoll, so asio queues the read without re-arming it; asio's speculative first attempt is
+  // one recv that finds nothing), and it is not cancelled when the relay ends: ReadMore takes it
+  // over as the first read of the next request. Nothing else may touch in_ while it is pending;
+  // ReadMore waits for it.
   void StartClientRead();
   void OnClientRead(const error_code& ec, size_t n);
   // Watches the idle socket for the client going away (EOF without consuming any bytes).
