@@ -42,11 +42,10 @@ std::string FormatTable(const Table& table) {
   return out;
 }
 
-Result<Table> ImportImageCommand(ImageStore& store, const std::string& path,
-                                 const std::string& name) {
-  ImportOptions options;
-  options.name = name;
-  ASSIGN_OR_RETURN(ImageRecord record, store.Import(path, options));
+namespace {
+
+// What import and pull print: the one image they stored.
+Table ImportedTable(const ImageRecord& record) {
   Table table{{"NAME", "DIGEST", "LAYERS", "SIZE"}, {}};
   table.rows.push_back({record.name, record.manifest_digest.Short(),
                         std::to_string(record.layers.size()),
@@ -54,16 +53,22 @@ Result<Table> ImportImageCommand(ImageStore& store, const std::string& path,
   return table;
 }
 
+}  // namespace
+
+Result<Table> ImportImageCommand(ImageStore& store, const std::string& path,
+                                 const std::string& name) {
+  ImportOptions options;
+  options.name = name;
+  ASSIGN_OR_RETURN(ImageRecord record, store.Import(path, options));
+  return ImportedTable(record);
+}
+
 Result<Table> PullImageCommand(ImageStore& store, const std::string& reference,
                                const std::string& name) {
   ImportOptions options;
   options.name = name;
   ASSIGN_OR_RETURN(ImageRecord record, store.Pull(reference, options));
-  Table table{{"NAME", "DIGEST", "LAYERS", "SIZE"}, {}};
-  table.rows.push_back({record.name, record.manifest_digest.Short(),
-                        std::to_string(record.layers.size()),
-                        HumanSize(static_cast<uint64_t>(record.compressed_size))});
-  return table;
+  return ImportedTable(record);
 }
 
 Table ListImagesCommand(const ImageStore& store) {
