@@ -10,15 +10,10 @@
 
 #include "api/json.h"
 #include "api/object.h"
+#include "base/testing/status_macros.h"
 #include "net/http_client.h"
 #include "node/node_agent.h"
 #include "store/testing/temp_store.h"
-
-#define ASSERT_OK(expr)                                          \
-  do {                                                           \
-    const ::warren::Status warren_st_ = (expr);                  \
-    ASSERT_TRUE(warren_st_.ok()) << #expr << ": " << warren_st_; \
-  } while (0)
 
 namespace warren::node::testing {
 

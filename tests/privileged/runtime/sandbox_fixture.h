@@ -8,20 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "base/testing/status_macros.h"
 #include "runtime/native/native_runtime.h"
 #include "runtime/testing/busybox_rootfs.h"
-
-// Asserts that a Status or Result is ok, printing the error otherwise.
-#define ASSERT_OK(expr)                                          \
-  do {                                                           \
-    const ::warren::Status warren_st_ = (expr);                  \
-    ASSERT_TRUE(warren_st_.ok()) << #expr << ": " << warren_st_; \
-  } while (0)
-#define EXPECT_OK(expr)                                          \
-  do {                                                           \
-    const ::warren::Status warren_st_ = (expr);                  \
-    EXPECT_TRUE(warren_st_.ok()) << #expr << ": " << warren_st_; \
-  } while (0)
 
 namespace warren::runtime::testing {
 
