@@ -140,6 +140,17 @@ void RejectVolumeClaimTemplates(const Object& object, FieldErrors& errors) {
   }
 }
 
+// What the specs of Sandbox, SandboxSet and SandboxTemplate share beside their template: no
+// volumeClaimTemplates, a pause strategy, persistentContents and runtimes.
+template <class Spec>
+void ValidateSandboxOptions(const Object& object, const Spec& spec, FieldErrors& errors) {
+  RejectVolumeClaimTemplates(object, errors);
+  ValidatePauseStrategy(spec.pause_strategy, errors);
+  ValidateOneOf(spec.persistent_contents, "spec.persistentContents", {"ip", "memory", "filesystem"},
+                errors);
+  ValidateRuntimes(spec.runtimes, "spec.runtimes", errors);
+}
+
 void ValidateMaxUnavailable(const std::optional<IntOrString>& v, std::string_view path,
                             FieldErrors& errors) {
   if (!v) return;
@@ -216,11 +227,7 @@ Status AdmitSandbox(Object& object) {
   RETURN_IF_ERROR(id_errors.ToStatus());
   return AdmitSpec<SandboxSpec>(object, [&](SandboxSpec& spec, FieldErrors& errors) {
     ValidateTemplateChoice(spec.pod_template, spec.template_ref, errors);
-    RejectVolumeClaimTemplates(object, errors);
-    ValidatePauseStrategy(spec.pause_strategy, errors);
-    ValidateOneOf(spec.persistent_contents, "spec.persistentContents",
-                  {"ip", "memory", "filesystem"}, errors);
-    ValidateRuntimes(spec.runtimes, "spec.runtimes", errors);
+    ValidateSandboxOptions(object, spec, errors);
     DefaultLifecycle(spec.lifecycle);
     ValidateLifecycle(spec.lifecycle, "spec.lifecycle", errors);
     if (spec.upgrade_policy && !spec.upgrade_policy->type.empty() &&
@@ -248,11 +255,7 @@ Status AdmitSandboxSet(Object& object) {
     ValidateMaxUnavailable(spec.scale_strategy.max_unavailable, "spec.scaleStrategy.maxUnavailable",
                            errors);
     ValidateTemplateChoice(spec.pod_template, spec.template_ref, errors);
-    RejectVolumeClaimTemplates(object, errors);
-    ValidatePauseStrategy(spec.pause_strategy, errors);
-    ValidateOneOf(spec.persistent_contents, "spec.persistentContents",
-                  {"ip", "memory", "filesystem"}, errors);
-    ValidateRuntimes(spec.runtimes, "spec.runtimes", errors);
+    ValidateSandboxOptions(object, spec, errors);
   });
 }
 
@@ -314,11 +317,7 @@ Status AdmitSandboxTemplate(Object& object) {
           DefaultPodTemplate(*spec.pod_template);
           ValidatePodTemplate(*spec.pod_template, "spec.template", errors);
         }
-        RejectVolumeClaimTemplates(object, errors);
-        ValidatePauseStrategy(spec.pause_strategy, errors);
-        ValidateOneOf(spec.persistent_contents, "spec.persistentContents",
-                      {"ip", "memory", "filesystem"}, errors);
-        ValidateRuntimes(spec.runtimes, "spec.runtimes", errors);
+        ValidateSandboxOptions(object, spec, errors);
       });
 }
 
