@@ -9,9 +9,8 @@
 #include "api/kinds.h"
 #include "api/types/labels.h"
 #include "base/time_format.h"
-#include "controller/claim/pool_claimer.h"
-#include "controller/sandboxset_controller.h"
-#include "controller/testing/pool_test_node.h"
+#include "controller/testing/eventually.h"
+#include "controller/testing/pool_fixture.h"
 #include "store/testing/objects.h"
 #include "store/testing/temp_store.h"
 
@@ -21,16 +20,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace labels = api::labels;
 namespace annotations = api::annotations;
-
-template <class F>
-bool Eventually(F f, std::chrono::milliseconds timeout = 20s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (f()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return f();
-}
+using testing::Eventually;
 
 // Plays the node agent's reset in unit tests: reports phase Recycling, then Running and Ready,
 // as the node does around a real reset (tests/privileged/pool runs the real one).
@@ -55,30 +45,15 @@ class StatusOnlyResetter : public SandboxResetter {
   store::Store& store_;
 };
 
-class RecycleControllerTest : public ::testing::Test {
+class RecycleControllerTest : public testing::PoolControllerTest {
  protected:
-  void SetUp() override {
-    informers_ = std::make_unique<PoolInformers>(store_.store());
-    sets_ = std::make_unique<SandboxSetController>(*informers_, nullptr);
-    claimer_ = std::make_unique<claim::PoolClaimer>(*informers_, nullptr, nullptr);
-    recycler_ = std::make_unique<RecycleController>(*informers_, &resetter_, nullptr, nullptr);
-    ASSERT_TRUE(informers_->Start().ok());
-    ASSERT_TRUE(sets_->Start().ok());
-    ASSERT_TRUE(recycler_->Start().ok());
-    node_ = std::make_unique<testing::PoolTestNode>(store_.store());
-  }
-  void TearDown() override {
-    recycler_->Stop();
-    sets_->Stop();
-    informers_->Stop();
-  }
+  Status StartControllerUnderTest() override { return recycler_.Start(); }
+  void StopControllerUnderTest() override { recycler_.Stop(); }
+
   void CreatePool(const std::string& name, int replicas, bool recycling) {
     api::Object set = store::testing::MakeSandboxSet(name, replicas);
     if (recycling) set.metadata.annotations[annotations::kCleanupEnabled] = "true";
-    ASSERT_TRUE(store_->Create(set).ok());
-    ASSERT_TRUE(Eventually([&] {
-      return claimer_->index().Available("default", name) == static_cast<size_t>(replicas);
-    }));
+    PoolControllerTest::CreatePool(set);
   }
   api::Object ClaimOne(const std::string& pool) {
     claim::ClaimRequest req;
@@ -98,13 +73,8 @@ class RecycleControllerTest : public ::testing::Test {
     return *o;
   }
 
-  store::testing::TempStore store_;
   StatusOnlyResetter resetter_{store_.store()};
-  std::unique_ptr<PoolInformers> informers_;
-  std::unique_ptr<SandboxSetController> sets_;
-  std::unique_ptr<claim::PoolClaimer> claimer_;
-  std::unique_ptr<RecycleController> recycler_;
-  std::unique_ptr<testing::PoolTestNode> node_;
+  RecycleController recycler_{*informers_, &resetter_, nullptr, nullptr};
 };
 
 TEST_F(RecycleControllerTest, ADeletedClaimedSandboxReturnsToItsPoolWithoutItsUser) {

@@ -9,9 +9,8 @@
 #include "api/typed_codec.h"
 #include "api/types/labels.h"
 #include "api/types/sandbox_claim.h"
-#include "controller/claim/pool_claimer.h"
-#include "controller/sandboxset_controller.h"
-#include "controller/testing/pool_test_node.h"
+#include "controller/testing/eventually.h"
+#include "controller/testing/pool_fixture.h"
 #include "store/testing/objects.h"
 #include "store/testing/temp_store.h"
 
@@ -20,40 +19,13 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace labels = api::labels;
+using testing::Eventually;
 
-template <class F>
-bool Eventually(F f, std::chrono::milliseconds timeout = 20s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (f()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return f();
-}
-
-class SandboxClaimControllerTest : public ::testing::Test {
+class SandboxClaimControllerTest : public testing::PoolControllerTest {
  protected:
-  void SetUp() override {
-    informers_ = std::make_unique<PoolInformers>(store_.store());
-    sets_ = std::make_unique<SandboxSetController>(*informers_, nullptr);
-    claimer_ = std::make_unique<claim::PoolClaimer>(*informers_, nullptr, nullptr);
-    claims_ = std::make_unique<SandboxClaimController>(*informers_, *claimer_, nullptr);
-    ASSERT_TRUE(informers_->Start().ok());
-    ASSERT_TRUE(sets_->Start().ok());
-    ASSERT_TRUE(claims_->Start().ok());
-    node_ = std::make_unique<testing::PoolTestNode>(store_.store());
-  }
-  void TearDown() override {
-    claims_->Stop();
-    sets_->Stop();
-    informers_->Stop();
-  }
-  void CreatePool(const std::string& name, int replicas) {
-    ASSERT_TRUE(store_->Create(store::testing::MakeSandboxSet(name, replicas)).ok());
-    ASSERT_TRUE(Eventually([&] {
-      return claimer_->index().Available("default", name) == static_cast<size_t>(replicas);
-    }));
-  }
+  Status StartControllerUnderTest() override { return claims_.Start(); }
+  void StopControllerUnderTest() override { claims_.Stop(); }
+
   api::Object CreateClaim(const std::string& name, api::Json spec) {
     api::Object c;
     c.api_version = api::kAgentsApiVersion;
@@ -77,12 +49,7 @@ class SandboxClaimControllerTest : public ::testing::Test {
     return store_->List(api::SandboxKind(), o)->items;
   }
 
-  store::testing::TempStore store_;
-  std::unique_ptr<PoolInformers> informers_;
-  std::unique_ptr<SandboxSetController> sets_;
-  std::unique_ptr<claim::PoolClaimer> claimer_;
-  std::unique_ptr<SandboxClaimController> claims_;
-  std::unique_ptr<testing::PoolTestNode> node_;
+  SandboxClaimController claims_{*informers_, *claimer_, nullptr};
 };
 
 TEST_F(SandboxClaimControllerTest, ClaimsItsReplicasWithItsMetadataAndCompletes) {

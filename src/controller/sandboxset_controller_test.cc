@@ -13,6 +13,7 @@
 #include "api/types/labels.h"
 #include "api/types/sandbox_set.h"
 #include "base/ids.h"
+#include "controller/testing/eventually.h"
 #include "controller/testing/pool_test_node.h"
 #include "obs/metrics.h"
 #include "store/testing/objects.h"
@@ -23,17 +24,7 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace labels = api::labels;
-
-// Polls `f` until true or 20 s (the machine is shared and slow at times).
-template <class F>
-bool Eventually(F f, std::chrono::milliseconds timeout = 20s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (f()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return f();
-}
+using testing::Eventually;
 
 class SandboxSetControllerTest : public ::testing::Test {
  protected:

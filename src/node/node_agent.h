@@ -139,6 +139,11 @@ class NodeAgent {
 
   // How one reconcile pass ended.
   enum class Next { kDone, kRetry, kRetryNow };
+  // How a pass ends when writing the object failed: a conflict (Aborted) means the object moved
+  // on, so the pass starts over at once; any other error backs off.
+  static Next AfterWriteError(const Status& s) {
+    return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+  }
 
   void WatchLoop(int64_t from_revision);
   int64_t Relist();
@@ -160,6 +165,9 @@ class NodeAgent {
   Next EnsureFinished(api::Object& obj, const std::string& id);
   Next Fail(api::Object& obj, const std::string& id, const Failure& failure);
   Next ReplayInit(api::Object& obj, const std::string& id);
+  // Records a pause or resume the runtime did: the sandbox's state, and that envd must be
+  // checked for readiness again.
+  void NoteFrozenOrThawed(const std::string& id, runtime::SandboxState state);
   // reset.cc: the Reset asked for this sandbox, if any (taken), and doing it.
   std::shared_ptr<ResetRequest> TakeReset(const std::string& id);
   Next DoReset(api::Object& obj, const std::string& id, ResetRequest& request);

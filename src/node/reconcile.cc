@@ -56,6 +56,17 @@ int64_t RawInt(const api::Json& status, const char* key) {
 
 bool Terminal(const std::string& p) { return p == phase::kSucceeded || p == phase::kFailed; }
 
+// A paused sandbox's status: phase Paused, SandboxPaused, and not Ready.
+void SetPaused(api::SandboxStatus& st, base::WallTime now) {
+  st.phase = phase::kPaused;
+  api::SetCondition(st.conditions,
+                    {conditions::kSandboxPaused, "True", reasons::kPaused,
+                     "the sandbox's processes are frozen; memory is kept"},
+                    now);
+  api::SetCondition(st.conditions,
+                    {conditions::kReady, "False", "SandboxPaused", "the sandbox is paused"}, now);
+}
+
 std::string Seconds(std::chrono::milliseconds d) {
   return fmt::format("{}s", (d.count() + 999) / 1000);
 }
@@ -242,7 +253,7 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
   if (deleting) return Teardown(obj, id);
   if (Terminal(status.phase)) return EnsureFinished(obj, id);
   if (Status s = EnsureFinalizer(obj); !s.ok()) {
-    return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+    return AfterWriteError(s);
   }
 
   auto info = runtime_->Inspect(id);
@@ -301,7 +312,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
           {conditions::kReady, "False", reasons::kCreating, "the sandbox is being made"}, now);
     }
   });
-  if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+  if (!s.ok()) return AfterWriteError(s);
 
   TemplateOutcome tmpl = ResolveTemplate(store_, obj);
   if (!tmpl.resolved) return Fail(obj, id, tmpl.failure);
@@ -464,7 +475,7 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
     api::SetCondition(st.conditions,
                       {conditions::kReady, "True", reasons::kSandboxReady, "envd answers"}, now);
   });
-  if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+  if (!s.ok()) return AfterWriteError(s);
   // Created paused (or paused while starting): pause now.
   if (SpecPaused(obj)) return ReconcileRunning(obj, id);
   return Next::kDone;
@@ -625,7 +636,7 @@ NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
       api::SetCondition(st.conditions, {conditions::kReady, "False", reasons::kBackOff, message},
                         now);
     });
-    if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+    if (!s.ok()) return AfterWriteError(s);
     {
       std::lock_guard lock(mu_);
       if (auto it = locals_.find(id); it != locals_.end()) {
@@ -642,7 +653,7 @@ NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
       st.message = f.message;
       api::SetCondition(st.conditions, {conditions::kReady, "False", f.reason, f.message}, now);
     });
-    if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+    if (!s.ok()) return AfterWriteError(s);
     return Next::kDone;
   }
   return Fail(obj, id, f);
@@ -655,26 +666,13 @@ NodeAgent::Next NodeAgent::ReconcileRunning(api::Object& obj, const std::string&
       events_->Warning(obj, reasons::kPauseFailed, s.message());
       return Next::kRetry;
     }
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = locals_.find(id); it != locals_.end()) {
-        it->second.state = runtime::SandboxState::kPaused;
-        it->second.ready = false;
-      }
-    }
+    NoteFrozenOrThawed(id, runtime::SandboxState::kPaused);
     Log()->info("sandbox paused id={} object={}", id, obj.Key());
     Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
-      st.phase = phase::kPaused;
       st.message.clear();
-      api::SetCondition(st.conditions,
-                        {conditions::kSandboxPaused, "True", reasons::kPaused,
-                         "the sandbox's processes are frozen; memory is kept"},
-                        now);
-      api::SetCondition(st.conditions,
-                        {conditions::kReady, "False", "SandboxPaused", "the sandbox is paused"},
-                        now);
+      SetPaused(st, now);
     });
-    if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+    if (!s.ok()) return AfterWriteError(s);
     return Next::kDone;
   }
   const api::SandboxStatus status = StatusOf(obj);
@@ -727,7 +725,7 @@ NodeAgent::Next NodeAgent::ReconcileRunning(api::Object& obj, const std::string&
       api::SetCondition(st.conditions,
                         {conditions::kOOMKilled, "True", reasons::kOOMKilled, message}, now);
     });
-    if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+    if (!s.ok()) return AfterWriteError(s);
   }
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
     st.phase = phase::kRunning;
@@ -739,24 +737,23 @@ NodeAgent::Next NodeAgent::ReconcileRunning(api::Object& obj, const std::string&
                         now);
     }
   });
-  if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+  if (!s.ok()) return AfterWriteError(s);
   return Next::kDone;
+}
+
+void NodeAgent::NoteFrozenOrThawed(const std::string& id, runtime::SandboxState state) {
+  std::lock_guard lock(mu_);
+  if (auto it = locals_.find(id); it != locals_.end()) {
+    it->second.state = state;
+    it->second.ready = false;
+  }
 }
 
 NodeAgent::Next NodeAgent::ReconcilePaused(api::Object& obj, const std::string& id) {
   const base::WallTime now = clock_.Now();
   if (SpecPaused(obj)) {
-    Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
-      st.phase = phase::kPaused;
-      api::SetCondition(st.conditions,
-                        {conditions::kSandboxPaused, "True", reasons::kPaused,
-                         "the sandbox's processes are frozen; memory is kept"},
-                        now);
-      api::SetCondition(st.conditions,
-                        {conditions::kReady, "False", "SandboxPaused", "the sandbox is paused"},
-                        now);
-    });
-    if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+    Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) { SetPaused(st, now); });
+    if (!s.ok()) return AfterWriteError(s);
     return Next::kDone;
   }
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
@@ -765,18 +762,12 @@ NodeAgent::Next NodeAgent::ReconcilePaused(api::Object& obj, const std::string& 
                       {conditions::kReady, "False", reasons::kResuming, "thawing the sandbox"},
                       now);
   });
-  if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+  if (!s.ok()) return AfterWriteError(s);
   if (Status r = runtime_->Resume(id); !r.ok()) {
     events_->Warning(obj, reasons::kResumeFailed, r.message());
     return Next::kRetry;
   }
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = locals_.find(id); it != locals_.end()) {
-      it->second.state = runtime::SandboxState::kRunning;
-      it->second.ready = false;
-    }
-  }
+  NoteFrozenOrThawed(id, runtime::SandboxState::kRunning);
   Log()->info("sandbox resumed id={} object={}", id, obj.Key());
   return ReconcileRunning(obj, id);
 }
@@ -797,7 +788,7 @@ NodeAgent::Next NodeAgent::Fail(api::Object& obj, const std::string& id, const F
     api::SetCondition(st.conditions, {conditions::kReady, "False", f.reason, f.message}, now);
   });
   if (first || f.terminal) events_->Warning(obj, f.reason, f.message);
-  if (!s.ok()) return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+  if (!s.ok()) return AfterWriteError(s);
   return f.terminal ? Next::kDone : Next::kRetry;
 }
 
@@ -847,7 +838,7 @@ NodeAgent::Next NodeAgent::Teardown(api::Object& obj, const std::string& id) {
   (void)images_->ReleaseLease(LeaseId(obj.metadata.uid));
   events_->Forget(obj.metadata.uid);
   if (Status s = RemoveFinalizer(obj); !s.ok()) {
-    return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
+    return AfterWriteError(s);
   }
   log->info("sandbox deleted id={} object={}", id, obj.Key());
   return Next::kDone;

@@ -12,6 +12,7 @@
 #include "base/time_format.h"
 #include "controller/claim/claim_metadata.h"
 #include "controller/sandboxset_controller.h"
+#include "controller/testing/eventually.h"
 #include "controller/testing/pool_test_node.h"
 #include "obs/metrics.h"
 #include "store/testing/objects.h"
@@ -23,16 +24,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace labels = api::labels;
 namespace annotations = api::annotations;
-
-template <class F>
-bool Eventually(F f, std::chrono::milliseconds timeout = 20s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (f()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return f();
-}
+using controller::testing::Eventually;
 
 // One server's worth of pool machinery over a shared store.
 struct PoolStack {
