@@ -11,12 +11,12 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "base/dir_names.h"
 #include "base/small_file.h"
 #include "base/strings.h"
 #include "os/capabilities.h"
 #include "os/seccomp_profile.h"
 #include "runtime/native/dir_tree.h"
-#include "runtime/testing/busybox_rootfs.h"
 
 extern char** environ;
 
@@ -211,7 +211,7 @@ Status RuncDriver::Delete(const std::string& id) {
 
 void RuncDriver::RemoveCgroupParent() {
   // runc places containers in every v1 hierarchy it finds, blkio and cpuset included.
-  for (const std::string& h : runtime::testing::DirEntriesOf("/sys/fs/cgroup")) {
+  for (const std::string& h : base::DirNames("/sys/fs/cgroup")) {
     rmdir(fmt::format("/sys/fs/cgroup/{}/{}", h, cgroup_parent_).c_str());
   }
 }

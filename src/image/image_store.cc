@@ -1,6 +1,5 @@
 #include "image/image_store.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -15,6 +14,7 @@
 #include <set>
 #include <utility>
 
+#include "base/dir_names.h"
 #include "base/encoding.h"
 #include "base/ids.h"
 #include "base/scope_guard.h"
@@ -49,20 +49,6 @@ Status CheckLeaseId(std::string_view id) {
         fmt::format("lease ids starting with '{}' are the store's own", kImportLeasePrefix));
   }
   return Status::Ok();
-}
-
-// Names in a directory, without "." and "..". Missing directory: empty.
-std::vector<std::string> ListDir(const std::string& path) {
-  std::vector<std::string> out;
-  DIR* dir = opendir(path.c_str());
-  if (dir == nullptr) return out;
-  while (struct dirent* de = readdir(dir)) {
-    std::string_view n = de->d_name;
-    if (n != "." && n != "..") out.emplace_back(n);
-  }
-  closedir(dir);
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 Status MakeDir(const std::string& path, mode_t mode) {
@@ -141,7 +127,7 @@ Status ImageStore::Init() {
 size_t ImageStore::RemoveStaleStaging() {
   size_t removed = 0;
   std::string staging = Path("staging");
-  for (const auto& name : ListDir(staging)) {
+  for (const auto& name : base::DirNames(staging)) {
     if (name.ends_with(".lock")) continue;
     // A live import holds <id>.lock; only the remains of a dead one can be locked here.
     auto lock = FileLock::TryAcquire(staging + "/" + name + ".lock", /*remove_on_release=*/true);
@@ -154,7 +140,7 @@ size_t ImageStore::RemoveStaleStaging() {
     ++removed;
   }
   // Lock files whose directory is gone.
-  for (const auto& name : ListDir(staging)) {
+  for (const auto& name : base::DirNames(staging)) {
     if (!name.ends_with(".lock")) continue;
     std::string dir = staging + "/" + name.substr(0, name.size() - 5);
     if (access(dir.c_str(), F_OK) == 0) continue;
@@ -461,7 +447,7 @@ std::vector<ImageRecord> ImageStore::List() const {
   std::vector<ImageRecord> out;
   base::UniqueFd dir(open(Path("images").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) return out;
-  for (const auto& name : ListDir(Path("images"))) {
+  for (const auto& name : base::DirNames(Path("images"))) {
     if (!name.ends_with(".json") || name.starts_with(".")) continue;
     auto text = ReadFileLimited(dir.get(), name, kMaxRecordBytes);
     if (!text.ok()) continue;  // Removed while we listed.
@@ -480,7 +466,7 @@ std::vector<ImageRecord> ImageStore::List() const {
 
 std::vector<LayerRecord> ImageStore::ListLayers() const {
   std::vector<LayerRecord> out;
-  for (const auto& hex : ListDir(Path("layers/sha256"))) {
+  for (const auto& hex : base::DirNames(Path("layers/sha256"))) {
     auto digest = Digest::Parse("sha256:" + hex);
     if (!digest.ok()) continue;
     auto record = ReadLayer(*digest);
@@ -493,7 +479,7 @@ std::vector<Lease> ImageStore::ListLeases() const {
   std::vector<Lease> out;
   base::UniqueFd dir(open(Path("leases").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) return out;
-  for (const auto& name : ListDir(Path("leases"))) {
+  for (const auto& name : base::DirNames(Path("leases"))) {
     if (!name.ends_with(".json") || name.starts_with(".")) continue;
     auto text = ReadFileLimited(dir.get(), name, kMaxRecordBytes);
     if (!text.ok()) continue;

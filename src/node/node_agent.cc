@@ -1,6 +1,5 @@
 #include "node/node_agent.h"
 
-#include <dirent.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +9,7 @@
 
 #include "api/kinds.h"
 #include "api/types/labels.h"
+#include "base/dir_names.h"
 #include "base/encoding.h"
 #include "base/log.h"
 #include "image/builtin_images.h"
@@ -23,19 +23,6 @@ namespace {
 using namespace std::chrono_literals;
 
 auto Log() { return base::Logger("node"); }
-
-std::vector<std::string> DirNames(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return out;
-  while (dirent* e = readdir(d)) {
-    std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    out.push_back(std::move(name));
-  }
-  closedir(d);
-  return out;
-}
 
 std::string SandboxIdOf(const api::Object& obj) {
   auto it = obj.metadata.labels.find(api::labels::kSandboxId);
@@ -248,7 +235,7 @@ Status NodeAgent::Adopt() {
     (void)image::RemoveTree(paths.dir);
   }
   // Directories of sandboxes that have neither a runtime sandbox nor an object.
-  for (const std::string& id : DirNames(SandboxPaths::SandboxesDir(options_.root))) {
+  for (const std::string& id : base::DirNames(SandboxPaths::SandboxesDir(options_.root))) {
     if (kept.count(id) || by_id.count(id)) continue;
     SandboxPaths paths = PathsFor(id);
     if (auto owner = ReadOwner(paths.owner); owner.ok()) {

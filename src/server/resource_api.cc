@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 
 #include "api/merge_patch.h"
 #include "api/object_codec.h"
@@ -130,6 +131,23 @@ Result<Json> DecodePatch(const net::Request& req, bool& unsupported_type) {
         fmt::format("a merge patch must be a JSON object, got {}", api::JsonTypeName(patch)));
   }
   return patch;
+}
+
+// The merge patch of a PATCH request; when it has none, answers the request (415 for a patch
+// type we do not take, else the error) and returns nullopt.
+std::optional<Json> PatchOrAnswer(const net::Request& req, net::Responder& r,
+                                  const api::StatusDetails& details) {
+  bool unsupported = false;
+  auto patch = DecodePatch(req, unsupported);
+  if (unsupported) {
+    SendStatus(r, 415, "UnsupportedMediaType", patch.status().message(), details);
+    return std::nullopt;
+  }
+  if (!patch.ok()) {
+    SendError(r, patch.status(), details);
+    return std::nullopt;
+  }
+  return std::move(*patch);
 }
 
 Json ScaleOf(const api::Object& obj) {
@@ -439,12 +457,8 @@ void ResourceApi::HandleObject(net::Request&& req, net::Responder r) {
     return SendJson(r, 200, api::ObjectToJson(*updated));
   }
   if (req.method == "PATCH") {
-    bool unsupported = false;
-    auto patch = DecodePatch(req, unsupported);
-    if (unsupported) {
-      return SendStatus(r, 415, "UnsupportedMediaType", patch.status().message(), t.details);
-    }
-    if (!patch.ok()) return SendError(r, patch.status(), t.details);
+    auto patch = PatchOrAnswer(req, r, t.details);
+    if (!patch) return;
     auto patched = store_.Patch(kind, t.ns, t.name, *patch);
     if (!patched.ok()) return SendError(r, patched.status(), t.details);
     return SendJson(r, 200, api::ObjectToJson(*patched));
@@ -508,12 +522,8 @@ void ResourceApi::HandleStatus(net::Request&& req, net::Responder r) {
     if (!obj.ok()) return SendError(r, obj.status(), t.details);
     result = store_.Update(std::move(*obj), store::Subresource::kStatus);
   } else {
-    bool unsupported = false;
-    auto patch = DecodePatch(req, unsupported);
-    if (unsupported) {
-      return SendStatus(r, 415, "UnsupportedMediaType", patch.status().message(), t.details);
-    }
-    if (!patch.ok()) return SendError(r, patch.status(), t.details);
+    auto patch = PatchOrAnswer(req, r, t.details);
+    if (!patch) return;
     result = store_.Patch(kind, t.ns, t.name, *patch, store::Subresource::kStatus);
   }
   if (!result.ok()) return SendError(r, result.status(), t.details);
@@ -545,12 +555,8 @@ void ResourceApi::HandleScale(net::Request&& req, net::Responder r) {
       user_rv = scale["metadata"].value("resourceVersion", Json());
     }
   } else {
-    bool unsupported = false;
-    auto patch = DecodePatch(req, unsupported);
-    if (unsupported) {
-      return SendStatus(r, 415, "UnsupportedMediaType", patch.status().message(), t.details);
-    }
-    if (!patch.ok()) return SendError(r, patch.status(), t.details);
+    auto patch = PatchOrAnswer(req, r, t.details);
+    if (!patch) return;
     if ((*patch)["metadata"].is_object()) {
       user_rv = (*patch)["metadata"].value("resourceVersion", Json());
     }

@@ -1,6 +1,5 @@
 #include "runtime/testing/busybox_rootfs.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <stdio.h>
@@ -31,18 +30,6 @@ TempDir::TempDir(TempDir&& other) noexcept : path_(std::exchange(other.path_, st
 
 TempDir::~TempDir() {
   if (!path_.empty()) native::RemoveTree(path_).IgnoreError();
-}
-
-std::vector<std::string> DirEntriesOf(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return out;
-  while (dirent* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") out.push_back(n);
-  }
-  closedir(d);
-  return out;
 }
 
 namespace {

@@ -23,9 +23,6 @@ class TempDir {
   std::string path_;
 };
 
-// Names in a directory (no "." or ".."); empty when it cannot be read.
-std::vector<std::string> DirEntriesOf(const std::string& dir);
-
 // Builds a minimal image layer at `dir` (created): /bin/busybox (the static build from the
 // busybox-static package) with a symlink per applet, /etc/passwd and /etc/group (root, nobody,
 // user 1000), and empty /proc, /sys, /dev, /tmp (1777), /root, /home/user. Stands in for a real

@@ -12,6 +12,7 @@
 
 #include <thread>
 
+#include "base/dir_names.h"
 #include "base/small_file.h"
 #include "base/strings.h"
 #include "census.h"
@@ -204,7 +205,7 @@ TEST_F(SandboxTest, OrphansAreReportedAndRemovable) {
   ASSERT_TRUE(clean.ok());
   EXPECT_TRUE(clean->orphans.empty());
   std::vector<std::string> left;
-  for (const std::string& e : DirEntries(state_dir_)) {
+  for (const std::string& e : base::DirNames(state_dir_)) {
     if (e != ".idmap") left.push_back(e);
   }
   EXPECT_THAT(left, ::testing::ElementsAre("real"));

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "base/dir_names.h"
 #include "base/small_file.h"
 #include "census.h"
 #include "os/cgroup.h"
@@ -95,7 +96,7 @@ TEST_F(BadInputTest, MalformedSpecsAreInvalidArgument) {
   s = ShellSpec("rl", "true");
   s.rlimits.push_back(os::Rlimit{RLIMIT_NOFILE, 10, 5});
   expect_invalid(s, "soft limit 10 exceeds hard limit 5");
-  EXPECT_THAT(DirEntries(state_dir_), ::testing::IsEmpty());
+  EXPECT_THAT(base::DirNames(state_dir_), ::testing::IsEmpty());
 }
 
 TEST_F(BadInputTest, MissingCommandIsFailedPreconditionNamingThePath) {

@@ -1,6 +1,5 @@
 #include "census.h"
 
-#include <dirent.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,24 +8,13 @@
 #include <map>
 #include <optional>
 
+#include "base/dir_names.h"
 #include "base/small_file.h"
 #include "base/strings.h"
 #include "os/mount.h"
 #include "os/pidfd.h"
 
 namespace warren::runtime::testing {
-
-std::vector<std::string> DirEntries(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return out;
-  while (dirent* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") out.push_back(n);
-  }
-  closedir(d);
-  return out;
-}
 
 Census TakeCensus(const std::string& root) {
   Census c;
@@ -36,13 +24,13 @@ Census TakeCensus(const std::string& root) {
       if (m.mount_point.rfind(root, 0) == 0) ++c.mounts;
     }
   }
-  c.fds = DirEntries("/proc/self/fd").size();
+  c.fds = base::DirNames("/proc/self/fd").size();
   return c;
 }
 
 std::set<uint64_t> NamespaceInodes(pid_t pid) {
   std::set<uint64_t> out;
-  for (const std::string& ns : DirEntries(fmt::format("/proc/{}/ns", pid))) {
+  for (const std::string& ns : base::DirNames(fmt::format("/proc/{}/ns", pid))) {
     struct stat st;
     if (stat(fmt::format("/proc/{}/ns/{}", pid, ns).c_str(), &st) == 0) out.insert(st.st_ino);
   }
@@ -62,7 +50,7 @@ namespace {
 std::set<pid_t> Suspects(const std::string& cgroup_parent) {
   std::map<pid_t, pid_t> parent_of;
   std::set<pid_t> out = {getpid()};
-  for (const std::string& p : DirEntries("/proc")) {
+  for (const std::string& p : base::DirNames("/proc")) {
     auto pid = base::ParseInt64(p);
     if (!pid) continue;
     auto stat = base::ReadSmallFile(fmt::format("/proc/{}/stat", *pid));
@@ -100,7 +88,7 @@ std::vector<pid_t> NamespaceHolders(const std::vector<NamespaceRecord>& records,
     auto start = os::ProcessStartTime(static_cast<pid_t>(*pid));
     if (!start.ok()) continue;
     std::set<uint64_t> held = NamespaceInodes(static_cast<pid_t>(*pid));
-    for (const std::string& fd : DirEntries(fmt::format("/proc/{}/fd", *pid))) {
+    for (const std::string& fd : base::DirNames(fmt::format("/proc/{}/fd", *pid))) {
       char target[256];
       ssize_t n =
           readlink(fmt::format("/proc/{}/fd/{}", *pid, fd).c_str(), target, sizeof target - 1);

@@ -45,7 +45,4 @@ uint64_t TicksSinceBoot();
 // Whether process `pid` still exists with the given start time.
 bool ProcessAlive(pid_t pid, uint64_t start_time);
 
-// Entries of a directory (names), empty when it does not exist.
-std::vector<std::string> DirEntries(const std::string& dir);
-
 }  // namespace warren::runtime::testing

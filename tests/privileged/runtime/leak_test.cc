@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "base/dir_names.h"
 #include "base/small_file.h"
 #include "census.h"
 #include "os/cgroup.h"
@@ -70,13 +71,13 @@ TEST_F(SandboxTest, HundredCreateDestroyCyclesLeaveNothingBehind) {
   EXPECT_GE(namespaces, 6u * sandbox_ns.size());
   for (pid_t holder : NamespaceHolders(sandbox_ns, cgroup_parent_)) {
     std::string links;
-    for (const std::string& ns : DirEntries(fmt::format("/proc/{}/ns", holder))) {
+    for (const std::string& ns : base::DirNames(fmt::format("/proc/{}/ns", holder))) {
       char buf[128];
       ssize_t n = readlink(fmt::format("/proc/{}/ns/{}", holder, ns).c_str(), buf, sizeof buf - 1);
       if (n > 0) links += std::string(buf, static_cast<size_t>(n)) + " ";
     }
     links += " fds:";
-    for (const std::string& fd : DirEntries(fmt::format("/proc/{}/fd", holder))) {
+    for (const std::string& fd : base::DirNames(fmt::format("/proc/{}/fd", holder))) {
       char buf[128];
       ssize_t n = readlink(fmt::format("/proc/{}/fd/{}", holder, fd).c_str(), buf, sizeof buf - 1);
       if (n > 0) links += " " + fd + "=" + std::string(buf, static_cast<size_t>(n));
@@ -91,8 +92,8 @@ TEST_F(SandboxTest, HundredCreateDestroyCyclesLeaveNothingBehind) {
   auto groups = os::ListCgroupChildren(*h, cgroup_parent_);
   ASSERT_TRUE(groups.ok());
   EXPECT_THAT(*groups, ::testing::IsEmpty()) << "cgroups left behind";
-  EXPECT_THAT(DirEntries(state_dir_), ::testing::ElementsAre(".idmap"));
-  for (const std::string& e : DirEntries(dir_->path())) {
+  EXPECT_THAT(base::DirNames(state_dir_), ::testing::ElementsAre(".idmap"));
+  for (const std::string& e : base::DirNames(dir_->path())) {
     EXPECT_EQ(e.rfind("rw-", 0), std::string::npos) << "writable dir left behind: " << e;
   }
   // The runtime's own caches (idmapped layer mounts) go with it.
