@@ -218,17 +218,21 @@ bool Gateway::Relay(net::Responder& responder, const SandboxAddress& address,
   }
   std::shared_ptr<net::ProxyHandle> handle;
   if (pooled) {
+    // Inline on the loop: the relay cannot make progress before this handler returns.
     handle = responder.ProxyPooled(*options.pool_key, options);
     if (!handle) {
       record->Done();  // nothing idle on this loop: the caller dials
       return false;
     }
     counters_.upstream_reused.fetch_add(1, std::memory_order_relaxed);
+    counters_.Count(RequestResult::kRelayed);
   } else {
+    // Counted first: from a dial thread, the relay may be over before Proxy returns here, and a
+    // client that has its response must find the request counted.
     counters_.upstream_dialed.fetch_add(1, std::memory_order_relaxed);
+    counters_.Count(RequestResult::kRelayed);
     handle = responder.Proxy(std::move(upstream), std::move(options));
   }
-  counters_.Count(RequestResult::kRelayed);
   record->SetHandle(std::move(handle));
   return true;
 }
