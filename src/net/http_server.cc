@@ -131,16 +131,20 @@ std::unique_ptr<internal::ProxyJob> MakeProxyJob(const std::shared_ptr<Exchange>
   return job;
 }
 
+Answer ProxyAnswer(std::unique_ptr<internal::ProxyJob> job) {
+  Answer a;
+  a.kind = Answer::Kind::kProxy;
+  a.proxy = std::move(job);
+  return a;
+}
+
 }  // namespace
 
 std::shared_ptr<ProxyHandle> Responder::Proxy(base::UniqueFd upstream, ProxyOptions options) {
   std::unique_ptr<internal::ProxyJob> job = MakeProxyJob(impl_->exchange(), std::move(options));
   job->upstream = std::move(upstream);
   std::shared_ptr<ProxyHandle> handle = job->handle;
-  Answer a;
-  a.kind = Answer::Kind::kProxy;
-  a.proxy = std::move(job);
-  impl_->Deliver(std::move(a));
+  impl_->Deliver(ProxyAnswer(std::move(job)));
   return handle;
 }
 
@@ -155,10 +159,7 @@ std::shared_ptr<ProxyHandle> Responder::ProxyPooled(const UpstreamKey& key, Prox
   std::unique_ptr<internal::ProxyJob> job = MakeProxyJob(ex, std::move(options));
   job->pooled = std::move(socket);
   std::shared_ptr<ProxyHandle> handle = job->handle;
-  Answer a;
-  a.kind = Answer::Kind::kProxy;
-  a.proxy = std::move(job);
-  impl_->Deliver(std::move(a));
+  impl_->Deliver(ProxyAnswer(std::move(job)));
   return handle;
 }
 
