@@ -60,7 +60,10 @@ std::optional<std::string> WorkQueue::Get() {
     if (later_.empty()) {
       cv_.wait(lock);
     } else {
-      cv_.wait_until(lock, later_.begin()->first);
+      // A copy: wait_until reads the deadline again after it wakes, and by then another worker
+      // may have taken that entry out of later_ (and freed it).
+      const Clock::time_point next_due = later_.begin()->first;
+      cv_.wait_until(lock, next_due);
     }
   }
 }

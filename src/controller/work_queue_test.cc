@@ -1,0 +1,53 @@
+#include "controller/work_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace warren::controller {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Several workers sleep until the same delayed key is due; when it is, one takes it and the
+// others go back to waiting. The waiters that lose must not touch the entry the winner removed
+// (under ASan, the deadline they waited on used to be read from that freed entry).
+TEST(WorkQueueTest, WorkersWaitingForOneDelayedKeyHandItOutOnce) {
+  WorkQueue queue;
+  queue.AddAfter("default/a", 200ms);
+  std::atomic<int> handed_out{0};
+  std::vector<std::thread> workers;
+  for (int i = 0; i < 4; ++i) {
+    workers.emplace_back([&] {
+      while (std::optional<std::string> key = queue.Get()) {
+        EXPECT_EQ(*key, "default/a");
+        handed_out.fetch_add(1);
+        queue.Done(*key);
+      }
+    });
+  }
+  for (int i = 0; i < 300 && handed_out.load() == 0; ++i) std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(50ms);  // a second hand-out would show up meanwhile
+  queue.ShutDown();
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(handed_out.load(), 1);
+}
+
+TEST(WorkQueueTest, AKeyAddedWhileProcessedComesBackAfterDone) {
+  WorkQueue queue;
+  queue.Add("default/a");
+  std::optional<std::string> first = queue.Get();
+  ASSERT_EQ(first, "default/a");
+  queue.Add("default/a");
+  EXPECT_EQ(queue.Len(), 0u);  // not handed to a second worker while the first holds it
+  queue.Done(*first);
+  EXPECT_EQ(queue.Len(), 1u);
+  EXPECT_EQ(queue.Get(), "default/a");
+}
+
+}  // namespace
+}  // namespace warren::controller
