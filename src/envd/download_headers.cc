@@ -348,6 +348,7 @@ DownloadPlan PlanDownload(const DownloadConditions& request, const FileVersion& 
     return plan;
   }
   plan.coding = *coding;
+  plan.gzip_if_it_pays = plan.coding == ContentCoding::kGzip && accepted.identity > 0;
   plan.length = file.size;
   const bool range_applies =
       request.range && accepted.identity > 0 &&
@@ -359,12 +360,14 @@ DownloadPlan PlanDownload(const DownloadConditions& request, const FileVersion& 
       return plan;
     case RangeRequest::Kind::kUnsatisfiable:
       plan.status = 416;
+      plan.gzip_if_it_pays = false;
       plan.coding = ContentCoding::kIdentity;
       plan.length = 0;
       plan.content_range = fmt::format("bytes */{}", file.size);
       return plan;
     case RangeRequest::Kind::kPartial:
       plan.status = 206;
+      plan.gzip_if_it_pays = false;
       plan.coding = ContentCoding::kIdentity;
       plan.offset = range.first;
       plan.length = range.last - range.first + 1;

@@ -80,6 +80,10 @@ struct DownloadConditions {
 struct DownloadPlan {
   int status = 200;  // 200, 206, 304, 406 or 416
   ContentCoding coding = ContentCoding::kIdentity;
+  // gzip chosen while identity is acceptable too: the server serves gzip only if the file's
+  // first bytes compress (GzipPays, gzip_probe.h), else identity. False when identity is refused
+  // (gzip always) and for every status but 200.
+  bool gzip_if_it_pays = false;
   uint64_t offset = 0;  // 200/206: first byte to send
   uint64_t length = 0;  // 200/206: bytes to send (before coding)
   std::string etag;
@@ -88,8 +92,8 @@ struct DownloadPlan {
 };
 
 // Evaluation order of RFC 9110 §13.2.2: If-None-Match (else If-Modified-Since) → 304; then the
-// coding (406 when none is acceptable); then Range, honoured only with identity acceptable and
-// If-Range holding, and always answered in identity.
+// coding (406 when none is acceptable; gzip_if_it_pays when identity would do too); then Range,
+// honoured only with identity acceptable and If-Range holding, and always answered in identity.
 DownloadPlan PlanDownload(const DownloadConditions& request, const FileVersion& file);
 
 // `inline; filename="<name>"` with '"' and '\' escaped; a name with control or non-ASCII bytes

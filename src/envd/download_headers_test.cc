@@ -216,6 +216,33 @@ TEST(PlanDownload, RangesAreServedInIdentityOnly) {
   EXPECT_EQ(PlanDownload(c, f).status, 406);
 }
 
+TEST(PlanDownload, GzipIsConditionalOnlyWhileIdentityIsAcceptable) {
+  FileVersion f{100000, 1000, 0, 7};
+  DownloadConditions c;
+  c.accept_encoding = "gzip, deflate";  // Node's fetch: identity stays acceptable
+  DownloadPlan p = PlanDownload(c, f);
+  EXPECT_EQ(p.coding, ContentCoding::kGzip);
+  EXPECT_TRUE(p.gzip_if_it_pays);
+  c.accept_encoding = "gzip, identity;q=0";  // the client cannot take identity: gzip regardless
+  p = PlanDownload(c, f);
+  EXPECT_EQ(p.coding, ContentCoding::kGzip);
+  EXPECT_FALSE(p.gzip_if_it_pays);
+  c.accept_encoding = "gzip;q=0.5, *;q=0";
+  EXPECT_FALSE(PlanDownload(c, f).gzip_if_it_pays);
+  c.accept_encoding = std::nullopt;  // identity chosen outright: nothing to probe
+  EXPECT_FALSE(PlanDownload(c, f).gzip_if_it_pays);
+  c.accept_encoding = "gzip";  // ranges are identity, so never probed
+  c.range = "bytes=0-9";
+  p = PlanDownload(c, f);
+  EXPECT_EQ(p.status, 206);
+  EXPECT_FALSE(p.gzip_if_it_pays);
+  c.range = "bytes=200000-";
+  EXPECT_FALSE(PlanDownload(c, f).gzip_if_it_pays);
+  c.range = std::nullopt;
+  c.if_none_match = "*";
+  EXPECT_FALSE(PlanDownload(c, f).gzip_if_it_pays);
+}
+
 TEST(PlanDownload, IfRangeDecidesBetweenPartAndWhole) {
   FileVersion f{100, 1000, 0, 7};
   DownloadConditions c;

@@ -4,10 +4,13 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "base/clock.h"
 #include "base/encoding.h"
@@ -16,6 +19,7 @@
 #include "envd/connect_handler.h"
 #include "envd/download_headers.h"
 #include "envd/file_transfer.h"
+#include "envd/gzip_probe.h"
 #include "envd/paths.h"
 #include "envd/signature.h"
 #include "envd/version.h"
@@ -36,6 +40,19 @@ std::optional<std::string> OptionalHeader(const Request& req, std::string_view n
   auto v = req.headers.Get(name);
   if (!v) return std::nullopt;
   return std::string(*v);
+}
+
+// Reads until `n` bytes or the end of the file, whichever comes first.
+Result<size_t> ReadUpTo(int fd, char* buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, buf + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return ErrnoError("read", errno);
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  return got;
 }
 
 // The /files status for a failure (e2b-protocol.md §3.6).
@@ -128,8 +145,25 @@ class Envd::Impl {
     conditions.if_none_match = req.headers.Get("If-None-Match");
     conditions.if_modified_since = req.headers.Get("If-Modified-Since");
     conditions.if_range = req.headers.Get("If-Range");
-    const DownloadPlan plan =
+    DownloadPlan plan =
         PlanDownload(conditions, {file->size, file->mtime_sec, file->mtime_nsec, file->inode});
+    // When the client takes identity as well, gzip only what compresses: the first bytes decide,
+    // before the head goes out (HEAD probes too, so its headers are the GET's). They stay in `buf`
+    // and are the first bytes sent.
+    std::string buf(kDownloadChunk, '\0');
+    size_t probed = 0;
+    if (plan.gzip_if_it_pays) {
+      auto n = ReadUpTo(file->fd.get(), buf.data(),
+                        static_cast<size_t>(std::min<uint64_t>(kGzipProbeBytes, plan.length)));
+      if (!n.ok()) {
+        return r.Send(
+            HttpError(500, fmt::format("reading '{}' failed: {}", *path, n.status().message())));
+      }
+      probed = *n;
+      if (!GzipPays(std::string_view(buf.data(), probed), file->size)) {
+        plan.coding = ContentCoding::kIdentity;
+      }
+    }
 
     // Every answer about the file carries its validators and says it depends on Accept-Encoding.
     net::Headers headers;
@@ -174,7 +208,6 @@ class Envd::Impl {
     }
     std::optional<GzipEncoder> gzip;
     if (plan.coding == ContentCoding::kGzip) gzip.emplace();
-    std::string buf(kDownloadChunk, '\0');
     std::string coded;
     auto send = [&](std::string data) {
       if (data.empty()) return true;
@@ -183,11 +216,15 @@ class Envd::Impl {
     };
     uint64_t left = plan.length;
     while (left > 0) {
-      ssize_t n = read(file->fd.get(), buf.data(), std::min<uint64_t>(buf.size(), left));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // the file shrank under us: the client sees a short body
-      left -= static_cast<uint64_t>(n);
-      std::string_view chunk(buf.data(), static_cast<size_t>(n));
+      size_t n = std::exchange(probed, 0);
+      if (n == 0) {
+        ssize_t got = read(file->fd.get(), buf.data(), std::min<uint64_t>(buf.size(), left));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;  // the file shrank under us: the client sees a short body
+        n = static_cast<size_t>(got);
+      }
+      left -= n;
+      std::string_view chunk(buf.data(), n);
       if (gzip) {
         coded.clear();
         if (!gzip->Encode(chunk, coded).ok()) break;

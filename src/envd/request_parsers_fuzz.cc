@@ -136,6 +136,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         CHECK(plan.length > 0 && plan.offset + plan.length <= file.size);
       }
       if (plan.status == 200) CHECK(plan.offset == 0 && plan.length == file.size);
+      if (plan.gzip_if_it_pays) CHECK(plan.status == 200 && plan.coding == ContentCoding::kGzip);
       RangeRequest range = ParseRange(in, file.size);
       if (range.kind == RangeRequest::Kind::kPartial) {
         CHECK(range.first <= range.last && range.last < file.size);

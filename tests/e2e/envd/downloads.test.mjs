@@ -1,12 +1,12 @@
 // GET /files as E2B's envd serves it: gzip by Accept-Encoding (through the real SDK's
-// files.read({gzip: true}) and raw), Range / 416, conditional requests / 304, 406, and
-// Content-Disposition. Raw requests go through node:http, which (unlike fetch) shows the bytes on
+// files.read({gzip: true}) and raw) when the file's first bytes compress, Range / 416,
+// conditional requests / 304, 406, and Content-Disposition. Raw requests go through node:http, which (unlike fetch) shows the bytes on
 // the wire without decompressing them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { startEnvd, debugSandbox, init } from './harness.mjs';
 
@@ -51,8 +51,9 @@ test('files.read with gzip: text, bytes and an empty file round trip', async () 
 });
 
 test('a 64 MiB file read gzipped through the SDK is intact and never held in memory', async () => {
-  // Half random, half repetitive: both the stored and the compressing paths of deflate run.
-  const r = await sbx.commands.run('(head -c 33554432 /dev/urandom; yes warren | head -c 33554432) > /tmp/big.bin && sha256sum /tmp/big.bin | cut -c1-64');
+  // Half repetitive, then half random: the text head makes the probe choose gzip, then both the
+  // compressing and the stored paths of deflate run.
+  const r = await sbx.commands.run('(yes warren | head -c 33554432; head -c 33554432 /dev/urandom) > /tmp/big.bin && sha256sum /tmp/big.bin | cut -c1-64');
   const back = await sbx.files.read('/tmp/big.bin', { format: 'bytes', gzip: true });
   assert.equal(back.byteLength, 64 * 1024 * 1024);
   assert.equal(sha256(Buffer.from(back)), r.stdout.trim());
@@ -89,6 +90,63 @@ test('identity and gzip responses carry what E2B envd sends', async () => {
   // A weight below identity's keeps identity; identity refused leaves gzip.
   assert.equal((await raw('dl.txt', { 'accept-encoding': 'gzip;q=0.5, identity' })).headers['content-encoding'], undefined);
   assert.equal((await raw('dl.txt', { 'accept-encoding': 'identity;q=0, gzip;q=0.1' })).headers['content-encoding'], 'gzip');
+});
+
+test('gzip only when it pays: random bytes come back identity, text gzip, identity;q=0 gzips', async () => {
+  const noise = randomBytes(3 * 1024 * 1024 + 123);  // several 256 KiB reads past the probe
+  await sbx.files.write('pay/noise.bin', noise);
+  const text = 'a log line that compresses well\n'.repeat(100000);
+  await sbx.files.write('pay/text.log', text);
+
+  // Raw node:http, gzip offered (as files.read({gzip: true}) does): the wire shows the choice.
+  let r = await raw('pay/noise.bin', { 'accept-encoding': 'gzip' });
+  assert.equal(r.status, 200);
+  assert.equal(r.headers['content-encoding'], undefined);
+  assert.equal(r.headers['content-length'], String(noise.length));
+  assert.equal(r.headers['vary'], 'Accept-Encoding');
+  assert.equal(r.headers['accept-ranges'], 'bytes');
+  assert.equal(sha256(r.body), sha256(noise));
+  const head = await raw('pay/noise.bin', { 'accept-encoding': 'gzip' }, 'HEAD');
+  assert.equal(head.headers['content-length'], String(noise.length));
+  assert.equal(head.headers['content-encoding'], undefined);
+  r = await raw('pay/text.log', { 'accept-encoding': 'gzip' });
+  assert.equal(r.headers['content-encoding'], 'gzip');
+  assert.equal(r.headers['content-length'], undefined);
+  assert.ok(r.body.length < text.length / 10, `gzip body ${r.body.length} bytes`);
+  assert.equal(gunzipSync(r.body).toString(), text);
+  // A client that refuses identity gets gzip whatever the bytes are.
+  r = await raw('pay/noise.bin', { 'accept-encoding': 'gzip, identity;q=0' });
+  assert.equal(r.status, 200);
+  assert.equal(r.headers['content-encoding'], 'gzip');
+  assert.equal(sha256(gunzipSync(r.body)), sha256(noise));
+  // Under 1 KiB gzip cannot pay: identity even for text.
+  await sbx.files.write('pay/small.txt', 'tiny '.repeat(100));
+  r = await raw('pay/small.txt', { 'accept-encoding': 'gzip' });
+  assert.equal(r.headers['content-encoding'], undefined);
+  assert.equal(r.headers['content-length'], '500');
+  // A random file smaller than the 64 KiB probe: what was probed is all there is to send.
+  const short = randomBytes(20000);
+  await sbx.files.write('pay/short.bin', short);
+  r = await raw('pay/short.bin', { 'accept-encoding': 'gzip' });
+  assert.equal(r.headers['content-encoding'], undefined);
+  assert.deepEqual(r.body, short);
+
+  // Raw fetch sends "gzip, deflate" by itself and shows the headers it got.
+  let f = await fetch(`${envd.url}/files?path=pay/noise.bin`);
+  assert.equal(f.headers.get('content-encoding'), null);
+  assert.equal(f.headers.get('content-length'), String(noise.length));
+  assert.equal(sha256(Buffer.from(await f.arrayBuffer())), sha256(noise));
+  f = await fetch(`${envd.url}/files?path=pay/text.log`);
+  assert.equal(f.headers.get('content-encoding'), 'gzip');
+  assert.equal(await f.text(), text);
+
+  // The real SDK, with and without {gzip: true}: the same bytes either way.
+  for (const opts of [{}, { gzip: true }]) {
+    const back = await sbx.files.read('pay/noise.bin', { format: 'bytes', ...opts });
+    assert.equal(sha256(Buffer.from(back)), sha256(noise));
+    assert.equal(await sbx.files.read('pay/text.log', opts), text);
+    assert.deepEqual(Buffer.from(await sbx.files.read('pay/short.bin', { format: 'bytes', ...opts })), short);
+  }
 });
 
 test('406 when the client refuses identity and offers nothing we produce', async () => {
