@@ -6,7 +6,10 @@
 //     beside raw HTTP (curl) against the same envd;
 //   - files.read of a 100 MiB text file with gzip (what the SDK asks for with {gzip: true}, and
 //     what Node's fetch asks for by itself), beside identity and `curl --compressed` reads of
-//     the same file from the same envd.
+//     the same file from the same envd;
+//   - files.read of 100 MiB of random bytes (Node's fetch offers gzip, envd's probe declines it),
+//     beside fetch with identity and fetch forcing gzip (`identity;q=0`, what every SDK read of
+//     such a file cost before the probe).
 // `--quick` (what ctest runs) uses small sizes so the bench only proves it still works.
 
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -136,6 +139,35 @@ try {
   console.log(`  reference: fetch identity ${line(median(rounds.fetchIdentity))}; ` +
       `curl identity ${line(median(rounds.curlIdentity))}; ` +
       `curl --compressed ${line(median(rounds.curlGzip))}`);
+
+  // --- reads of incompressible bytes: the gzip probe says identity ---
+  const noise = await sbx.commands.run(`head -c ${readSize} /dev/urandom > /tmp/noise.bin && wc -c < /tmp/noise.bin`);
+  if (Number(noise.stdout.trim()) !== readSize) throw new Error(`made ${noise.stdout} bytes`);
+  const noiseUrl = `${envd.url}/files?path=/tmp/noise.bin`;
+  const probe = await fetch(noiseUrl, { method: 'HEAD' });  // fetch's own "gzip, deflate"
+  if (probe.headers.get('content-encoding') !== null) throw new Error('random bytes were gzipped');
+  const noiseRounds = { sdk: [], fetchIdentity: [], fetchForcedGzip: [] };
+  for (let r = 0; r < fileRounds; r++) {
+    let s = now();
+    const back = await sbx.files.read('/tmp/noise.bin', { format: 'bytes' });
+    noiseRounds.sdk.push(now() - s);
+    if (back.byteLength !== readSize) throw new Error(`read ${back.byteLength} of ${readSize}`);
+
+    for (const [key, ae, coding] of [['fetchIdentity', 'identity', null],
+      ['fetchForcedGzip', 'gzip, identity;q=0', 'gzip']]) {
+      s = now();
+      const res = await fetch(noiseUrl, { headers: { 'accept-encoding': ae } });
+      const body = await res.arrayBuffer();
+      noiseRounds[key].push(now() - s);
+      if (body.byteLength !== readSize || res.headers.get('content-encoding') !== coding) {
+        throw new Error(`${key} read went wrong`);
+      }
+    }
+  }
+  console.log(`files.read ${readLabel} random bytes (fetch offers gzip, envd sends identity): ` +
+      `median ${line(median(noiseRounds.sdk))}`);
+  console.log(`  reference: fetch identity ${line(median(noiseRounds.fetchIdentity))}; ` +
+      `fetch forcing gzip (identity;q=0) ${line(median(noiseRounds.fetchForcedGzip))}`);
 } finally {
   await envd.stop();
 }
