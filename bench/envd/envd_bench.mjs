@@ -3,7 +3,13 @@
 //   - commands.run('true') round trips: p50 / p99 / per second, beside fork+exec of
 //     `/bin/bash -l -c true` by node itself (the work envd does, without the protocol);
 //   - files.write + files.read of 1 MiB and 100 MiB, beside `cp` + `cat` of the same bytes and
-//     beside raw HTTP (curl) against the same envd.
+//     beside raw HTTP (curl) against the same envd;
+//   - files.read of a 100 MiB text file with gzip (what the SDK asks for with {gzip: true}, and
+//     what Node's fetch asks for by itself), beside identity and `curl --compressed` reads of
+//     the same file from the same envd;
+//   - files.read of 100 MiB of random bytes (Node's fetch offers gzip, envd's probe declines it),
+//     beside fetch with identity and fetch forcing gzip (`identity;q=0`, what every SDK read of
+//     such a file cost before the probe).
 // `--quick` (what ctest runs) uses small sizes so the bench only proves it still works.
 
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -94,6 +100,74 @@ try {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+
+  // --- reads: gzip beside identity ---
+  const readSize = quick ? 1 << 20 : 100 << 20;
+  const readLabel = `${readSize >> 20} MiB`;
+  // Text that compresses about as well as logs or source do (decimal numbers, one per line).
+  const made = await sbx.commands.run(`seq 1 100000000 | head -c ${readSize} > /tmp/read.txt && wc -c < /tmp/read.txt`);
+  if (Number(made.stdout.trim()) !== readSize) throw new Error(`made ${made.stdout} bytes`);
+  const url = `${envd.url}/files?path=/tmp/read.txt`;
+  const rounds = { sdkGzip: [], fetchIdentity: [], curlIdentity: [], curlGzip: [] };
+  let wire = 0;
+  for (let r = 0; r < fileRounds; r++) {
+    let s = now();
+    const back = await sbx.files.read('/tmp/read.txt', { format: 'bytes', gzip: true });
+    rounds.sdkGzip.push(now() - s);
+    if (back.byteLength !== readSize) throw new Error(`gzip read ${back.byteLength} of ${readSize}`);
+
+    s = now();
+    const res = await fetch(url, { headers: { 'accept-encoding': 'identity' } });
+    const plain = await res.arrayBuffer();
+    rounds.fetchIdentity.push(now() - s);
+    if (plain.byteLength !== readSize || res.headers.get('content-encoding')) {
+      throw new Error('identity read went wrong');
+    }
+
+    s = now();
+    execFileSync('curl', ['-sf', '-o', '/dev/null', '-H', 'accept-encoding: identity', url]);
+    rounds.curlIdentity.push(now() - s);
+
+    s = now();
+    wire = Number(execFileSync('curl', ['-sf', '--compressed', '-o', '/dev/null', '-w', '%{size_download}', url]));
+    rounds.curlGzip.push(now() - s);
+  }
+  const readMibps = (ms) => `${(readSize / (1 << 20) / (ms / 1000)).toFixed(0)} MiB/s`;
+  const line = (ms) => `${fmtMs(ms)} (${readMibps(ms)})`;
+  console.log(`files.read ${readLabel} text, gzip: median ${line(median(rounds.sdkGzip))}; ` +
+      `${(wire / (1 << 20)).toFixed(1)} MiB on the wire (${(readSize / wire).toFixed(1)}x smaller)`);
+  console.log(`  reference: fetch identity ${line(median(rounds.fetchIdentity))}; ` +
+      `curl identity ${line(median(rounds.curlIdentity))}; ` +
+      `curl --compressed ${line(median(rounds.curlGzip))}`);
+
+  // --- reads of incompressible bytes: the gzip probe says identity ---
+  const noise = await sbx.commands.run(`head -c ${readSize} /dev/urandom > /tmp/noise.bin && wc -c < /tmp/noise.bin`);
+  if (Number(noise.stdout.trim()) !== readSize) throw new Error(`made ${noise.stdout} bytes`);
+  const noiseUrl = `${envd.url}/files?path=/tmp/noise.bin`;
+  const probe = await fetch(noiseUrl, { method: 'HEAD' });  // fetch's own "gzip, deflate"
+  if (probe.headers.get('content-encoding') !== null) throw new Error('random bytes were gzipped');
+  const noiseRounds = { sdk: [], fetchIdentity: [], fetchForcedGzip: [] };
+  for (let r = 0; r < fileRounds; r++) {
+    let s = now();
+    const back = await sbx.files.read('/tmp/noise.bin', { format: 'bytes' });
+    noiseRounds.sdk.push(now() - s);
+    if (back.byteLength !== readSize) throw new Error(`read ${back.byteLength} of ${readSize}`);
+
+    for (const [key, ae, coding] of [['fetchIdentity', 'identity', null],
+      ['fetchForcedGzip', 'gzip, identity;q=0', 'gzip']]) {
+      s = now();
+      const res = await fetch(noiseUrl, { headers: { 'accept-encoding': ae } });
+      const body = await res.arrayBuffer();
+      noiseRounds[key].push(now() - s);
+      if (body.byteLength !== readSize || res.headers.get('content-encoding') !== coding) {
+        throw new Error(`${key} read went wrong`);
+      }
+    }
+  }
+  console.log(`files.read ${readLabel} random bytes (fetch offers gzip, envd sends identity): ` +
+      `median ${line(median(noiseRounds.sdk))}`);
+  console.log(`  reference: fetch identity ${line(median(noiseRounds.fetchIdentity))}; ` +
+      `fetch forcing gzip (identity;q=0) ${line(median(noiseRounds.fetchForcedGzip))}`);
 } finally {
   await envd.stop();
 }

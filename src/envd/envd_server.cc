@@ -4,17 +4,22 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "base/clock.h"
 #include "base/encoding.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "envd/connect_handler.h"
+#include "envd/download_headers.h"
 #include "envd/file_transfer.h"
+#include "envd/gzip_probe.h"
 #include "envd/paths.h"
 #include "envd/signature.h"
 #include "envd/version.h"
@@ -35,6 +40,19 @@ std::optional<std::string> OptionalHeader(const Request& req, std::string_view n
   auto v = req.headers.Get(name);
   if (!v) return std::nullopt;
   return std::string(*v);
+}
+
+// Reads until `n` bytes or the end of the file, whichever comes first.
+Result<size_t> ReadUpTo(int fd, char* buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, buf + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return ErrnoError("read", errno);
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  return got;
 }
 
 // The /files status for a failure (e2b-protocol.md §3.6).
@@ -114,31 +132,110 @@ class Envd::Impl {
     if (Status s = CheckFiles(req, "read"); !s.ok()) return r.Send(HttpError(401, s.message()));
     auto user = LookupFilesUser(req);
     if (!user.ok()) return r.Send(HttpError(401, user.status().message()));
-    auto accept = req.headers.Get("Accept-Encoding");
-    if (accept && base::AsciiLower(*accept).find("identity;q=0") != std::string::npos &&
-        base::AsciiLower(*accept).find("identity;q=0.") == std::string::npos) {
-      return r.Send(HttpError(406, "identity encoding was refused and no other is supported"));
-    }
     auto path = ResolvePath(req.Query("path").value_or(""), *user, e_.state_.default_workdir());
     if (!path.ok())
       return r.Send(HttpError(FilesHttpStatus(path.status()), path.status().message()));
     auto file = OpenDownload(*path);
     if (!file.ok())
       return r.Send(HttpError(FilesHttpStatus(file.status()), file.status().message()));
-    net::Headers headers;
-    headers.Set("Content-Type", "application/octet-stream");
-    headers.Set("Content-Disposition", fmt::format("inline; filename=\"{}\"", file->name));
-    headers.Set("Content-Length", std::to_string(file->size));
-    auto stream = r.Stream(200, std::move(headers));
+
+    DownloadConditions conditions;
+    conditions.accept_encoding = req.headers.Get("Accept-Encoding");
+    conditions.range = req.headers.Get("Range");
+    conditions.if_none_match = req.headers.Get("If-None-Match");
+    conditions.if_modified_since = req.headers.Get("If-Modified-Since");
+    conditions.if_range = req.headers.Get("If-Range");
+    DownloadPlan plan =
+        PlanDownload(conditions, {file->size, file->mtime_sec, file->mtime_nsec, file->inode});
+    // When the client takes identity as well, gzip only what compresses: the first bytes decide,
+    // before the head goes out (HEAD probes too, so its headers are the GET's). They stay in `buf`
+    // and are the first bytes sent.
     std::string buf(kDownloadChunk, '\0');
-    uint64_t left = file->size;
+    size_t probed = 0;
+    if (plan.gzip_if_it_pays) {
+      auto n = ReadUpTo(file->fd.get(), buf.data(),
+                        static_cast<size_t>(std::min<uint64_t>(kGzipProbeBytes, plan.length)));
+      if (!n.ok()) {
+        return r.Send(
+            HttpError(500, fmt::format("reading '{}' failed: {}", *path, n.status().message())));
+      }
+      probed = *n;
+      if (!GzipPays(std::string_view(buf.data(), probed), file->size)) {
+        plan.coding = ContentCoding::kIdentity;
+      }
+    }
+
+    // Every answer about the file carries its validators and says it depends on Accept-Encoding.
+    net::Headers headers;
+    headers.Set("ETag", plan.etag);
+    headers.Set("Last-Modified", plan.last_modified);
+    headers.Set("Vary", "Accept-Encoding");
+    auto send_with = [&](net::Response resp) {
+      for (const auto& [name, value] : headers.fields()) resp.headers.Set(name, value);
+      r.Send(std::move(resp));
+    };
+    switch (plan.status) {
+      case 304:
+        return send_with(Response::Empty(304));
+      case 406:
+        return send_with(
+            HttpError(406,
+                      "no acceptable Content-Encoding: identity is refused and only gzip is "
+                      "supported besides it"));
+      case 416: {
+        Response resp = HttpError(416, fmt::format("range '{}' is not satisfiable: the file has "
+                                                   "{} bytes",
+                                                   conditions.range.value_or(""), file->size));
+        resp.headers.Set("Content-Range", plan.content_range);
+        return send_with(std::move(resp));
+      }
+      default:
+        break;
+    }
+    headers.Set("Content-Type", "application/octet-stream");
+    headers.Set("Content-Disposition", ContentDisposition(file->name));
+    if (plan.coding == ContentCoding::kGzip) {
+      headers.Set("Content-Encoding", "gzip");  // chunked: the coded length is not known ahead
+    } else {
+      headers.Set("Accept-Ranges", "bytes");
+      headers.Set("Content-Length", std::to_string(plan.length));
+      if (plan.status == 206) headers.Set("Content-Range", plan.content_range);
+    }
+    auto stream = r.Stream(plan.status, std::move(headers));
+    if (req.method == "HEAD") return stream->Finish();
+    if (plan.offset > 0 && lseek(file->fd.get(), static_cast<off_t>(plan.offset), SEEK_SET) < 0) {
+      return stream->Abort();
+    }
+    std::optional<GzipEncoder> gzip;
+    if (plan.coding == ContentCoding::kGzip) gzip.emplace();
+    std::string coded;
+    auto send = [&](std::string data) {
+      if (data.empty()) return true;
+      return stream->WaitWritable(kDownloadHighWater, std::chrono::seconds(60)) &&
+             stream->Write(std::move(data));
+    };
+    uint64_t left = plan.length;
     while (left > 0) {
-      ssize_t n = read(file->fd.get(), buf.data(), std::min<uint64_t>(buf.size(), left));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // the file shrank under us: the client sees a short body
-      if (!stream->WaitWritable(kDownloadHighWater, std::chrono::seconds(60))) break;
-      if (!stream->Write(std::string(buf.data(), static_cast<size_t>(n)))) break;
-      left -= static_cast<uint64_t>(n);
+      size_t n = std::exchange(probed, 0);
+      if (n == 0) {
+        ssize_t got = read(file->fd.get(), buf.data(), std::min<uint64_t>(buf.size(), left));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;  // the file shrank under us: the client sees a short body
+        n = static_cast<size_t>(got);
+      }
+      left -= n;
+      std::string_view chunk(buf.data(), n);
+      if (gzip) {
+        coded.clear();
+        if (!gzip->Encode(chunk, coded).ok()) break;
+        if (!send(std::move(coded))) break;
+      } else if (!send(std::string(chunk))) {
+        break;
+      }
+    }
+    if (left == 0 && gzip) {
+      coded.clear();
+      if (!gzip->Finish(coded).ok() || !send(std::move(coded))) return stream->Abort();
     }
     if (left == 0) {
       stream->Finish();

@@ -59,6 +59,9 @@ struct DownloadFile {
   base::UniqueFd fd;
   uint64_t size = 0;
   std::string name;
+  int64_t mtime_sec = 0;
+  int64_t mtime_nsec = 0;
+  uint64_t inode = 0;
 };
 Result<DownloadFile> OpenDownload(const std::string& path);
 
@@ -76,6 +79,25 @@ class GzipDecoder {
   Status Finish() const;
 
  private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// A streaming gzip encoder for Content-Encoding: gzip responses: output comes out as input goes
+// in, so a download is never held in memory. Not thread-safe.
+class GzipEncoder {
+ public:
+  GzipEncoder();
+  ~GzipEncoder();
+  GzipEncoder(const GzipEncoder&) = delete;
+  GzipEncoder& operator=(const GzipEncoder&) = delete;
+  // Compresses `in`, appending whatever output is ready to `out` (often nothing for small input).
+  Status Encode(std::string_view in, std::string& out);
+  // Flushes the rest and the gzip trailer into `out`; call once at the end.
+  Status Finish(std::string& out);
+
+ private:
+  Status Run(std::string_view in, int flush, std::string& out);
   struct State;
   std::unique_ptr<State> state_;
 };

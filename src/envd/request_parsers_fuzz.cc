@@ -1,14 +1,18 @@
 // libFuzzer target for everything envd parses from the network: Connect envelopes (one-shot and
 // incremental), the proto3 JSON bodies of every RPC and of /init, multipart/form-data bodies,
 // gzip bodies, Basic auth headers, X-Metadata-* headers, query-string decoding and path
-// resolution. The first input byte picks the parser. None may crash, hang or leak.
+// resolution, and the GET /files download headers (Accept-Encoding, Range, If-None-Match,
+// If-Modified-Since, If-Range, HTTP dates, Content-Disposition). The first input byte picks the
+// parser. None may crash, hang or leak.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "base/check.h"
 #include "base/strings.h"
+#include "envd/download_headers.h"
 #include "envd/envd_state.h"
 #include "envd/envelope.h"
 #include "envd/file_transfer.h"
@@ -24,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const uint8_t selector = data[0];
   std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (selector % 12) {
+  switch (selector % 13) {
     case 0: {
       auto payload = DecodeSingleEnvelope(in, 1 << 20);
       if (payload.ok()) ParseStartRequest(*payload).status().IgnoreError();
@@ -115,6 +119,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       user.home = "/home/user";
       ResolvePath(in, user, std::string("/work")).status().IgnoreError();
       CleanPath(in);
+      break;
+    }
+    case 12: {
+      // Lines: Accept-Encoding, Range, If-None-Match, If-Modified-Since, If-Range; the file
+      // size comes from the selector so that small and empty files are both reached.
+      auto lines = base::Split(in, '\n');
+      auto line = [&](size_t i) -> std::optional<std::string_view> {
+        if (i >= lines.size()) return std::nullopt;
+        return lines[i];
+      };
+      const FileVersion file{static_cast<uint64_t>(selector / 13) * 37, 1000, 5, 7};
+      DownloadConditions c{line(0), line(1), line(2), line(3), line(4)};
+      const DownloadPlan plan = PlanDownload(c, file);
+      if (plan.status == 206) {
+        CHECK(plan.length > 0 && plan.offset + plan.length <= file.size);
+      }
+      if (plan.status == 200) CHECK(plan.offset == 0 && plan.length == file.size);
+      if (plan.gzip_if_it_pays) CHECK(plan.status == 200 && plan.coding == ContentCoding::kGzip);
+      RangeRequest range = ParseRange(in, file.size);
+      if (range.kind == RangeRequest::Kind::kPartial) {
+        CHECK(range.first <= range.last && range.last < file.size);
+      }
+      ParseHttpDate(in);
+      const std::string disposition = ContentDisposition(in);
+      for (unsigned char ch : disposition) CHECK(ch >= 0x20 && ch < 0x7f);
       break;
     }
   }

@@ -98,7 +98,8 @@ test('Stat answers in proto3 JSON: int64 size as a string, RFC 3339 nanos', asyn
 });
 
 test('/files download carries length and disposition; /metrics reports the machine', async () => {
-  const r = await fetch(`${envd.url}/files?path=four.txt`);
+  // fetch asks for gzip by itself; identity is what carries the length.
+  const r = await fetch(`${envd.url}/files?path=four.txt`, { headers: { 'accept-encoding': 'identity' } });
   assert.equal(r.headers.get('content-length'), '4');
   assert.equal(r.headers.get('content-disposition'), 'inline; filename="four.txt"');
   const m = await (await fetch(`${envd.url}/metrics`)).json();
