@@ -777,7 +777,9 @@ NodeAgent::Next NodeAgent::Fail(api::Object& obj, const std::string& id, const F
   Log()->warn("sandbox failed object={} id={} reason={} terminal={} message=\"{}\"", obj.Key(), id,
               f.reason, f.terminal, f.message);
   const bool first = [&] {
-    const api::Condition* c = api::FindCondition(StatusOf(obj).conditions, conditions::kReady);
+    // Named: FindCondition points into the status, which must outlive the comparison below.
+    const api::SandboxStatus status = StatusOf(obj);
+    const api::Condition* c = api::FindCondition(status.conditions, conditions::kReady);
     return !c || c->reason != f.reason || c->message != f.message;
   }();
   // A Failed sandbox holds nothing: what a user sees as Failed is already torn down.
