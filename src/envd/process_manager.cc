@@ -208,8 +208,15 @@ ProcessManager::ProcessManager(TimerQueue& timers) : timers_(timers) {
 
 ProcessManager::~ProcessManager() {
   KillAll();
-  std::unique_lock lock(mu_);
-  drained_.wait_for(lock, std::chrono::seconds(10), [&] { return live_.empty(); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  {
+    std::unique_lock lock(mu_);
+    drained_.wait_until(lock, deadline, [&] { return live_.empty(); });
+  }
+  // A process leaves live_ before its pump tells the subscribers it ended, and those sessions
+  // use timers_, which may die right after this destructor: wait for the pumps themselves.
+  std::unique_lock lock(pumps_->mu);
+  pumps_->done.wait_until(lock, deadline, [&] { return pumps_->running == 0; });
 }
 
 Result<std::shared_ptr<ManagedProcess>> ProcessManager::Start(
@@ -258,9 +265,19 @@ Result<std::shared_ptr<ManagedProcess>> ProcessManager::Start(
   p->on_ended_ = [this, weak] {
     if (auto proc = weak.lock()) OnEnded(proc);
   };
-  std::thread([p, pty_fd](base::UniqueFd out,
-                          base::UniqueFd err) { p->Pump(std::move(out), std::move(err), pty_fd); },
-              std::move(child->stdout_r), std::move(child->stderr_r))
+  {
+    std::lock_guard lock(pumps_->mu);
+    ++pumps_->running;
+  }
+  std::thread(
+      [p, pty_fd, pumps = pumps_](base::UniqueFd out, base::UniqueFd err) mutable {
+        p->Pump(std::move(out), std::move(err), pty_fd);
+        p.reset();  // the process (and its sessions) may go before the manager is told
+        std::lock_guard lock(pumps->mu);
+        --pumps->running;
+        pumps->done.notify_all();
+      },
+      std::move(child->stdout_r), std::move(child->stderr_r))
       .detach();
   if (lifetime) {
     timers_.ScheduleAfter(*lifetime, [weak] {

@@ -105,7 +105,16 @@ class ProcessManager {
  private:
   void OnEnded(const std::shared_ptr<ManagedProcess>& p);
 
+  // Output pump threads still running. Shared with each (detached) pump thread, so a pump that
+  // outlives the destructor's bounded wait still finds its counter.
+  struct PumpCount {
+    std::mutex mu;
+    std::condition_variable done;
+    int running = 0;  // guarded by mu
+  };
+
   TimerQueue& timers_;
+  const std::shared_ptr<PumpCount> pumps_ = std::make_shared<PumpCount>();
   mutable std::mutex mu_;
   std::condition_variable drained_;                            // live_ became empty
   std::map<uint32_t, std::shared_ptr<ManagedProcess>> live_;   // guarded by mu_

@@ -4,6 +4,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <thread>
+
 #include "base/encoding.h"
 #include "envd/testing/collecting_sink.h"
 
@@ -176,6 +179,35 @@ TEST_F(ProcessManagerTest, SpawnFailureIsInvalidArgument) {
   auto q = manager_.Start(std::move(badcwd), session);
   EXPECT_EQ(q.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(q.status().message().find("chdir"), std::string::npos);
+}
+
+// A sink whose Finish is slow to return, like a client on a slow link: the pump is still inside
+// the session when the stream already looks finished.
+class SlowFinishSink : public CollectingSink {
+ public:
+  void Finish(const Status& status) override {
+    CollectingSink::Finish(status);
+    std::this_thread::sleep_for(300ms);
+    returned_ = true;
+  }
+  bool returned() const { return returned_; }
+
+ private:
+  std::atomic<bool> returned_{false};
+};
+
+// The manager's destructor waits for the output pumps, not only for the processes: a pump still
+// ending its sessions uses the timer queue, which its owner destroys right after the manager.
+TEST(ProcessManagerShutdownTest, DestructorWaitsForThePumpToEndItsSessions) {
+  TimerQueue timers;
+  auto manager = std::make_unique<ProcessManager>(timers);
+  auto sink = std::make_shared<SlowFinishSink>();
+  auto session = StreamSession::Create(sink, timers, {}, KeepaliveEventJson());
+  ASSERT_TRUE(manager->Start(Bash("exit 0"), session).ok());
+  session.reset();
+  ASSERT_TRUE(sink->WaitFinished(10s).has_value());
+  manager.reset();
+  EXPECT_TRUE(sink->returned());
 }
 
 }  // namespace
