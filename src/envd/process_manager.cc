@@ -20,8 +20,6 @@ constexpr size_t kPipeChunk = 32 * 1024;
 constexpr size_t kPtyChunk = 16 * 1024;
 // A subscriber with this much unsent output slows the process's output pump down.
 constexpr size_t kHighWater = 4 * 1024 * 1024;
-// How long an ended process stays visible to Connect.
-constexpr auto kEndedRetention = std::chrono::seconds(30);
 
 Status WriteAll(int fd, std::string_view data) {
   while (!data.empty()) {
@@ -201,7 +199,8 @@ bool ManagedProcess::ended() const {
   return end_.has_value() || wait_status_.has_value();
 }
 
-ProcessManager::ProcessManager(TimerQueue& timers) : timers_(timers) {
+ProcessManager::ProcessManager(TimerQueue& timers, std::chrono::milliseconds ended_retention)
+    : timers_(timers), ended_retention_(ended_retention) {
   // Writing to the stdin of a process that exited must fail with EPIPE, not kill the agent.
   signal(SIGPIPE, SIG_IGN);
 }
@@ -210,11 +209,11 @@ ProcessManager::~ProcessManager() {
   KillAll();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   {
-    std::unique_lock lock(mu_);
-    drained_.wait_until(lock, deadline, [&] { return live_.empty(); });
+    std::unique_lock lock(table_->mu);
+    table_->drained.wait_until(lock, deadline, [&] { return table_->live.empty(); });
   }
-  // A process leaves live_ before its pump tells the subscribers it ended, and those sessions
-  // use timers_, which may die right after this destructor: wait for the pumps themselves.
+  // A process leaves the live table before its pump tells the subscribers it ended, and those
+  // sessions use timers_, which may die right after this destructor: wait for the pumps themselves.
   std::unique_lock lock(pumps_->mu);
   pumps_->done.wait_until(lock, deadline, [&] { return pumps_->running == 0; });
 }
@@ -257,13 +256,16 @@ Result<std::shared_ptr<ManagedProcess>> ProcessManager::Start(
   // In the table before the client hears of it (start), so a List, a signal or a reset that
   // the client sends right after already finds it.
   {
-    std::lock_guard lock(mu_);
-    ended_.erase(p->pid_);
-    live_[p->pid_] = p;
+    std::lock_guard lock(table_->mu);
+    table_->ended.erase(p->pid_);
+    table_->live[p->pid_] = p;
   }
   p->Subscribe(session);
-  p->on_ended_ = [this, weak] {
-    if (auto proc = weak.lock()) OnEnded(proc);
+  p->on_ended_ = [weak_table = std::weak_ptr<Table>(table_), &timers = timers_,
+                  retention = ended_retention_, weak] {
+    auto table = weak_table.lock();
+    auto proc = weak.lock();
+    if (table && proc) OnEnded(table, timers, retention, proc);
   };
   {
     std::lock_guard lock(pumps_->mu);
@@ -288,26 +290,32 @@ Result<std::shared_ptr<ManagedProcess>> ProcessManager::Start(
   return p;
 }
 
-void ProcessManager::OnEnded(const std::shared_ptr<ManagedProcess>& p) {
+void ProcessManager::OnEnded(const std::shared_ptr<Table>& table, TimerQueue& timers,
+                             std::chrono::milliseconds retention,
+                             const std::shared_ptr<ManagedProcess>& p) {
   const uint32_t pid = p->pid();
   {
-    std::lock_guard lock(mu_);
-    auto it = live_.find(pid);
-    if (it != live_.end() && it->second == p) live_.erase(it);
-    ended_[pid] = p;
-    if (live_.empty()) drained_.notify_all();
+    std::lock_guard lock(table->mu);
+    auto it = table->live.find(pid);
+    if (it != table->live.end() && it->second == p) table->live.erase(it);
+    table->ended[pid] = p;
+    if (table->live.empty()) table->drained.notify_all();
   }
-  std::weak_ptr<ManagedProcess> weak = p;
-  timers_.ScheduleAfter(kEndedRetention, [this, pid, weak] {
-    std::lock_guard lock(mu_);
-    auto it = ended_.find(pid);
-    if (it != ended_.end() && it->second == weak.lock()) ended_.erase(it);
+  // The timer may fire after the manager is gone (the queue outlives it): it holds the table
+  // weakly and does nothing then.
+  timers.ScheduleAfter(retention, [weak_table = std::weak_ptr<Table>(table), pid,
+                                   weak = std::weak_ptr<ManagedProcess>(p)] {
+    auto table = weak_table.lock();
+    if (!table) return;
+    std::lock_guard lock(table->mu);
+    auto it = table->ended.find(pid);
+    if (it != table->ended.end() && it->second == weak.lock()) table->ended.erase(it);
   });
 }
 
 Result<std::shared_ptr<ManagedProcess>> ProcessManager::Find(const ProcessSelector& selector,
                                                              bool include_ended) const {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(table_->mu);
   auto match = [&](const auto& table) -> std::shared_ptr<ManagedProcess> {
     if (selector.pid) {
       auto it = table.find(*selector.pid);
@@ -318,17 +326,17 @@ Result<std::shared_ptr<ManagedProcess>> ProcessManager::Find(const ProcessSelect
     }
     return nullptr;
   };
-  if (auto p = match(live_)) return p;
+  if (auto p = match(table_->live)) return p;
   if (include_ended) {
-    if (auto p = match(ended_)) return p;
+    if (auto p = match(table_->ended)) return p;
   }
   return NotFoundPid(selector);
 }
 
 std::vector<ProcessInfo> ProcessManager::List() const {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(table_->mu);
   std::vector<ProcessInfo> out;
-  for (const auto& [pid, p] : live_) {
+  for (const auto& [pid, p] : table_->live) {
     if (p->ended()) continue;
     out.push_back({p->request().process, pid, p->request().tag});
   }
@@ -338,16 +346,16 @@ std::vector<ProcessInfo> ProcessManager::List() const {
 void ProcessManager::KillAll() {
   std::vector<std::shared_ptr<ManagedProcess>> live;
   {
-    std::lock_guard lock(mu_);
-    for (const auto& [pid, p] : live_) live.push_back(p);
-    ended_.clear();
+    std::lock_guard lock(table_->mu);
+    for (const auto& [pid, p] : table_->live) live.push_back(p);
+    table_->ended.clear();
   }
   for (const auto& p : live) p->Signal(SIGKILL).IgnoreError();
 }
 
 size_t ProcessManager::live_count() const {
-  std::lock_guard lock(mu_);
-  return live_.size();
+  std::lock_guard lock(table_->mu);
+  return table_->live.size();
 }
 
 }  // namespace warren::envd

@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -75,10 +76,16 @@ class ManagedProcess : public std::enable_shared_from_this<ManagedProcess> {
 };
 
 // The process table of envd: starts processes, finds them by pid or tag, lists the live ones,
-// keeps ended ones for 30 s so a late Connect still gets their end. Thread-safe.
+// keeps ended ones for 30 s so a late Connect still gets their end. Borrows `timers`, which must
+// outlive it; the timers and pump callbacks it leaves behind hold only a weak_ptr to its table,
+// so they do nothing once the manager is gone. Thread-safe.
 class ProcessManager {
  public:
-  explicit ProcessManager(TimerQueue& timers);
+  static constexpr std::chrono::milliseconds kEndedRetention = std::chrono::seconds(30);
+
+  // `ended_retention`: how long an ended process stays findable (tests shorten it).
+  explicit ProcessManager(TimerQueue& timers,
+                          std::chrono::milliseconds ended_retention = kEndedRetention);
   // Kills what still runs and waits (briefly) for the output pumps to finish.
   ~ProcessManager();
 
@@ -103,7 +110,19 @@ class ProcessManager {
   size_t live_count() const;
 
  private:
-  void OnEnded(const std::shared_ptr<ManagedProcess>& p);
+  // The tables, shared with the callbacks that outlive a call (pump end, retention timer)
+  // through weak_ptrs: a callback firing after the manager died finds nothing to lock.
+  struct Table {
+    mutable std::mutex mu;
+    std::condition_variable drained;                            // live became empty
+    std::map<uint32_t, std::shared_ptr<ManagedProcess>> live;   // guarded by mu
+    std::map<uint32_t, std::shared_ptr<ManagedProcess>> ended;  // guarded by mu
+  };
+
+  // Moves `p` from live to ended and schedules its removal after `retention`.
+  static void OnEnded(const std::shared_ptr<Table>& table, TimerQueue& timers,
+                      std::chrono::milliseconds retention,
+                      const std::shared_ptr<ManagedProcess>& p);
 
   // Output pump threads still running. Shared with each (detached) pump thread, so a pump that
   // outlives the destructor's bounded wait still finds its counter.
@@ -114,11 +133,9 @@ class ProcessManager {
   };
 
   TimerQueue& timers_;
+  const std::chrono::milliseconds ended_retention_;
   const std::shared_ptr<PumpCount> pumps_ = std::make_shared<PumpCount>();
-  mutable std::mutex mu_;
-  std::condition_variable drained_;                            // live_ became empty
-  std::map<uint32_t, std::shared_ptr<ManagedProcess>> live_;   // guarded by mu_
-  std::map<uint32_t, std::shared_ptr<ManagedProcess>> ended_;  // guarded by mu_
+  const std::shared_ptr<Table> table_ = std::make_shared<Table>();
 };
 
 }  // namespace warren::envd

@@ -4,8 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <thread>
+#include <vector>
 
 #include "base/encoding.h"
 #include "envd/testing/collecting_sink.h"
@@ -208,6 +210,59 @@ TEST(ProcessManagerShutdownTest, DestructorWaitsForThePumpToEndItsSessions) {
   ASSERT_TRUE(sink->WaitFinished(10s).has_value());
   manager.reset();
   EXPECT_TRUE(sink->returned());
+}
+
+// An ended process stays findable for the retention and is forgotten after it.
+TEST(ProcessManagerRetentionTest, EndedProcessIsForgottenAfterTheRetention) {
+  TimerQueue timers;
+  ProcessManager manager(timers, 1s);
+  auto sink = std::make_shared<CollectingSink>();
+  auto session = StreamSession::Create(sink, timers, {}, KeepaliveEventJson());
+  auto p = manager.Start(Bash("exit 0"), session);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const ProcessSelector by_pid{(*p)->pid(), std::nullopt};
+  ASSERT_TRUE(sink->WaitFinished(10s).has_value());
+  EXPECT_TRUE(manager.Find(by_pid, /*include_ended=*/true).ok());
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (manager.Find(by_pid, true).ok() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(manager.Find(by_pid, true).status().code(), StatusCode::kNotFound);
+}
+
+// The retention timer of an ended process lives in the queue, which outlives the manager: when it
+// fires after the manager is gone it must touch nothing of it (ASan reports the use after free
+// in scripts/test-asan; in release a freed mutex or map usually crashes or hangs here).
+TEST(ProcessManagerRetentionTest, RetentionTimerFiringAfterTheManagerDiedIsHarmless) {
+  TimerQueue timers;
+  auto manager = std::make_unique<ProcessManager>(timers, 1s);
+  auto sink = std::make_shared<CollectingSink>();
+  auto session = StreamSession::Create(sink, timers, {}, KeepaliveEventJson());
+  auto p = manager->Start(Bash("exit 0"), session);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const ProcessSelector by_pid{(*p)->pid(), std::nullopt};
+  ASSERT_TRUE(sink->WaitFinished(10s).has_value());
+  // The end is recorded (so the retention timer is scheduled) before the manager goes.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!manager->Find(by_pid, true).ok() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_TRUE(manager->Find(by_pid, true).ok());
+  ASSERT_TRUE((*p)->ended());
+  manager.reset();
+  // Reuse the freed memory so a stale `this` would meet garbage rather than the old tables.
+  std::vector<std::unique_ptr<std::array<unsigned char, sizeof(ProcessManager)>>> scribble;
+  for (int i = 0; i < 64; ++i) {
+    scribble.push_back(std::make_unique<std::array<unsigned char, sizeof(ProcessManager)>>());
+    scribble.back()->fill(0xa5);
+  }
+  // Let the timer fire, then prove the queue still runs callbacks.
+  std::this_thread::sleep_for(1500ms);
+  std::atomic<bool> fired{false};
+  timers.ScheduleAfter(0ms, [&] { fired = true; });
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (!fired && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(fired);
 }
 
 }  // namespace
