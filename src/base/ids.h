@@ -25,7 +25,8 @@ std::string GenerateNameSuffix();
 // An RFC 4122 version 4 UUID, lower case: metadata.uid, request ids.
 std::string NewUuid();
 
-// 32 lowercase hex characters (128 bits): X-Request-ID and trace ids.
+// 32 lowercase hex characters (128 bits): X-Request-ID and trace ids. Each thread draws random
+// bytes for 128 ids at a time. Thread-safe.
 std::string NewRequestId();
 
 // `n` random bytes as lowercase hex (2n characters): API keys, access tokens.

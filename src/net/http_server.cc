@@ -18,11 +18,11 @@
 #include <cerrno>
 #include <future>
 
+#include "base/ids.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "net/http_wire.h"
 #include "net/internal/session.h"
-#include "net/request_id.h"
 #include "net/request_target.h"
 
 namespace warren::net {
@@ -452,7 +452,7 @@ asio::awaitable<void> Session::Serve() {
         keep_alive_ = false;
         Status error = n.status();
         int status = error.code() == StatusCode::kResourceExhausted ? 431 : 400;
-        request_id_ = FreshRequestId();
+        request_id_ = base::NewRequestId();
         co_await SendError(status, error.message(), /*close=*/true);
         co_return;
       }
@@ -478,7 +478,7 @@ asio::awaitable<void> Session::HandleRequest() {
   body_taken_by_proxy_ = false;
   auto client_id = head.headers.Get("X-Request-ID");
   request_id_ =
-      client_id && IsSaneRequestId(*client_id) ? std::string(*client_id) : FreshRequestId();
+      client_id && IsSaneRequestId(*client_id) ? std::string(*client_id) : base::NewRequestId();
 
   Result<RequestTarget> target = ParseRequestTarget(head.target);
   if (!target.ok()) {

@@ -1,5 +1,3 @@
-#include "net/request_id.h"
-
 #include <gtest/gtest.h>
 
 #include <set>
@@ -7,7 +5,9 @@
 #include <thread>
 #include <vector>
 
-namespace warren::net {
+#include "base/ids.h"
+
+namespace warren::base {
 namespace {
 
 bool IsLowerHex(const std::string& s) {
@@ -19,12 +19,12 @@ bool IsLowerHex(const std::string& s) {
 
 // Several blocks of random bytes on two threads: every id well formed, none repeated (a block
 // reused, or two threads sharing one, would repeat them).
-TEST(FreshRequestIdTest, IdsAreHexAndNeverRepeatAcrossBlocksAndThreads) {
+TEST(NewRequestIdTest, IdsAreHexAndNeverRepeatAcrossBlocksAndThreads) {
   std::vector<std::string> a, b;
   std::thread other([&] {
-    for (int i = 0; i < 1000; ++i) b.push_back(FreshRequestId());
+    for (int i = 0; i < 1000; ++i) b.push_back(NewRequestId());
   });
-  for (int i = 0; i < 1000; ++i) a.push_back(FreshRequestId());
+  for (int i = 0; i < 1000; ++i) a.push_back(NewRequestId());
   other.join();
   std::set<std::string> seen;
   for (const auto* ids : {&a, &b}) {
@@ -38,4 +38,4 @@ TEST(FreshRequestIdTest, IdsAreHexAndNeverRepeatAcrossBlocksAndThreads) {
 }
 
 }  // namespace
-}  // namespace warren::net
+}  // namespace warren::base
