@@ -74,6 +74,7 @@ function(warren_module name)
   endif()
 
   if(WARREN_FUZZ)
+    set(WARREN_FUZZ_ARGS -max_total_time=20 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256)
     foreach(src IN LISTS fuzz_srcs)
       get_filename_component(stem ${src} NAME_WE)
       add_executable(${stem} ${src})
@@ -81,16 +82,18 @@ function(warren_module name)
       target_compile_options(${stem} PRIVATE -fsanitize=fuzzer,address,undefined -g)
       target_link_options(${stem} PRIVATE -fsanitize=fuzzer,address,undefined)
       # A short run on every ./test.sh keeps the target alive and catches shallow bugs; longer
-      # campaigns run by hand with -max_total_time.
+      # campaigns run by hand with -max_total_time. A single allocation past 256 MB fails with
+      # its stack; ctest's timeout ends a run libFuzzer itself cannot (it has hung after
+      # reporting an out-of-memory).
       set(corpus ${CMAKE_CURRENT_BINARY_DIR}/${stem}_corpus)
       file(MAKE_DIRECTORY ${corpus})
       set(seeds ${dir}/testdata/${stem})
       if(EXISTS ${seeds})
-        add_test(NAME ${stem} COMMAND ${stem} -max_total_time=20 -rss_limit_mb=2048 ${corpus} ${seeds})
+        add_test(NAME ${stem} COMMAND ${stem} ${WARREN_FUZZ_ARGS} ${corpus} ${seeds})
       else()
-        add_test(NAME ${stem} COMMAND ${stem} -max_total_time=20 -rss_limit_mb=2048 ${corpus})
+        add_test(NAME ${stem} COMMAND ${stem} ${WARREN_FUZZ_ARGS} ${corpus})
       endif()
-      set_tests_properties(${stem} PROPERTIES LABELS fuzz)
+      set_tests_properties(${stem} PROPERTIES LABELS fuzz TIMEOUT 120)
       set_property(GLOBAL APPEND PROPERTY WARREN_FUZZ_TARGETS ${stem})
     endforeach()
   endif()

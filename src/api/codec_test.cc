@@ -319,5 +319,39 @@ TEST(YamlCodec, CommaWhereANodeStartsIsRejectedNotParsed) {
   EXPECT_EQ((*ok)["t"], "it's");
 }
 
+// yaml-cpp 0.7's LoadAll never returns on some streams: each turn starts an empty document at a
+// token its parser cannot consume. Fuzzing found these; they must fail fast with a message, and
+// streams of many (empty) documents must still parse.
+TEST(YamlCodec, StreamWhoseDocumentsStopAdvancingIsRejected) {
+  for (const char* bad : {"!: &x [1, \"2\",~]\n\"\"\"\"apieVo\"p:iVe\"p\" &\n? "}) {
+    auto r = ParseYamlDocuments(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("invalid YAML at line"), std::string::npos) << r.status();
+  }
+  std::string many;
+  for (int i = 0; i < 200; ++i) many += "---\n";
+  many += "a: 1\n---\n...\n---\nb: 2\n";
+  auto docs = ParseYamlDocuments(many);
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  ASSERT_EQ(docs->size(), 2u);
+  EXPECT_EQ((*docs)[1]["b"], 2);
+}
+
+// yaml-cpp decodes \N and \_ to lone bytes that are not UTF-8; we read them as the characters
+// YAML means, and print line-breaking characters escaped so every reader sees one line.
+TEST(YamlCodec, EscapedUnicodeCharactersReadAsUtf8AndPrintEscaped) {
+  auto doc = ParseYaml("a: \"x\\Ny\\_z\\Lw\\Pv\"\n\"k\\N\": 1\n");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ((*doc)["a"], "x\u0085y\u00a0z\u2028w\u2029v");
+  EXPECT_EQ((*doc)["k\u0085"], 1);
+  std::string text = DumpYaml(*doc);
+  EXPECT_EQ(text.find("\xc2\x85"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\xe2\x80\xa8"), std::string::npos) << text;
+  auto again = ParseYaml(text);
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << text;
+  EXPECT_EQ(*again, *doc) << text;
+  EXPECT_EQ(doc->dump(), again->dump());  // both valid UTF-8 (dump throws otherwise)
+}
+
 }  // namespace
 }  // namespace warren::api

@@ -1,6 +1,7 @@
 #include "api/yaml_codec.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <set>
+#include <sstream>
 
 #include "base/strings.h"
 
@@ -38,6 +40,53 @@ class YamlError {
   }
   std::string text;
 };
+
+// yaml-cpp 0.7's LoadAll loops forever, allocating a null document per turn, when a document
+// ends before a token its parser cannot consume (fuzzing found a dangling "? " after an anchor;
+// a stray ',' was another): every turn starts a new document at the same token. This pass runs
+// the parser over events only and refuses the stream when documents stop advancing, before
+// LoadAll builds a node for each.
+class DocumentProgress : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (documents_ > 0 && mark.pos == last_start_.pos) {
+      if (++stalled_ > kMaxStalledDocuments) {
+        throw YamlError(mark, "the parser cannot go past this token");
+      }
+    } else {
+      stalled_ = 0;
+    }
+    last_start_ = mark;
+    ++documents_;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  // A document that consumes only zero-width tokens could start where the one before did; a
+  // parser that is stuck does so forever.
+  static constexpr int kMaxStalledDocuments = 64;
+  YAML::Mark last_start_;
+  size_t documents_ = 0;
+  int stalled_ = 0;
+};
+
+void CheckDocumentsAdvance(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentProgress progress;
+  while (parser.HandleNextDocument(progress)) {
+  }
+}
 
 bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
@@ -221,31 +270,56 @@ std::optional<Json> ParseYamlFloat(std::string_view s) {
   return Json(v);
 }
 
+// The length of the UTF-8 sequence at s[i], or 0 when none starts there.
+size_t Utf8SequenceAt(std::string_view s, size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+  if (len == 0 || i + len > s.size()) return 0;
+  uint32_t cp = len == 1 ? c : c & (0x7f >> len);
+  for (size_t k = 1; k < len; ++k) {
+    auto cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc >> 6) != 0x2) return 0;
+    cp = (cp << 6) | (cc & 0x3f);
+  }
+  // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
+  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+      (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) {
+    return 0;
+  }
+  return len;
+}
+
 // Manifests are UTF-8 text, as JSON requires; other bytes would not survive a round trip.
 bool IsValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80           ? 1
-                 : (c >> 5) == 0x6  ? 2
-                 : (c >> 4) == 0xe  ? 3
-                 : (c >> 3) == 0x1e ? 4
-                                    : 0;
-    if (len == 0 || i + len > s.size()) return false;
-    uint32_t cp = len == 1 ? c : c & (0x7f >> len);
-    for (size_t k = 1; k < len; ++k) {
-      auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc >> 6) != 0x2) return false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) {
-      return false;
-    }
+  for (size_t i = 0; i < s.size();) {
+    size_t len = Utf8SequenceAt(s, i);
+    if (len == 0) return false;
     i += len;
   }
   return true;
+}
+
+// A scalar's text. yaml-cpp 0.7 decodes the escapes \N and \_ (U+0085, U+00A0) to the single
+// bytes 0x85 and 0xA0, not to UTF-8; the input was valid UTF-8, so such a byte standing alone
+// can only come from one of them and is re-encoded.
+std::string ScalarText(const YAML::Node& node) {
+  const std::string& s = node.Scalar();
+  if (IsValidUtf8(s)) return s;
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (size_t i = 0; i < s.size();) {
+    if (size_t len = Utf8SequenceAt(s, i)) {
+      out.append(s, i, len);
+      i += len;
+      continue;
+    }
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c != 0x85 && c != 0xa0) throw YamlError(node.Mark(), "a scalar is not valid UTF-8");
+    out += '\xc2';
+    out += static_cast<char>(c);
+    ++i;
+  }
+  return out;
 }
 
 // What a plain (unquoted, untagged) scalar means.
@@ -294,7 +368,7 @@ class Converter {
           if (!kv.first.IsScalar()) {
             throw YamlError(kv.first.Mark(), "mapping keys must be scalars");
           }
-          const std::string& key = kv.first.Scalar();
+          std::string key = ScalarText(kv.first);
           if (obj.contains(key)) {
             throw YamlError(kv.first.Mark(), fmt::format("duplicate key \"{}\"", key));
           }
@@ -308,7 +382,7 @@ class Converter {
 
  private:
   Json ConvertScalar(const YAML::Node& node, const std::string& tag) {
-    const std::string& s = node.Scalar();
+    std::string s = ScalarText(node);
     if (tag == "?") return ResolvePlain(s);
     if (tag == "!" || tag == "tag:yaml.org,2002:str" || tag == "tag:yaml.org,2002:binary" ||
         tag == "tag:yaml.org,2002:timestamp") {
@@ -388,6 +462,11 @@ bool NeedsQuotes(const std::string& s) {
   return false;
 }
 
+bool HasUnicodeLineBreak(const std::string& s) {
+  return s.find("\xc2\x85") != std::string::npos || s.find("\xe2\x80\xa8") != std::string::npos ||
+         s.find("\xe2\x80\xa9") != std::string::npos;
+}
+
 void Emit(YAML::Emitter& out, const Json& j) {
   switch (j.type()) {
     case Json::value_t::object:
@@ -398,7 +477,9 @@ void Emit(YAML::Emitter& out, const Json& j) {
       out << YAML::BeginMap;
       for (const auto& [key, value] : j.items()) {
         out << YAML::Key;
-        if (NeedsQuotes(key)) {
+        if (HasUnicodeLineBreak(key)) {
+          out << YAML::EscapeNonAscii << YAML::DoubleQuoted << key;
+        } else if (NeedsQuotes(key)) {
           out << YAML::DoubleQuoted << key;
         } else {
           out << key;
@@ -429,6 +510,9 @@ void Emit(YAML::Emitter& out, const Json& j) {
                  s.find('"') != std::string::npos && s.find('\'') == std::string::npos) {
         // JSON in an annotation reads better single-quoted, as kubectl prints it.
         out << YAML::SingleQuoted << s;
+      } else if (HasUnicodeLineBreak(s)) {
+        // YAML 1.1 readers take NEL, LS and PS as line breaks, even inside quotes.
+        out << YAML::EscapeNonAscii << YAML::DoubleQuoted << s;
       } else if (NeedsQuotes(s) || !printable) {
         out << YAML::DoubleQuoted << s;
       } else {
@@ -468,7 +552,9 @@ Result<std::vector<Json>> ParseYamlDocuments(std::string_view text) {
   }
   std::vector<Json> docs;
   try {
-    std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(text));
+    std::string owned(text);
+    CheckDocumentsAdvance(owned);
+    std::vector<YAML::Node> nodes = YAML::LoadAll(owned);
     Converter converter(std::max(kMinExpansionBudget, text.size() * kExpansionFactor));
     for (const auto& node : nodes) {
       if (node.IsNull() && node.Tag() != "tag:yaml.org,2002:str") continue;  // empty document
