@@ -11,7 +11,7 @@
 
 namespace warren::os {
 
-// Who the child runs as. Applied after fork, before exec: setgroups, setgid, setuid.
+// Who the child runs as. Applied in the child, before exec: setgroups, setgid, setuid.
 struct Credentials {
   uid_t uid = 0;
   gid_t gid = 0;
@@ -42,9 +42,11 @@ struct SpawnedChild {
   base::UniqueFd stderr_r;
 };
 
-// Forks and execs. Everything the child needs is prepared before fork (it is multi-threaded
-// here), and a close-on-exec pipe carries an exec failure back, so a missing program, a bad cwd
-// or a failed setuid comes back as an error naming the step instead of a child that exits 127.
+// Starts the child with clone(CLONE_VM|CLONE_VFORK) and execs, as posix_spawn does, so the cost
+// does not grow with the caller's memory or threads. Everything the child needs is prepared
+// before, and the child reports a failed step back in memory it shares with us until it execs,
+// so a missing program, a bad cwd or a failed setuid comes back as an error naming the step
+// instead of a child that exits 127.
 // The caller must arrange for the child to be reaped (see ChildReaper). Thread-safe.
 Result<SpawnedChild> Spawn(const SpawnOptions& options);
 
