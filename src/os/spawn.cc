@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <grp.h>
 #include <linux/close_range.h>
 #include <sched.h>
 #include <signal.h>
@@ -12,7 +11,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <memory>
 
 #include "base/strings.h"
@@ -22,11 +20,7 @@ namespace {
 
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-// What the child reports through the error pipe when a step fails before exec.
-struct ChildError {
-  int step;
-  int err;
-};
+// The step a child failed at, reported back before it exits 127.
 enum Step {
   kStepSetsid,
   kStepCtty,
