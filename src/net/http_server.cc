@@ -602,8 +602,7 @@ void Session::Dispatch(const Handler& handler, bool blocking, std::shared_ptr<Ex
     }
   };
   if (blocking) {
-    asio::post(*server_.blocking_pool,
-               [&handler, ex = std::move(ex), invoke] { invoke(handler, ex); });
+    server_.blocking_pool->Post([&handler, ex = std::move(ex), invoke] { invoke(handler, ex); });
   } else {
     invoke(handler, ex);
   }
@@ -888,7 +887,7 @@ class ServerImpl final : public HttpServer {
       return ErrnoError(fmt::format("listen on {}:{}", o.address, o.port), ec.value());
     }
     port_ = acceptor_->local_endpoint().port();
-    shared_.blocking_pool = std::make_unique<asio::thread_pool>(std::max(1, o.blocking_threads));
+    shared_.blocking_pool = std::make_unique<BlockingPool>(o.blocking_threads);
     for (auto& loop : loops_) {
       loop->work.emplace(loop->ioc.get_executor());
       loop->thread = std::thread([l = loop.get()] {
@@ -948,7 +947,7 @@ class ServerImpl final : public HttpServer {
       RunOnLoopAndWait(*loop, [l = loop.get()] { l->upstreams.Clear(); });
     }
     // Blocking handlers still running see closed streams and pipes; wait for them to return.
-    shared_.blocking_pool->join();
+    shared_.blocking_pool->Join();
     for (auto& loop : loops_) {
       loop->work.reset();
       loop->ioc.stop();

@@ -15,7 +15,7 @@ struct ServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 0;                         // 0 = an ephemeral port; see HttpServer::port()
   int loop_threads = 0;                      // 0 = one per core
-  int blocking_threads = 16;                 // pool for RouteOptions::blocking handlers
+  int blocking_threads = 16;                 // at most, for RouteOptions::blocking handlers
   size_t max_header_bytes = 64 * 1024;       // larger → 431
   size_t max_body_bytes = 16 * 1024 * 1024;  // default per-route limit; larger → 413
   std::chrono::seconds header_timeout{30};   // to receive a complete request head

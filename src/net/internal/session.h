@@ -14,7 +14,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "net/blocking_pool.h"
 #include "net/body_pipe.h"
 #include "net/http_server.h"
 #include "net/internal/loop_upstreams.h"
@@ -77,7 +77,7 @@ struct ServerShared {
   Router router;
   std::shared_ptr<spdlog::logger> log;
   std::atomic<bool> stopping{false};
-  std::unique_ptr<asio::thread_pool> blocking_pool;
+  std::unique_ptr<BlockingPool> blocking_pool;
 
   std::mutex mu;
   std::condition_variable sessions_changed;

@@ -1,6 +1,7 @@
 // commands.* through the real e2b SDK against warren-envd.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { CommandExitError, InvalidArgumentError, TimeoutError } from 'e2b';
 import { startEnvd, debugSandbox, init } from './harness.mjs';
 
@@ -16,6 +17,17 @@ before(async () => {
   sbx = await debugSandbox(envd);
 });
 after(async () => { await envd?.stop(); });
+
+// envd is pid 1 of every sandbox, and its threads count against the sandbox's pids limit: it
+// holds a handful while idle and starts more only while commands keep them busy.
+test('envd idles on a few threads and grows for concurrent commands', async () => {
+  const threads = () => Number(
+      readFileSync(`/proc/${envd.child.pid}/status`, 'utf8').match(/^Threads:\s+(\d+)$/m)[1]);
+  assert.ok(threads() <= 8, `envd idles on ${threads()} threads`);
+  const runs = await Promise.all(Array.from({ length: 24 }, (_, i) =>
+    sbx.commands.run(`sleep 0.3; echo ${i}`)));
+  runs.forEach((r, i) => assert.equal(r.stdout, `${i}\n`));
+});
 
 test('exact stdout, stderr and exit code', async () => {
   const r = await sbx.commands.run('echo hello; printf "a\\nb"');

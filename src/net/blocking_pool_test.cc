@@ -1,0 +1,106 @@
+#include "net/blocking_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <latch>
+#include <vector>
+
+namespace warren::net {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Polls, because threads end on their own clock.
+bool Eventually(const std::function<bool()>& condition) {
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return condition();
+}
+
+TEST(BlockingPoolTest, StartsNoThreadUntilWorkArrives) {
+  BlockingPool pool(8);
+  EXPECT_EQ(pool.threads(), 0);
+  std::latch ran(1);
+  pool.Post([&] { ran.count_down(); });
+  ran.wait();
+  EXPECT_EQ(pool.threads(), 1);
+}
+
+TEST(BlockingPoolTest, GrowsWhileEveryThreadIsBusyUpToTheMaximum) {
+  BlockingPool pool(4);
+  std::latch started(4);
+  std::latch release(1);
+  std::atomic<int> fifth_ran{0};
+  for (int i = 0; i < 4; ++i) {
+    pool.Post([&] {
+      started.count_down();
+      release.wait();
+    });
+  }
+  started.wait();  // four blocking tasks run at once
+  EXPECT_EQ(pool.threads(), 4);
+  pool.Post([&] { fifth_ran = 1; });  // waits for a free thread rather than a fifth one
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(fifth_ran.load(), 0);
+  EXPECT_EQ(pool.threads(), 4);
+  release.count_down();
+  EXPECT_TRUE(Eventually([&] { return fifth_ran.load() == 1; }));
+}
+
+TEST(BlockingPoolTest, IdleThreadsEndAndComeBackWhenNeeded) {
+  BlockingPool pool(4, 50ms);
+  std::latch started(3);
+  std::latch release(1);
+  for (int i = 0; i < 3; ++i) {
+    pool.Post([&] {
+      started.count_down();
+      release.wait();
+    });
+  }
+  started.wait();
+  EXPECT_EQ(pool.threads(), 3);
+  release.count_down();
+  EXPECT_TRUE(Eventually([&] { return pool.threads() == 0; }));
+  std::latch again(1);
+  pool.Post([&] { again.count_down(); });
+  again.wait();
+  EXPECT_EQ(pool.threads(), 1);
+}
+
+TEST(BlockingPoolTest, TasksRunInOrderOnOneThreadAndJoinRunsWhatIsQueued) {
+  std::vector<int> order;
+  {
+    BlockingPool pool(1);
+    std::latch release(1);
+    pool.Post([&] { release.wait(); });
+    for (int i = 0; i < 100; ++i) pool.Post([&order, i] { order.push_back(i); });
+    release.count_down();
+    pool.Join();
+    EXPECT_EQ(pool.threads(), 0);
+  }
+  ASSERT_EQ(order.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
+}
+
+TEST(BlockingPoolTest, ManyShortTasksFromSeveralThreadsAllRun) {
+  std::atomic<int> ran{0};
+  {
+    BlockingPool pool(8, 1ms);  // threads come and go while posts continue
+    std::vector<std::thread> posters;
+    for (int p = 0; p < 4; ++p) {
+      posters.emplace_back([&] {
+        for (int i = 0; i < 2000; ++i) pool.Post([&] { ran.fetch_add(1); });
+      });
+    }
+    for (auto& t : posters) t.join();
+  }  // the destructor joins
+  EXPECT_EQ(ran.load(), 8000);
+}
+
+}  // namespace
+}  // namespace warren::net
