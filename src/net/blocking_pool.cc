@@ -13,12 +13,13 @@ BlockingPool::~BlockingPool() { Join(); }
 
 void BlockingPool::Post(std::function<void()> task) {
   std::vector<std::thread> finished;
+  bool wake = false;
   {
     std::lock_guard lock(mu_);
     CHECK_MSG(!joining_, "BlockingPool::Post after Join");
     queue_.push_back(std::move(task));
     finished = TakeFinishedLocked();
-    if (idle_ > 0) work_.notify_one();
+    wake = idle_ > 0;
     // An idle thread woken for an earlier task still counts as idle until it takes it.
     if (queue_.size() > static_cast<size_t>(idle_) && running_ < max_threads_) {
       ++running_;
@@ -26,6 +27,8 @@ void BlockingPool::Post(std::function<void()> task) {
       threads_.emplace(t.get_id(), std::move(t));
     }
   }
+  // Woken outside the lock, the thread does not block on it at once.
+  if (wake) work_.notify_one();
   for (auto& t : finished) t.join();
 }
 
