@@ -210,7 +210,19 @@ TEST(Watch, SlowConsumerIsCutOffNotBuffered) {
   opts.max_queued_events = 5;
   auto w = s->Watch(&kSbx, opts);
   ASSERT_TRUE(w.ok());
+  // Events reach watches on the hub's thread, which may lag behind the writes: a reader that
+  // started at once could keep up with it. A second watch that has seen all ten proves the first
+  // was handed at least nine unread, more than it may hold.
+  WatchOptions all = opts;
+  all.max_queued_events = 100;
+  auto witness = s->Watch(&kSbx, all);
+  ASSERT_TRUE(witness.ok());
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(s->Create(MakeSandbox(fmt::format("s{}", i))).ok());
+  for (int seen = 0; seen < 10;) {
+    auto e = (*witness)->Next(10s);
+    ASSERT_TRUE(e.ok() && e->has_value()) << "the witness watch saw " << seen << " events";
+    ++seen;
+  }
   Status ended;
   for (int i = 0; i < 20 && ended.ok(); ++i) {
     auto e = (*w)->Next(200ms);
