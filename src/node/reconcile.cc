@@ -178,17 +178,33 @@ void NodeAgent::CleanupGoneKey(const std::string& key) {
 
 Status NodeAgent::WriteStatus(api::Object& obj,
                               const std::function<void(api::SandboxStatus&, api::Json& raw)>& fn) {
-  api::SandboxStatus status = StatusOf(obj);
-  const api::Json before = obj.status();
-  api::Json raw = before.is_object() ? before : api::Json::object();
-  fn(status, raw);
-  status.node_name = options_.node_name;
-  status.observed_generation = obj.metadata.generation;
-  obj.status() = std::move(raw);
-  api::EncodeStatus(status, obj);
-  if (obj.status() == before) return Status::Ok();
-  ASSIGN_OR_RETURN(obj, store_.UpdateStatus(obj));
-  return Status::Ok();
+  const int64_t generation = obj.metadata.generation;
+  for (int attempt = 1;; ++attempt) {
+    api::SandboxStatus status = StatusOf(obj);
+    const api::Json before = obj.status();
+    api::Json raw = before.is_object() ? before : api::Json::object();
+    fn(status, raw);
+    status.node_name = options_.node_name;
+    status.observed_generation = obj.metadata.generation;
+    obj.status() = std::move(raw);
+    api::EncodeStatus(status, obj);
+    if (obj.status() == before) return Status::Ok();
+    auto written = store_.UpdateStatus(obj);
+    if (written.ok()) {
+      obj = std::move(*written);
+      return Status::Ok();
+    }
+    // Controllers change labels and annotations of the same object (claims, recycling): when
+    // only that raced us, apply the same change to the fresh object. A new generation means a
+    // new spec, which the caller has not acted on: that conflict is theirs to see.
+    if (written.status().code() != StatusCode::kAborted || attempt == 3) return written.status();
+    auto fresh = store_.Get(api::SandboxKind(), obj.metadata.namespace_, obj.metadata.name);
+    if (!fresh.ok() || fresh->metadata.uid != obj.metadata.uid ||
+        fresh->metadata.generation != generation) {
+      return written.status();
+    }
+    obj = std::move(*fresh);
+  }
 }
 
 Status NodeAgent::EnsureFinalizer(api::Object& obj) {
