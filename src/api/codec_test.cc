@@ -353,5 +353,17 @@ TEST(YamlCodec, EscapedUnicodeCharactersReadAsUtf8AndPrintEscaped) {
   EXPECT_EQ(doc->dump(), again->dump());  // both valid UTF-8 (dump throws otherwise)
 }
 
+// Literal blocks keep exactly one final line break (clip chomping), so text with several, or
+// with nothing but line breaks, must print another way to read back the same.
+TEST(YamlCodec, TrailingLineBreaksSurviveTheRoundTrip) {
+  Json doc = {{"one", "abc\n"},  {"two", "abc\n\n"},  {"three", "x\n\n\n"}, {"only", "\n"},
+              {"only2", "\n\n"}, {"lead", "\n\nx\n"}, {"inner", "a\n\nb\n"}};
+  std::string text = DumpYaml(doc);
+  auto again = ParseYaml(text);
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << text;
+  EXPECT_EQ(*again, doc) << text;
+  EXPECT_NE(text.find("one: |\n  abc\n"), std::string::npos) << text;  // still a literal block
+}
+
 }  // namespace
 }  // namespace warren::api

@@ -503,7 +503,10 @@ void Emit(YAML::Emitter& out, const Json& j) {
       bool printable = std::all_of(s.begin(), s.end(), [](char c) {
         return c == '\n' || static_cast<unsigned char>(c) >= 0x20;
       });
-      if (s.find('\n') != std::string::npos && printable && s.back() == '\n' &&
+      // yaml-cpp writes a literal block with clip chomping, which keeps one final line break:
+      // text ending in several, or made of line breaks only, goes double-quoted.
+      const bool one_final_break = s.back() == '\n' && (s.size() == 1 || s[s.size() - 2] != '\n');
+      if (printable && one_final_break && s.find_first_not_of('\n') != std::string::npos &&
           s.find(" \n") == std::string::npos && s.front() != ' ') {
         out << YAML::Literal << s;
       } else if (printable && s.find('\n') == std::string::npos &&
