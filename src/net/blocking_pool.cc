@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "base/check.h"
-
 namespace warren::net {
 
 BlockingPool::BlockingPool(int max_threads, std::chrono::milliseconds idle_timeout)
@@ -15,8 +13,14 @@ void BlockingPool::Post(std::function<void()> task) {
   std::vector<std::thread> finished;
   bool wake = false;
   {
-    std::lock_guard lock(mu_);
-    CHECK_MSG(!joining_, "BlockingPool::Post after Join");
+    std::unique_lock lock(mu_);
+    if (joining_) {
+      // A connection that outlived the server's shutdown grace can still post: its task is
+      // dropped (a handler's Responder answers 500 when destroyed unanswered), not run.
+      lock.unlock();
+      task = nullptr;
+      return;
+    }
     queue_.push_back(std::move(task));
     finished = TakeFinishedLocked();
     wake = idle_ > 0;

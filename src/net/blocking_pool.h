@@ -25,7 +25,8 @@ class BlockingPool {
 
   void Post(std::function<void()> task);
 
-  // Runs everything posted so far, then ends every thread. Posting afterwards is a bug.
+  // Runs everything posted so far, then ends every thread. Tasks posted afterwards are
+  // destroyed without running.
   void Join();
 
   int threads() const;  // running now, busy or idle

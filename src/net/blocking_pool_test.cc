@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <latch>
+#include <memory>
 #include <vector>
 
 namespace warren::net {
@@ -100,6 +101,17 @@ TEST(BlockingPoolTest, ManyShortTasksFromSeveralThreadsAllRun) {
     for (auto& t : posters) t.join();
   }  // the destructor joins
   EXPECT_EQ(ran.load(), 8000);
+}
+
+TEST(BlockingPoolTest, TasksPostedAfterJoinAreDroppedNotRun) {
+  BlockingPool pool(2);
+  pool.Join();
+  auto held = std::make_shared<int>(1);
+  bool ran = false;
+  pool.Post([&ran, held] { ran = true; });
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(held.use_count(), 1);  // what the task captured was released
+  EXPECT_EQ(pool.threads(), 0);
 }
 
 }  // namespace
