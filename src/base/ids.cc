@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "base/check.h"
+#include "base/encoding.h"
 
 namespace warren::base {
 
@@ -60,16 +61,9 @@ bool IsValidSandboxId(std::string_view id) {
 std::string GenerateNameSuffix() { return RandomFromAlphabet(5, "bcdfghjklmnpqrstvwxz2456789"); }
 
 std::string RandomHex(size_t n) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string bytes(n, '\0');
   RandomBytes(bytes.data(), n);
-  std::string out;
-  out.reserve(2 * n);
-  for (unsigned char b : bytes) {
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 15]);
-  }
-  return out;
+  return HexEncode(bytes);
 }
 
 std::string NewRequestId() {
@@ -83,13 +77,7 @@ std::string NewRequestId() {
     RandomBytes(block, kBlock);
     used = 0;
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(2 * kIdBytes, '\0');
-  for (size_t i = 0; i < kIdBytes; ++i) {
-    unsigned char b = block[used + i];
-    out[2 * i] = kHex[b >> 4];
-    out[2 * i + 1] = kHex[b & 15];
-  }
+  std::string out = HexEncode({reinterpret_cast<const char*>(block + used), kIdBytes});
   used += kIdBytes;
   return out;
 }
