@@ -351,6 +351,15 @@ TEST(YamlCodec, EscapedUnicodeCharactersReadAsUtf8AndPrintEscaped) {
   ASSERT_TRUE(again.ok()) << again.status() << "\n" << text;
   EXPECT_EQ(*again, *doc) << text;
   EXPECT_EQ(doc->dump(), again->dump());  // both valid UTF-8 (dump throws otherwise)
+
+  // Text that would otherwise print as a literal block or single-quoted is escaped too.
+  Json other = {{"block", "a\u0085b\n"}, {"quoted", "say \"x\u2028y\""}};
+  std::string printed = DumpYaml(other);
+  EXPECT_EQ(printed.find("\xc2\x85"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("\xe2\x80\xa8"), std::string::npos) << printed;
+  auto read_back = ParseYaml(printed);
+  ASSERT_TRUE(read_back.ok()) << read_back.status();
+  EXPECT_EQ(*read_back, other) << printed;
 }
 
 // Literal blocks keep exactly one final line break (clip chomping), so text with several, or

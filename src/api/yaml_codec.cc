@@ -506,16 +506,16 @@ void Emit(YAML::Emitter& out, const Json& j) {
       // yaml-cpp writes a literal block with clip chomping, which keeps one final line break:
       // text ending in several, or made of line breaks only, goes double-quoted.
       const bool one_final_break = s.back() == '\n' && (s.size() == 1 || s[s.size() - 2] != '\n');
-      if (printable && one_final_break && s.find_first_not_of('\n') != std::string::npos &&
-          s.find(" \n") == std::string::npos && s.front() != ' ') {
+      if (HasUnicodeLineBreak(s)) {
+        // YAML 1.1 readers take NEL, LS and PS as line breaks, in any style but escaped.
+        out << YAML::EscapeNonAscii << YAML::DoubleQuoted << s;
+      } else if (printable && one_final_break && s.find_first_not_of('\n') != std::string::npos &&
+                 s.find(" \n") == std::string::npos && s.front() != ' ') {
         out << YAML::Literal << s;
       } else if (printable && s.find('\n') == std::string::npos &&
                  s.find('"') != std::string::npos && s.find('\'') == std::string::npos) {
         // JSON in an annotation reads better single-quoted, as kubectl prints it.
         out << YAML::SingleQuoted << s;
-      } else if (HasUnicodeLineBreak(s)) {
-        // YAML 1.1 readers take NEL, LS and PS as line breaks, even inside quotes.
-        out << YAML::EscapeNonAscii << YAML::DoubleQuoted << s;
       } else if (NeedsQuotes(s) || !printable) {
         out << YAML::DoubleQuoted << s;
       } else {
