@@ -110,6 +110,8 @@ TEST_F(SandboxTest, AdoptsSandboxesOfAServerProcessThatExited) {
   // status stays known.
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   rt_.reset();
+  // A joined thread still counts until the kernel has released it, a moment after join.
+  for (int i = 0; i < 200 && ThreadCount() != 1; ++i) std::this_thread::sleep_for(10ms);
   ASSERT_EQ(ThreadCount(), 1) << "fork() below needs a single-threaded process";
   pid_t server = fork();
   ASSERT_GE(server, 0);
