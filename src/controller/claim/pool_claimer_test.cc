@@ -222,6 +222,10 @@ TEST_F(PoolClaimerTest, AColdCreateThatNeverBecomesReadyIsDeleted) {
 
 TEST_F(PoolClaimerTest, AnAbandonedClaimGoesBackToItsPool) {
   CreatePool("py", 2);
+  // Without the set controller: it would refill behind the detached member and then, once the
+  // rollback returns it, scale the pool back down oldest first, deleting the very sandbox this
+  // test inspects (the reference's order, covered by the controller's own tests).
+  stack_->controller->Stop();
   // A claim that stopped between its compare-and-swap and its commit, made by an earlier run of
   // the server (claimed before this claimer started).
   auto members = store_->List(api::SandboxKind(), {});
