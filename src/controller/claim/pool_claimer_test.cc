@@ -255,7 +255,7 @@ TEST_F(PoolClaimerTest, AClaimStillWithinItsDeadlineIsLeftAlone) {
   auto members = store_->List(api::SandboxKind(), {});
   api::Object m = members->items[0];
   // Claimed now by another live server (not this one's claim): its deadline rules.
-  ApplyClaim(m, Request("py", "other"), "lock-of-another-server", base::RealClock().Now() + 1s,
+  ApplyClaim(m, Request("py", "other"), "lock-of-another-server", base::RealClock().Now() + 60s,
              base::RealClock().Now() + 1h);
   ASSERT_TRUE(store_->Update(m).ok());
   std::this_thread::sleep_for(50ms);
