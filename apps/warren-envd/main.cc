@@ -212,6 +212,9 @@ int main(int argc, char** argv) {
     supervisor.Signal(SIGKILL);  // one that ignored SIGTERM; the watcher ends with it
     command_watcher.join();
   }
+  // The command's last lines may still be in its pipes: the sandbox's log must have them before
+  // pid 1 exits and the node reports the command's end.
+  supervisor.WaitOutputDrained(std::chrono::seconds(1));
   (*server)->Shutdown(std::chrono::milliseconds(500));
   if (command_ended) return ShellExitCode(supervisor.wait_status().value_or(0));
   return 0;

@@ -31,6 +31,7 @@ Status CommandSupervisor::Start(os::SpawnOptions options) {
     pid_ = child->pid;
     // A command that ends at once may have been reaped (and its exit recorded) already.
     running_ = !wait_status_.has_value();
+    output_open_ = true;
   }
   base::Logger("envd")->info("template command started pid={}", child->pid);
   // Both pipes go into the one log, in the order the bytes arrive.
@@ -41,7 +42,7 @@ Status CommandSupervisor::Start(os::SpawnOptions options) {
         while (!fds.empty()) {
           if (poll(fds.data(), fds.size(), -1) < 0) {
             if (errno == EINTR) continue;
-            return;
+            break;
           }
           for (size_t i = 0; i < fds.size();) {
             if (fds[i].revents == 0) {
@@ -59,6 +60,11 @@ Status CommandSupervisor::Start(os::SpawnOptions options) {
             }
           }
         }
+        {
+          std::lock_guard lock(mu_);
+          output_open_ = false;
+        }
+        exited_cv_.notify_all();
       },
       std::move(child->stdout_r), std::move(child->stderr_r))
       .detach();
@@ -74,6 +80,11 @@ void CommandSupervisor::Signal(int signal) {
 bool CommandSupervisor::WaitExited(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   return exited_cv_.wait_for(lock, timeout, [&] { return !running_; });
+}
+
+bool CommandSupervisor::WaitOutputDrained(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return exited_cv_.wait_for(lock, timeout, [&] { return !output_open_; });
 }
 
 std::optional<int> CommandSupervisor::wait_status() const {
