@@ -26,8 +26,8 @@ TEST(CommandSupervisorTest, EveryByteWrittenBeforeTheExitIsInTheLogOnceDrained) 
   // More than a pipe holds, and the last line written just before the exit.
   LogRing log(4 << 20);
   CommandSupervisor supervisor(log);
-  ASSERT_TRUE(supervisor.Start(Bash("head -c 1000000 /dev/zero | tr '\\0' x; echo; echo last"))
-                  .ok());
+  ASSERT_TRUE(
+      supervisor.Start(Bash("head -c 1000000 /dev/zero | tr '\\0' x; echo; echo last")).ok());
   ASSERT_TRUE(supervisor.WaitExited(30s));
   ASSERT_TRUE(supervisor.WaitOutputDrained(30s));
   EXPECT_EQ(log.total_bytes(), 1000000u + 1 + 5);
