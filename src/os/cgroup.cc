@@ -247,12 +247,26 @@ Status Cgroup::SetLimits(const CgroupLimits& limits) {
   return Status::Ok();
 }
 
-Status Cgroup::AddProcess(pid_t pid) {
-  std::string p = std::to_string(pid);
-  for (const std::string& dir : Dirs()) {
-    RETURN_IF_ERROR(base::WriteKernelFile(dir + "/cgroup.procs", p));
+Result<std::vector<base::UniqueFd>> Cgroup::OpenTaskFiles() const {
+  if (h_.version != CgroupVersion::kV1) {
+    return FailedPreconditionError("tasks files are cgroup v1's; v2 uses CLONE_INTO_CGROUP");
   }
-  return Status::Ok();
+  std::vector<base::UniqueFd> fds;
+  for (const std::string& dir : Dirs()) {
+    std::string path = dir + "/tasks";
+    base::UniqueFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd) return ErrnoError(fmt::format("open {}", path), errno);
+    fds.push_back(std::move(fd));
+  }
+  return fds;
+}
+
+int WriteSelfToTaskFile(int fd) noexcept {
+  ssize_t n;
+  do {
+    n = write(fd, "0", 1);
+  } while (n < 0 && errno == EINTR);
+  return n == 1 ? 0 : -1;
 }
 
 Result<base::UniqueFd> Cgroup::OpenUnifiedDir() const {

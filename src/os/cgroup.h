@@ -90,10 +90,14 @@ class Cgroup {
 
   // FailedPrecondition when a limit needs a controller that is not available (v2 here).
   Status SetLimits(const CgroupLimits& limits);
-  // Writes the pid into cgroup.procs of every hierarchy.
-  Status AddProcess(pid_t pid);
   // v2: the group's directory, for CLONE_INTO_CGROUP.
   Result<base::UniqueFd> OpenUnifiedDir() const;
+  // v1: the `tasks` file of every hierarchy, open for writing, so that a single-threaded child
+  // can move itself by writing "0" to each (WriteSelfToTaskFile). The kernel checks the
+  // opener's credentials, so a child that has since entered a user namespace may still do it.
+  // Moving one thread, the caller itself, skips the global lock that cgroup.procs takes, whose
+  // writer waits for an RCU grace period (10-20 ms on a busy host without favordynmods).
+  Result<std::vector<base::UniqueFd>> OpenTaskFiles() const;
 
   Status Freeze(std::chrono::milliseconds timeout);
   Status Thaw(std::chrono::milliseconds timeout);
@@ -119,6 +123,10 @@ class Cgroup {
   CgroupHierarchies h_;
   std::string relative_;  // empty when released or removed
 };
+
+// Moves the calling thread into the group whose `tasks` file `fd` is (Cgroup::OpenTaskFiles).
+// Async-signal-safe, for a freshly cloned child: 0, or -1 with errno set.
+int WriteSelfToTaskFile(int fd) noexcept;
 
 // Names of the groups directly under `parent` in any of the hierarchies in use (orphan scan).
 Result<std::vector<std::string>> ListCgroupChildren(const CgroupHierarchies& h,

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "os/cgroup.h"
 #include "os/clone.h"
 #include "os/mount.h"
 #include "os/netns.h"
@@ -235,6 +236,18 @@ int ChildMain(void* arg) noexcept {
     CheckErrno(plan, RawSetresuid(0), ChildStep::kBecomeRoot);
   }
   Mark(plan, LaunchPhase::kChildReady);
+  for (size_t i = 0; i < plan.cgroup_task_fds.size(); ++i) {
+    CheckErrno(plan, os::WriteSelfToTaskFile(plan.cgroup_task_fds[i]), ChildStep::kCgroupPlacement,
+               static_cast<int>(i));
+    close(plan.cgroup_task_fds[i]);
+  }
+  close(plan.sync_fd);
+  if (plan.unshare_cgroup_ns) {
+    // Now that we sit in the sandbox's cgroups, a new cgroup namespace roots the sandbox's view
+    // of /proc/self/cgroup there. Needs CAP_SYS_ADMIN, so before the capabilities go.
+    CheckErrno(plan, unshare(CLONE_NEWCGROUP), ChildStep::kCgroupNamespace);
+  }
+  Mark(plan, LaunchPhase::kChildPlaced);
   CheckErrno(plan, sethostname(plan.hostname.data(), plan.hostname.size()), ChildStep::kHostname);
   Check(plan, os::BringLoopbackUpRaw(), ChildStep::kLoopback);
 
@@ -260,16 +273,6 @@ int ChildMain(void* arg) noexcept {
   Check(plan, os::PivotRootRaw(root), ChildStep::kPivotRoot);
   close(root);
   Mark(plan, LaunchPhase::kPivoted);
-
-  // Everything from here on must happen inside the sandbox's cgroups.
-  WaitForParent(plan);
-  close(plan.sync_fd);
-  if (plan.unshare_cgroup_ns) {
-    // Now that we sit in the sandbox's cgroups, a new cgroup namespace roots the sandbox's view
-    // of /proc/self/cgroup there. Needs CAP_SYS_ADMIN, so before the capabilities go.
-    CheckErrno(plan, unshare(CLONE_NEWCGROUP), ChildStep::kCgroupNamespace);
-  }
-  Mark(plan, LaunchPhase::kChildPlaced);
 
   size_t failed = 0;
   int rc = os::ApplyRlimitsRaw(plan.rlimits.data(), plan.rlimits.size(), &failed);
@@ -366,7 +369,7 @@ Status ChildFailureToStatus(const ChildFailure& f, const ChildPlan& plan) {
   static const char* const kNames[] = {"?",
                                        "set up stdio",
                                        "wait for parent",
-                                       "wait for placement",
+                                       "join its cgroups",
                                        "become root",
                                        "cgroup ns",
                                        "set hostname",

@@ -32,15 +32,14 @@ enum class LaunchPhase : int {
   kCallStart = 0,   // parent: LaunchSandboxProcess entered
   kCloned,          // parent: clone3 returned
   kChildEntered,    // child: first instruction of ChildMain
-  kReleased,        // parent: maps and cgroups written, child released
+  kReleased,        // parent: id maps written, child released
   kChildReady,      // child: past the sync read, ids set
+  kChildPlaced,     // child: in its cgroups (v1: moved itself), cgroup namespace made
   kNamespacesSet,   // child: hostname, loopback
   kOverlayMounted,  // child: root overlay attached
   kProcSysMounted,  // child: /proc (masked, read-only parts) and /sys
   kDevMounted,      // child: /dev
   kPivoted,         // child: binds done, pivot_root done
-  kPlaced,          // parent: cgroup placement done (overlaps the child's mount work)
-  kChildPlaced,     // child: past the second sync, cgroup namespace made
   kCredentialsSet,  // child: rlimits, capabilities, user
   kSeccompLoaded,   // child: about to execve
   kExecSeen,        // parent: EOF on the report pipe
@@ -53,10 +52,7 @@ uint64_t MonotonicNs() noexcept;
 
 struct ChildPlan {
   std::string sandbox_id;
-  // Read end of the sync pipe. The parent writes one byte once the id maps are written (the
-  // child may then build its root) and a second once the child sits in its cgroups (it may
-  // then make its cgroup namespace and exec). On cgroup v1 the placement waits for an RCU grace
-  // period (milliseconds), which the child's mount work overlaps this way.
+  // Read end of the sync pipe. The parent writes one byte once the id maps are written.
   int sync_fd = -1;
   int error_fd = -1;  // write end, O_CLOEXEC: a ChildFailure on error, EOF once exec succeeded
   // The parent's ends of both pipes: the child closes its copies at once, so that it sees EOF
@@ -65,7 +61,12 @@ struct ChildPlan {
   int stdio[3] = {-1, -1, -1};
 
   bool user_namespace = false;
-  bool unshare_cgroup_ns = false;  // v1: new cgroup namespace after the parent placed us
+  // v1: the sandbox group's `tasks` files (os::Cgroup::OpenTaskFiles), to which the child
+  // writes itself before anything it does can be charged to the server's groups. The parent's
+  // own move of a pid (cgroup.procs) would wait for an RCU grace period; this does not.
+  // Empty on v2, where the child is born in its group (CLONE_INTO_CGROUP).
+  std::vector<int> cgroup_task_fds;
+  bool unshare_cgroup_ns = false;  // v1: new cgroup namespace once placed
 
   std::string hostname;
   os::OverlayLayers overlay;
@@ -91,7 +92,7 @@ struct ChildPlan {
 enum class ChildStep : int32_t {
   kStdio = 1,
   kWaitForParent,
-  kWaitForPlacement,
+  kCgroupPlacement,  // index into cgroup_task_fds
   kBecomeRoot,
   kCgroupNamespace,
   kHostname,

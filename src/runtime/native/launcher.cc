@@ -74,6 +74,8 @@ Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& opt
   req.namespaces = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET;
   if (options.user_namespace) req.namespaces |= CLONE_NEWUSER;
   base::UniqueFd cgroup_dir;
+  std::vector<base::UniqueFd> task_files;  // the child's copies outlive ours
+  plan.cgroup_task_fds.clear();
   bool v2 = options.cgroup != nullptr && options.cgroup->version() == os::CgroupVersion::kV2;
   if (v2) {
     ASSIGN_OR_RETURN(cgroup_dir, options.cgroup->OpenUnifiedDir());
@@ -82,6 +84,12 @@ Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& opt
     req.namespaces |= CLONE_NEWCGROUP;
     plan.unshare_cgroup_ns = false;
   } else {
+    if (options.cgroup != nullptr) {
+      auto files = options.cgroup->OpenTaskFiles();
+      if (!files.ok()) return files.status().WithPrefix(fmt::format("sandbox {}", plan.sandbox_id));
+      task_files = std::move(*files);
+      for (const base::UniqueFd& fd : task_files) plan.cgroup_task_fds.push_back(fd.get());
+    }
     plan.unshare_cgroup_ns = true;
   }
 
@@ -90,6 +98,7 @@ Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& opt
   mark(LaunchPhase::kCloned);
   sync_read.reset();
   report_write.reset();
+  task_files.clear();
   auto kill_child = base::ScopeExit([&] {
     process.SendSignal(SIGKILL).IgnoreError();
     process.WaitForExit(std::chrono::seconds(5)).IgnoreError();
@@ -100,23 +109,12 @@ Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& opt
     Status st = os::WriteIdMappings(child.pid, options.uids, options.gids);
     if (!st.ok()) return st.WithPrefix(fmt::format("sandbox {}: user namespace", plan.sandbox_id));
   }
-  auto release = [&]() -> Status {
-    char go = 1;
-    if (write(sync_write.get(), &go, 1) != 1) {
-      return ErrnoError(fmt::format("sandbox {}: release pid 1", plan.sandbox_id), errno);
-    }
-    return Status::Ok();
-  };
-  // First release: the child builds its root while we place it in its cgroups.
-  RETURN_IF_ERROR(release());
-  mark(LaunchPhase::kReleased);
-  if (options.cgroup != nullptr && !v2) {
-    Status st = options.cgroup->AddProcess(child.pid);
-    if (!st.ok()) return st.WithPrefix(fmt::format("sandbox {}: cgroup", plan.sandbox_id));
+  // The child places itself in its cgroups (v1) and goes on to exec.
+  char go = 1;
+  if (write(sync_write.get(), &go, 1) != 1) {
+    return ErrnoError(fmt::format("sandbox {}: release pid 1", plan.sandbox_id), errno);
   }
-  mark(LaunchPhase::kPlaced);
-  // Second release: it may now exec.
-  RETURN_IF_ERROR(release());
+  mark(LaunchPhase::kReleased);
   sync_write.reset();
 
   ASSIGN_OR_RETURN(auto failure,
