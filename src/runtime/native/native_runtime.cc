@@ -108,6 +108,13 @@ Status LimitError(const Status& st, const std::string& id) {
   return st.WithPrefix(fmt::format("sandbox {}: cgroup limits", id));
 }
 
+// Whether `pid` is in `cgroup` (true when the sandbox has no cgroup to check against).
+bool InItsCgroup(const os::Cgroup& cgroup, pid_t pid) {
+  if (cgroup.relative().empty()) return true;
+  auto pids = cgroup.Pids();
+  return pids.ok() && std::find(pids->begin(), pids->end(), pid) != pids->end();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<NativeRuntime>> NativeRuntime::Create(NativeRuntimeOptions options) {
@@ -747,10 +754,12 @@ Result<NativeRuntime::SandboxPtr> NativeRuntime::AdoptOne(const std::string& id,
     auto boot = os::BootId();
     auto process = os::Pidfd::Open(r.pid);
     // The start time is read after the pidfd is open: if it matches now, the pidfd refers to
-    // the very process we recorded, not a later one that got the same pid.
+    // the very process we recorded, not a later one that got the same pid. Start times count
+    // in clock ticks (10 ms), so a process that got the pid within the same tick is told apart
+    // by where it sits: pid 1 of a sandbox is always in the sandbox's own cgroup.
     if (boot.ok() && *boot == r.boot_id && process.ok() && !process->HasExited()) {
       auto start = os::ProcessStartTime(r.pid);
-      if (start.ok() && *start == r.start_time) {
+      if (start.ok() && *start == r.start_time && InItsCgroup(sb->cgroup, r.pid)) {
         alive = true;
         sb->process = std::move(process).value();
       }

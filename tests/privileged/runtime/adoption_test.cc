@@ -10,9 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "base/dir_names.h"
+#include "base/scope_guard.h"
 #include "base/small_file.h"
 #include "base/strings.h"
 #include "census.h"
@@ -176,6 +178,44 @@ TEST_F(SandboxTest, ARecycledPidIsNeverMistakenForTheSandbox) {
   EXPECT_EQ(kill(unrelated, 0), 0) << "the unrelated process must survive";
   kill(unrelated, SIGKILL);
   waitpid(unrelated, nullptr, 0);
+}
+
+TEST_F(SandboxTest, APidRecycledWithinTheSameClockTickIsNeverMistakenForTheSandbox) {
+  // Start times count in clock ticks (10 ms): a process that gets the pid within the tick the
+  // sandbox started in has the same pid and start time. Only where it sits tells them apart.
+  ASSERT_OK(rt_->Create(ShellSpec("victim", "sleep 1000")));
+  ASSERT_OK(rt_->Start("victim"));
+  pid_t pid = *rt_->Pid("victim");
+  rt_.reset();
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  ASSERT_EQ(waitpid(pid, nullptr, 0), pid);
+  pid_t unrelated = fork();
+  if (unrelated == 0) {
+    execl("/bin/sleep", "sleep", "1000", nullptr);
+    _exit(1);
+  }
+  auto reap = base::ScopeExit([&] {
+    kill(unrelated, SIGKILL);
+    waitpid(unrelated, nullptr, 0);
+  });
+  auto unrelated_start = os::ProcessStartTime(unrelated);
+  ASSERT_TRUE(unrelated_start.ok()) << unrelated_start.status();
+  std::string record_path = state_dir_ + "/victim/state.json";
+  auto record = base::ReadSmallFile(record_path);
+  ASSERT_TRUE(record.ok());
+  auto json = nlohmann::json::parse(*record);
+  json["pid"] = unrelated;
+  json["start_time"] = *unrelated_start;
+  ASSERT_TRUE(base::WriteFileAtomically(record_path, json.dump(2)).ok());
+
+  rt_ = NewRuntime();
+  auto report = rt_->Adopt();
+  ASSERT_TRUE(report.ok()) << report.status();
+  const SandboxInfo* victim = Find(*report, "victim");
+  ASSERT_NE(victim, nullptr);
+  EXPECT_EQ(victim->state, SandboxState::kStopped);
+  ASSERT_OK(rt_->Destroy("victim"));
+  EXPECT_EQ(kill(unrelated, 0), 0) << "the unrelated process must survive";
 }
 
 TEST_F(SandboxTest, OrphansAreReportedAndRemovable) {
