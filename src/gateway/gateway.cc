@@ -208,6 +208,9 @@ bool Gateway::Relay(net::Responder& responder, const SandboxAddress& address,
   options.idle_timeout = options_.relay_idle_timeout;
   // on_done owns the record until the relay ends.
   options.on_done = [record] { record->Done(); };
+  // A request in flight when its sandbox is killed or paused gets the answer a request made
+  // just after would get, not a cut connection (the SDK's isRunning() is false exactly on it).
+  options.abort_response = SandboxNotFound(address.sandbox_id);
   if (options_.upstream_keepalive) {
     // Clean connections stay on the loop that relayed, for this sandbox port and route
     // generation only: none outlives its sandbox's incarnation.

@@ -10,6 +10,7 @@
 #include <map>
 #include <thread>
 
+#include "base/scope_guard.h"
 #include "gateway/testing/loopback_dialer.h"
 #include "net/dial.h"
 #include "net/http_client.h"
@@ -62,6 +63,14 @@ class GatewayTest : public ::testing::Test {
           while (stream->Write("tick;")) std::this_thread::sleep_for(5ms);
         },
         net::RouteOptions{.blocking = true});
+    router.Add(
+        "GET", "/hang",
+        [this](net::Request&&, net::Responder r) {
+          hang_started_.Notify();
+          hang_release_.WaitFor(20s);
+          r.Send(net::Response::Text(200, "late"));
+        },
+        net::RouteOptions{.blocking = true});
     auto server = net::HttpServer::Start(net::ServerOptions{.loop_threads = 1}, std::move(router));
     EXPECT_TRUE(server.ok()) << server.status();
     return std::move(*server);
@@ -110,6 +119,7 @@ class GatewayTest : public ::testing::Test {
   RouteTable table_;
   LoopbackDialer dialer_;
   Notification stream_started_;
+  Notification hang_started_, hang_release_;  // /hang answers once released
   std::unique_ptr<Gateway> gateway_;
 };
 
@@ -349,6 +359,25 @@ TEST_F(GatewayTest, RemovingTheRouteCutsOpenStreamsAndThenAnswers502) {
     std::this_thread::sleep_for(5ms);
   }
   EXPECT_EQ(table_.Stats().open_relays, 0u);
+}
+
+TEST_F(GatewayTest, ARequestInFlightWhenTheRouteGoesDownIsAnswered502) {
+  // The SDK's isRunning() polls /health while a timeout kills the sandbox: the request caught
+  // in flight gets the same 502 as the next one, not a cut connection (a thrown fetch error).
+  auto a = StartUpstream("sandbox-a");
+  auto unblock = base::ScopeExit([&] { hang_release_.Notify(); });
+  dialer_.Map("ia", kEnvdPort, a->port());
+  table_.Upsert(RunningRoute("ia", 1));
+  StartGateway();
+  auto c = RawClient::Connect(gateway_->port());
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c->Send("GET /hang HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: ia\r\n\r\n").ok());
+  ASSERT_TRUE(hang_started_.WaitFor());
+  EXPECT_TRUE(table_.Remove("ia", 2));
+  auto resp = c->ReadResponse();
+  ASSERT_TRUE(resp.ok()) << resp.status() << " received: " << c->received();
+  EXPECT_EQ(resp->status, 502);
+  EXPECT_EQ(resp->body, R"({"sandboxId":"ia","message":"The sandbox was not found","code":502})");
 }
 
 TEST_F(GatewayTest, ShutdownEndsRelaysAndIsIdempotent) {

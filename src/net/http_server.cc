@@ -796,6 +796,11 @@ asio::awaitable<void> Session::SendError(int status, std::string_view message, b
   if (extra) {
     for (const auto& [name, value] : extra->fields()) response.headers.Add(name, value);
   }
+  co_await SendClosing(std::move(response), close);
+}
+
+asio::awaitable<void> Session::SendClosing(Response response, bool close) {
+  if (close) keep_alive_ = false;
   bool was_complete = body_complete_;
   body_complete_ = true;  // RespondFull must not second-guess `close`
   co_await RespondFull(std::move(response));

@@ -87,10 +87,16 @@ asio::awaitable<void> CopyBytes(From& from, To& to, Session& session) {
 }  // namespace
 
 void Session::AbortProxy(const std::shared_ptr<Exchange>& ex) {
-  if (relaying_ && ex == exchange_) {
-    server_.log->debug("request_id={} relay aborted", request_id_);
-    Close();
+  if (!relaying_ || ex != exchange_) return;
+  server_.log->debug("request_id={} relay aborted", request_id_);
+  if (abort_response_ && !relay_head_sent_) {
+    // RunProxy answers once the upstream operation it waits on returns, cancelled here.
+    abort_answer_ = true;
+    error_code ignored;
+    if (upstream_) upstream_->cancel(ignored);
+    return;
   }
+  Close();
 }
 
 void Session::TouchRelay() { SetRelayDeadline(relay_idle_); }
@@ -123,6 +129,9 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
   std::function<void()> on_done = std::move(job.options.on_done);
   auto finish = base::ScopeExit([&] {
     relaying_ = false;
+    relay_head_sent_ = false;
+    abort_answer_ = false;
+    abort_response_.reset();
     ClearRelayDeadline();
     error_code ignored;
     if (upstream_) upstream_->close(ignored);
@@ -130,13 +139,14 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
   });
   relaying_ = true;
   upload_ok_ = true;
+  abort_response_ = std::move(job.options.abort_response);
   relay_idle_ = job.options.idle_timeout;
   bool upload_pending = !job.body_buffered && !body_complete_;
   // The connection is reusable after the response only if the body was relayed in full.
   auto close_after_error = [&] { return upload_running_ || !body_complete_; };
 
   if (job.handle->aborted()) {
-    Close();
+    co_await AnswerAbortedRelay(close_after_error());
     co_return;
   }
   if (exchange_->body_pipe && exchange_->body_pipe->started()) {
@@ -187,6 +197,10 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     TouchRelay();
     auto [wec, n] = co_await asio::async_write(*upstream_, buffers, kNoThrow);
     if (closed_) co_return;
+    if (abort_answer_) {
+      co_await AnswerAbortedRelay(close_after_error());
+      co_return;
+    }
     if (wec) {
       std::string message = fmt::format("writing to the upstream failed: {}", wec.message());
       co_await SendError(502, message, close_after_error());
@@ -242,6 +256,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
         if (auto upgrade = head.headers.Get("Upgrade")) headers.Set("Upgrade", *upgrade);
         f.connection = "Upgrade";
         AppendResponseHead(out_, head.status, headers, f);
+        relay_head_sent_ = true;
         if (!co_await Write(out_)) co_return;
         co_await Tunnel(upstream_in);
         co_return;
@@ -261,6 +276,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
       f.connection = ConnectionValue();
       AppendResponseHead(out_, head.status, headers, f);
       head_sent = true;
+      relay_head_sent_ = true;
     }
     if (chunked_out && !body.empty()) AppendChunkHeader(out_, body.size());
     bool last = response.done();
@@ -297,8 +313,16 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
       TouchRelay();
     }
     if (last) break;
+    if (abort_answer_) {
+      co_await AnswerAbortedRelay(close_after_error());
+      co_return;
+    }
     auto [rec, r] = co_await upstream_->async_read_some(upstream_in.prepare(kReadChunk), kNoThrow);
     if (closed_) co_return;
+    if (abort_answer_ && !head_sent) {
+      co_await AnswerAbortedRelay(close_after_error());
+      co_return;
+    }
     if (rec || r == 0) {
       if (!head_sent) {
         std::string message =
@@ -323,6 +347,16 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
   StopClientWatch();
   if (upload_running_) keep_alive_ = false;
   if (!keep_alive_) co_await LingeringClose();
+}
+
+asio::awaitable<void> Session::AnswerAbortedRelay(bool close) {
+  if (!abort_response_) {
+    Close();
+    co_return;
+  }
+  Response response = std::move(*abort_response_);
+  abort_response_.reset();
+  co_await SendClosing(std::move(response), close);
 }
 
 asio::awaitable<void> Session::Upload(std::shared_ptr<Session> self) {

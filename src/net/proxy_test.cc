@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "base/scope_guard.h"
 #include "net/dial.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
@@ -56,6 +57,7 @@ class ProxyTest : public ::testing::Test {
           options.idle_timeout = idle;
           options.set_request_headers.Set("X-Forwarded-For", req.remote);
           options.remove_request_headers.push_back("Authorization");
+          options.abort_response = abort_response_;
           options.on_done = [this] {
             ++relays_.done;
             relays_.any_done.Notify();
@@ -93,6 +95,7 @@ class ProxyTest : public ::testing::Test {
   }
 
   Relays relays_;
+  std::optional<Response> abort_response_;  // set before StartProxy
   std::unique_ptr<HttpServer> upstream_;
   std::unique_ptr<HttpServer> proxy_;
 };
@@ -252,6 +255,8 @@ TEST_F(ProxyTest, UpgradeTunnelsBothWaysAndAbortCutsIt) {
 }
 
 TEST_F(ProxyTest, AbortCutsAStreamAndTheClientSeesATruncatedBody) {
+  // Once the response has started there is no answering instead: the abort cuts.
+  abort_response_ = Response::Text(502, "gone");
   Router router;
   router.Add(
       "GET", "/forever",
@@ -278,6 +283,43 @@ TEST_F(ProxyTest, AbortCutsAStreamAndTheClientSeesATruncatedBody) {
   EXPECT_EQ(resp.status().code(), StatusCode::kUnavailable) << resp.status();
   EXPECT_NE(seen.find("tick;"), std::string::npos);
   EXPECT_TRUE(relays_.any_done.WaitFor());
+}
+
+TEST_F(ProxyTest, AnAbortBeforeTheResponseHeadAnswersWithTheAbortResponse) {
+  Notification release;
+  Router router = EchoRouter();
+  router.Add(
+      "GET", "/hang",
+      [&](Request&&, Responder r) {
+        release.WaitFor(20s);
+        r.Send(Response::Text(200, "late"));
+      },
+      RouteOptions{.blocking = true});
+  StartUpstream(std::move(router));
+  // The handler waits on `release`, a local: the upstream must be gone before it is.
+  auto unblock = base::ScopeExit([&] {
+    release.Notify();
+    upstream_.reset();
+  });
+  abort_response_ = Response::Text(502, "gone");
+  StartProxy(upstream_->port());
+  RawClient c = ConnectProxy();
+  ASSERT_TRUE(c.Send("GET /hang HTTP/1.1\r\nHost: sbx\r\n\r\n").ok());
+  for (int i = 0; i < 500 && !relays_.Last(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_NE(relays_.Last(), nullptr);
+  relays_.Last()->Abort();
+  auto resp = c.ReadResponse();
+  ASSERT_TRUE(resp.ok()) << resp.status() << " received: " << c.received();
+  EXPECT_EQ(resp->status, 502);
+  EXPECT_EQ(resp->body, "gone");
+  EXPECT_TRUE(relays_.any_done.WaitFor());
+  // The request was complete, so the connection carries on with the next one.
+  c.received().clear();
+  ASSERT_TRUE(c.Send("POST /echo HTTP/1.1\r\nHost: sbx\r\nContent-Length: 2\r\n\r\nok").ok());
+  auto next = c.ReadResponse();
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(next->status, 200);
+  EXPECT_EQ(next->body, "ok");
 }
 
 TEST_F(ProxyTest, AStaleHandleCannotCutALaterRelayOnTheSameConnection) {

@@ -68,6 +68,10 @@ struct ProxyOptions {
   // Takes precedence over on_upstream_idle.
   std::optional<UpstreamKey> pool_key;
   std::chrono::milliseconds pool_idle_timeout{1000};
+  // What the client gets when the relay is aborted (ProxyHandle::Abort) before any of the
+  // upstream's response reached it, instead of a cut connection: a request in flight when its
+  // upstream goes away still gets an answer. Once the response has started, an abort cuts.
+  std::optional<Response> abort_response;
 };
 
 // Cancels a relay in flight, from any thread (the gateway aborts a killed sandbox's connections).

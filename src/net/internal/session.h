@@ -225,6 +225,8 @@ class Session : public std::enable_shared_from_this<Session> {
                                       std::shared_ptr<StreamState> stream);
   asio::awaitable<void> SendError(int status, std::string_view message, bool close,
                                   const Headers* extra = nullptr);
+  // Sends `response` and, when `close`, closes the connection after it.
+  asio::awaitable<void> SendClosing(Response response, bool close);
   // Half-closes, drains what the client still sends for a moment, then closes, so the client
   // reads our final response instead of a reset.
   asio::awaitable<void> LingeringClose();
@@ -234,6 +236,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // proxy.cc
   asio::awaitable<void> RunProxy(ProxyJob job);
+  // The client's answer to a relay aborted before the upstream's response head: the
+  // abort_response (closing after it when `close`), or a cut connection without one.
+  asio::awaitable<void> AnswerAbortedRelay(bool close);
   // Registers a connected socket with this loop as upstream_. False when it is not usable.
   bool AdoptUpstream(base::UniqueFd upstream);
   static asio::awaitable<void> Upload(std::shared_ptr<Session> self);
@@ -325,6 +330,10 @@ class Session : public std::enable_shared_from_this<Session> {
   bool upload_running_ = false;
   bool upload_ok_ = true;
   bool pump_running_ = false;
+  bool relay_head_sent_ = false;  // the upstream's response head went to the client
+  // ProxyOptions::abort_response, and whether an abort asked RunProxy to send it.
+  std::optional<Response> abort_response_;
+  bool abort_answer_ = false;
 
   std::string out_;  // scratch for heads and chunk framing
 };
