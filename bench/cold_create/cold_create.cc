@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -37,18 +38,15 @@ struct Args {
   int warmup = 3;
 };
 
-Args ParseArgs(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i];
-    int v = std::atoi(argv[i + 1]);
-    if (k == "--n") a.n = v;
-    if (k == "--runc-n") a.runc_n = v;
-    if (k == "--userns-n") a.userns_n = v;
-    if (k == "--idle") a.idle = v;
-    if (k == "--warmup") a.warmup = v;
-  }
-  return a;
+void AddFlags(CLI::App& app, Args& a) {
+  app.add_option("--n", a.n, "native create+start+ready cycles")->check(CLI::Range(1, 1000000));
+  app.add_option("--userns-n", a.userns_n, "cycles with a user namespace")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--runc-n", a.runc_n, "runc run + delete cycles (the reference)")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--idle", a.idle, "idle sandboxes for memory and pause/resume (0: skip)")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--warmup", a.warmup, "untimed cycles first")->check(CLI::Range(0, 1000000));
 }
 
 std::vector<std::string> Server() {
@@ -68,7 +66,10 @@ Status WaitReady(const std::function<Result<base::UniqueFd>()>& dial) {
 }
 
 int Main(int argc, char** argv) {
-  Args args = ParseArgs(argc, argv);
+  Args args;
+  CLI::App app{"cold_create: cold create -> TCP ready, native runtime beside runc (needs root)"};
+  AddFlags(app, args);
+  CLI11_PARSE(app, argc, argv);
   if (geteuid() != 0) {
     fmt::print("cold_create: needs root (namespaces, cgroups, mounts); skipped\n");
     return kSkip;

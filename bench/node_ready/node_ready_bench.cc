@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -49,10 +50,10 @@ bool Ready(const api::Object& o) {
 int main(int argc, char** argv) {
   int n = 20;
   std::string image = "base";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--n")) n = std::max(1, atoi(argv[i + 1]));
-    if (!strcmp(argv[i], "--image")) image = argv[i + 1];
-  }
+  CLI::App app{"node_ready_bench: Sandbox object -> Running and Ready, beside the runtime alone"};
+  app.add_option("--n", n, "sandboxes of each kind")->check(CLI::Range(1, 1000000));
+  app.add_option("--image", image, "image to run (built by scripts/setup-test-env)");
+  CLI11_PARSE(app, argc, argv);
   if (geteuid() != 0) {
     fmt::print("node_ready_bench needs root; skipped\n");
     return 77;
