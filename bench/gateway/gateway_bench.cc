@@ -357,24 +357,32 @@ int Main(int argc, char** argv) {
       if (i + 1 >= argc) Die(std::string(arg) + " needs a value");
       return argv[++i];
     };
+    auto number = [&]() -> int {
+      std::string v = value();
+      auto n = base::ParseUint64(v);
+      if (!n || *n > 1000000) {
+        Die(std::string(arg) + " needs a whole number up to 1000000, got \"" + v + "\"");
+      }
+      return static_cast<int>(*n);
+    };
     if (arg == "--smoke") {
       s.smoke = true;
     } else if (arg == "--threads") {
-      s.threads = std::atoi(value().c_str());
+      s.threads = number();
     } else if (arg == "--connections") {
-      s.connections = std::atoi(value().c_str());
+      s.connections = number();
     } else if (arg == "--duration") {
-      s.duration_s = std::atoi(value().c_str());
+      s.duration_s = number();
     } else if (arg == "--rounds") {
-      s.rounds = std::max(1, std::atoi(value().c_str()));
+      s.rounds = std::max(1, number());
     } else if (arg == "--loops") {
-      s.loops = std::atoi(value().c_str());
+      s.loops = number();
     } else if (arg == "--path") {
       s.path = value();
     } else if (arg == "--envd") {
       s.envd = value();
     } else if (arg == "--serve") {
-      s.serve_s = std::atoi(value().c_str());
+      s.serve_s = number();
     } else {
       Die("unknown argument " + std::string(arg));
     }

@@ -254,7 +254,13 @@ int Main(int argc, char** argv) {
     std::string_view arg = argv[i];
     auto next = [&]() -> int {
       if (i + 1 >= argc) Die(std::string(arg) + " needs a value");
-      return std::atoi(argv[++i]);
+      std::string_view value = argv[++i];
+      auto n = base::ParseUint64(value);
+      if (!n || *n > 1000000) {
+        Die(std::string(arg) + " needs a whole number up to 1000000, got \"" + std::string(value) +
+            "\"");
+      }
+      return static_cast<int>(*n);
     };
     if (arg == "--smoke") {
       s.smoke = true;
