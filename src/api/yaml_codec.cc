@@ -505,7 +505,7 @@ void Emit(YAML::Emitter& out, const Json& j) {
       });
       // yaml-cpp writes a literal block with clip chomping, which keeps one final line break:
       // text ending in several, or made of line breaks only, goes double-quoted.
-      const bool one_final_break = s.back() == '\n' && (s.size() == 1 || s[s.size() - 2] != '\n');
+      const bool one_final_break = s.ends_with('\n') && (s.size() == 1 || s[s.size() - 2] != '\n');
       if (HasUnicodeLineBreak(s)) {
         // YAML 1.1 readers take NEL, LS and PS as line breaks, in any style but escaped.
         out << YAML::EscapeNonAscii << YAML::DoubleQuoted << s;
