@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -351,42 +352,20 @@ void Print(std::string_view name, const Figures& f) {
 
 int Main(int argc, char** argv) {
   Settings s;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) Die(std::string(arg) + " needs a value");
-      return argv[++i];
-    };
-    auto number = [&]() -> int {
-      std::string v = value();
-      auto n = base::ParseUint64(v);
-      if (!n || *n > 1000000) {
-        Die(std::string(arg) + " needs a whole number up to 1000000, got \"" + v + "\"");
-      }
-      return static_cast<int>(*n);
-    };
-    if (arg == "--smoke") {
-      s.smoke = true;
-    } else if (arg == "--threads") {
-      s.threads = number();
-    } else if (arg == "--connections") {
-      s.connections = number();
-    } else if (arg == "--duration") {
-      s.duration_s = number();
-    } else if (arg == "--rounds") {
-      s.rounds = std::max(1, number());
-    } else if (arg == "--loops") {
-      s.loops = number();
-    } else if (arg == "--path") {
-      s.path = value();
-    } else if (arg == "--envd") {
-      s.envd = value();
-    } else if (arg == "--serve") {
-      s.serve_s = number();
-    } else {
-      Die("unknown argument " + std::string(arg));
-    }
-  }
+  CLI::App app{"gateway_bench: the gateway into a real sandbox beside nginx proxy_pass"};
+  app.add_flag("--smoke", s.smoke, "a seconds-long pass that only keeps the bench working");
+  app.add_option("--threads", s.threads, "wrk threads")->check(CLI::Range(1, 1024));
+  app.add_option("--connections", s.connections, "wrk connections")->check(CLI::Range(1, 100000));
+  app.add_option("--duration", s.duration_s, "seconds per measurement")
+      ->check(CLI::Range(1, 86400));
+  app.add_option("--rounds", s.rounds, "measurements of each target")->check(CLI::Range(1, 1000));
+  app.add_option("--loops", s.loops, "gateway loop threads and nginx workers (0: one per core)")
+      ->check(CLI::Range(0, 1024));
+  app.add_option("--path", s.path, "the path every request asks for");
+  app.add_option("--envd", s.envd, "the warren-envd binary to run in the sandbox");
+  app.add_option("--serve", s.serve_s, "set up, print the ports and wait this many seconds")
+      ->check(CLI::Range(1, 86400));
+  CLI11_PARSE(app, argc, argv);
   // --serve waits for its time or a signal, then cleans up (sandbox, veth, nginx) like a full
   // run: block the signals before any thread exists so that only sigtimedwait sees them.
   sigset_t stop_signals;

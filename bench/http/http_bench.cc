@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -250,36 +251,18 @@ void Print(std::string_view name, const Figures& f) {
 
 int Main(int argc, char** argv) {
   Settings s;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    auto next = [&]() -> int {
-      if (i + 1 >= argc) Die(std::string(arg) + " needs a value");
-      std::string_view value = argv[++i];
-      auto n = base::ParseUint64(value);
-      if (!n || *n > 1000000) {
-        Die(std::string(arg) + " needs a whole number up to 1000000, got \"" + std::string(value) +
-            "\"");
-      }
-      return static_cast<int>(*n);
-    };
-    if (arg == "--smoke") {
-      s.smoke = true;
-    } else if (arg == "--threads") {
-      s.threads = next();
-    } else if (arg == "--connections") {
-      s.connections = next();
-    } else if (arg == "--duration") {
-      s.duration_s = next();
-    } else if (arg == "--loops") {
-      s.loops = next();
-    } else if (arg == "--rounds") {
-      s.rounds = std::max(1, next());
-    } else if (arg == "--serve") {
-      s.serve_port = next();
-    } else {
-      Die("unknown argument " + std::string(arg));
-    }
-  }
+  CLI::App app{"http_bench: our HTTP server and proxy beside nginx, both driven by wrk"};
+  app.add_flag("--smoke", s.smoke, "a seconds-long pass that only keeps the bench working");
+  app.add_option("--threads", s.threads, "wrk threads")->check(CLI::Range(1, 1024));
+  app.add_option("--connections", s.connections, "wrk connections")->check(CLI::Range(1, 100000));
+  app.add_option("--duration", s.duration_s, "seconds per measurement")
+      ->check(CLI::Range(1, 86400));
+  app.add_option("--rounds", s.rounds, "measurements of each target")->check(CLI::Range(1, 1000));
+  app.add_option("--loops", s.loops, "server loop threads and nginx workers (0: one per core)")
+      ->check(CLI::Range(0, 1024));
+  app.add_option("--serve", s.serve_port, "only run our hello server on this port")
+      ->check(CLI::Range(1, 65535));
+  CLI11_PARSE(app, argc, argv);
   if (s.smoke) {
     s.threads = 1;
     s.connections = 8;
