@@ -218,10 +218,9 @@ TEST(Watch, SlowConsumerIsCutOffNotBuffered) {
   auto witness = s->Watch(&kSbx, all);
   ASSERT_TRUE(witness.ok());
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(s->Create(MakeSandbox(fmt::format("s{}", i))).ok());
-  for (int seen = 0; seen < 10;) {
+  for (int seen = 0; seen < 10; ++seen) {
     auto e = (*witness)->Next(10s);
     ASSERT_TRUE(e.ok() && e->has_value()) << "the witness watch saw " << seen << " events";
-    ++seen;
   }
   Status ended;
   for (int i = 0; i < 20 && ended.ok(); ++i) {
