@@ -42,5 +42,7 @@ Status AdmitCheckpointStatus(Object& object);
 Status AdmitNode(Object& object);
 Status AdmitNodeStatus(Object& object);
 Status AdmitEvent(Object& object);
+Status AdmitResourceQuota(Object& object);
+Status AdmitResourceQuotaStatus(Object& object);
 
 }  // namespace warren::api

@@ -209,6 +209,25 @@ void RegisterBuiltinKinds(KindRegistry& registry) {
     k.admit = AdmitEvent;
     registry.Add(std::move(k));
   }
+  {
+    KindInfo k;
+    k.group = kWarrenGroup;
+    k.version = kV1alpha1;
+    k.kind = "ResourceQuota";
+    k.plural = "resourcequotas";
+    k.singular = "resourcequota";
+    k.short_names = {"quota"};
+    k.status_subresource = true;
+    k.columns = {
+        {"SANDBOXES", ".status.used.sandboxes", ColType::kString, false},
+        {"CPU", ".status.used.cpu", ColType::kString, false},
+        {"MEMORY", ".status.used.memory", ColType::kString, false},
+        {"HARD", ".spec.hard", ColType::kString, false},
+    };
+    k.admit = AdmitResourceQuota;
+    k.admit_status = AdmitResourceQuotaStatus;
+    registry.Add(std::move(k));
+  }
 }
 
 const KindRegistry& BuiltinKinds() {
@@ -223,7 +242,9 @@ const KindRegistry& BuiltinKinds() {
 namespace {
 const KindInfo& Builtin(std::string_view kind) {
   const KindInfo* k = BuiltinKinds().ForObject(
-      kind == "Node" || kind == "Event" ? kWarrenApiVersion : kAgentsApiVersion, kind);
+      kind == "Node" || kind == "Event" || kind == "ResourceQuota" ? kWarrenApiVersion
+                                                                   : kAgentsApiVersion,
+      kind);
   CHECK(k != nullptr);
   return *k;
 }
@@ -255,6 +276,10 @@ const KindInfo& CheckpointKind() {
 }
 const KindInfo& NodeKind() {
   static const KindInfo& k = Builtin("Node");
+  return k;
+}
+const KindInfo& ResourceQuotaKind() {
+  static const KindInfo& k = Builtin("ResourceQuota");
   return k;
 }
 const KindInfo& EventKind() {

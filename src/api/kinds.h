@@ -88,7 +88,7 @@ class KindRegistry {
 };
 
 // Adds the built-in kinds: Sandbox, SandboxSet, SandboxClaim, SandboxTemplate,
-// SandboxUpdateOps, Checkpoint (agents.kruise.io/v1alpha1) and Node, Event
+// SandboxUpdateOps, Checkpoint (agents.kruise.io/v1alpha1) and Node, Event, ResourceQuota
 // (warren.dev/v1alpha1).
 void RegisterBuiltinKinds(KindRegistry& registry);
 
@@ -103,6 +103,7 @@ const KindInfo& SandboxTemplateKind();
 const KindInfo& SandboxUpdateOpsKind();
 const KindInfo& CheckpointKind();
 const KindInfo& NodeKind();
+const KindInfo& ResourceQuotaKind();
 const KindInfo& EventKind();
 
 }  // namespace warren::api

@@ -1,4 +1,5 @@
-// Defaulting and validation of Warren's own kinds (warren.dev/v1alpha1): Node and Event.
+// Defaulting and validation of Warren's own kinds (warren.dev/v1alpha1): Node, Event and
+// ResourceQuota.
 
 #include <fmt/format.h>
 
@@ -6,6 +7,8 @@
 #include "api/typed_codec.h"
 #include "api/types/event.h"
 #include "api/types/node.h"
+#include "api/types/resource_quota.h"
+#include "api/validation.h"
 
 namespace warren::api {
 
@@ -27,6 +30,26 @@ Status AdmitEvent(Object& object) {
   RETURN_IF_ERROR(errors.ToStatus());
   EncodeTyped(event, object.body);
   return Status::Ok();
+}
+
+Status AdmitResourceQuota(Object& object) {
+  ASSIGN_OR_RETURN(ResourceQuotaSpec spec, DecodeSpec<ResourceQuotaSpec>(object));
+  FieldErrors errors;
+  for (const auto& [key, value] : spec.hard) {
+    std::string path = KeyPath("spec.hard", key);
+    if (key != kQuotaSandboxes && key != kQuotaCpu && key != kQuotaMemory) {
+      errors.Unsupported(path, key, {kQuotaSandboxes, kQuotaCpu, kQuotaMemory});
+    } else if (value.MilliValue() < 0) {
+      errors.Add(path, "must be >= 0");
+    } else if (key == kQuotaSandboxes && value.MilliValue() % 1000 != 0) {
+      errors.Add(path, "must be a whole number of sandboxes");
+    }
+  }
+  return errors.ToStatus();
+}
+
+Status AdmitResourceQuotaStatus(Object& object) {
+  return DecodeStatus<ResourceQuotaStatus>(object).status();
 }
 
 }  // namespace warren::api

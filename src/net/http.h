@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/principal.h"
 #include "base/result.h"
 
 namespace warren::net {
@@ -60,6 +61,9 @@ struct Request {
   std::string request_id;  // the X-Request-ID the response will carry (the client's if it sent one)
   // Captures of "{name}" segments of the matched route pattern, percent-decoded.
   std::map<std::string, std::string, std::less<>> path_params;
+  // Who sent it, set by an authenticating wrapper (Router::WrapAll) before the handler runs;
+  // null on routes nobody authenticates.
+  std::shared_ptr<const base::Principal> principal;
 
   // The first value of query parameter `name`, percent-decoded ('+' is a space), or nullopt.
   std::optional<std::string> Query(std::string_view name) const;

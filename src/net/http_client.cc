@@ -116,6 +116,10 @@ class ClientImpl final : public HttpClient {
     drop.swap(idle_);
   }
 
+  void SetDefaultHeader(std::string_view name, std::string_view value) override {
+    defaults_.Set(name, value);
+  }
+
  private:
   Result<Conn> Acquire(Clock::time_point deadline) {
     {
@@ -168,6 +172,9 @@ class ClientImpl final : public HttpClient {
 
   std::string Serialize(const ClientRequest& request) const {
     Headers headers = request.headers;
+    for (const auto& [name, value] : defaults_.fields()) {
+      if (!headers.Has(name)) headers.Add(name, value);
+    }
     if (!headers.Has("Host")) headers.Add("Host", host_header_);
     if (!headers.Has("User-Agent")) headers.Add("User-Agent", "warren");
     Framing framing;
@@ -290,6 +297,7 @@ class ClientImpl final : public HttpClient {
 
   const Dialer dialer_;
   const std::string host_header_;
+  Headers defaults_;  // SetDefaultHeader; written before the client is shared
   std::mutex mu_;
   std::vector<base::UniqueFd> idle_;  // guarded by mu_
 };

@@ -52,6 +52,10 @@ class HttpClient {
 
   // Drops idle pooled connections (e.g. after the endpoint restarted).
   virtual void CloseIdle() = 0;
+
+  // A header sent with every later request that does not set it itself (an API key). Not
+  // thread-safe against concurrent requests: set it before sharing the client.
+  virtual void SetDefaultHeader(std::string_view name, std::string_view value) = 0;
 };
 
 }  // namespace warren::net

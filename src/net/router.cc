@@ -14,6 +14,7 @@ struct Router::Node {
     Handler handler;
     RouteOptions options;
     std::vector<std::string> param_names;
+    std::string pattern;  // as added, for WrapAll
   };
   using Routes = std::map<std::string, Route, std::less<>>;  // by method
 
@@ -37,6 +38,8 @@ struct Router::Node {
   // Returns the matching route or null. Literal children are tried before the capture child,
   // and the capture child before a rest capture, backtracking when a branch fails deeper down.
   static const Route* MatchNode(const Node& node, size_t index, Search& s);
+  // Calls `wrap` for every route in this subtree.
+  void WrapAll(const Wrapper& wrap);
 };
 
 namespace {
@@ -112,6 +115,17 @@ const Router::Node::Route* Router::Node::MatchNode(const Node& node, size_t inde
   return nullptr;
 }
 
+void Router::Node::WrapAll(const Wrapper& wrap) {
+  for (Routes* table : {&routes, &rest_routes}) {
+    for (auto& [method, route] : *table) {
+      route.handler = wrap(method, route.pattern, route.options, std::move(route.handler));
+      CHECK_MSG(route.handler != nullptr, "WrapAll returned a null handler for " << route.pattern);
+    }
+  }
+  for (auto& [segment, child] : literals) child->WrapAll(wrap);
+  if (capture) capture->WrapAll(wrap);
+}
+
 Router::Router() : root_(std::make_unique<Node>()) {}
 Router::~Router() = default;
 Router::Router(Router&&) noexcept = default;
@@ -131,7 +145,8 @@ void Router::Add(std::string_view method, std::string_view pattern, Handler hand
       CHECK_MSG(i + 1 == segments.size(), "'{name...}' must be the last segment: " << pattern);
       names.emplace_back(seg.substr(1, seg.size() - 5));
       auto [it, inserted] = node->rest_routes.try_emplace(
-          std::string(method), Node::Route{std::move(handler), options, names});
+          std::string(method),
+          Node::Route{std::move(handler), options, names, std::string(pattern)});
       CHECK_MSG(inserted, "duplicate route " << method << " " << pattern);
       return;
     }
@@ -146,13 +161,22 @@ void Router::Add(std::string_view method, std::string_view pattern, Handler hand
     node = child.get();
   }
   auto [it, inserted] = node->routes.try_emplace(
-      std::string(method), Node::Route{std::move(handler), options, std::move(names)});
+      std::string(method),
+      Node::Route{std::move(handler), options, std::move(names), std::string(pattern)});
   CHECK_MSG(inserted, "duplicate route " << method << " " << pattern);
 }
 
 void Router::SetFallback(Handler handler, RouteOptions options) {
   CHECK(handler != nullptr);
   fallback_ = std::make_unique<std::pair<Handler, RouteOptions>>(std::move(handler), options);
+}
+
+void Router::WrapAll(const Wrapper& wrap) {
+  root_->WrapAll(wrap);
+  if (fallback_) {
+    fallback_->first = wrap("", "", fallback_->second, std::move(fallback_->first));
+    CHECK_MSG(fallback_->first != nullptr, "WrapAll returned a null fallback handler");
+  }
 }
 
 Router::Match Router::Find(std::string_view method, std::string_view path) const {

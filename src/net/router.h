@@ -161,6 +161,14 @@ class Router {
   // Answers every request no route matched (the gateway routes by Host and headers).
   void SetFallback(Handler handler, RouteOptions options = {});
 
+  // Replaces every route's handler (and the fallback's, whose pattern is "") with what `wrap`
+  // returns for it: one place to put a check in front of every route, such as authentication,
+  // so that a route added anywhere is covered without knowing about it. Call it once the router
+  // is complete, before the server starts.
+  using Wrapper = std::function<Handler(std::string_view method, std::string_view pattern,
+                                        const RouteOptions& options, Handler handler)>;
+  void WrapAll(const Wrapper& wrap);
+
   struct Match {
     const Handler* handler = nullptr;
     const RouteOptions* options = nullptr;

@@ -1,6 +1,10 @@
 #include "net/router.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <tuple>
 
 namespace warren::net {
 namespace {
@@ -118,6 +122,39 @@ TEST(RouterTest, RouteOptionsComeBackWithTheMatch) {
   ASSERT_NE(m.options, nullptr);
   EXPECT_TRUE(m.options->stream_body);
   EXPECT_EQ(m.options->max_body_bytes, 123u);
+}
+
+TEST(RouterTest, WrapAllReachesEveryRouteWithItsPattern) {
+  Router r;
+  std::string called;
+  r.Add("GET", "/a/{x}", Named("a", &called), {.blocking = true});
+  r.Add("PUT", "/a/{x}", Named("a-put", &called));
+  r.Add("GET", "/files/{path...}", Named("files", &called));
+  r.Add("GET", "/health", Named("health", &called));
+  r.SetFallback(Named("fallback", &called));
+  std::vector<std::string> seen;
+  r.WrapAll([&](std::string_view method, std::string_view pattern, const RouteOptions& options,
+                Handler inner) -> Handler {
+    seen.push_back(fmt::format("{} {} {}", method, pattern, options.blocking));
+    if (pattern == "/health") return inner;
+    return [inner = std::move(inner), &called](Request&& req, Responder r) {
+      inner(std::move(req), std::move(r));
+      called = "wrapped " + called;
+    };
+  });
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"  false", "GET /a/{x} true", "GET /files/{path...} false",
+                                      "GET /health false", "PUT /a/{x} false"}));
+  for (auto [method, path, want] :
+       {std::tuple{"GET", "/a/1", "wrapped a"}, std::tuple{"PUT", "/a/1", "wrapped a-put"},
+        std::tuple{"GET", "/files/x/y", "wrapped files"}, std::tuple{"GET", "/health", "health"},
+        std::tuple{"GET", "/nowhere", "wrapped fallback"}}) {
+    Router::Match m = r.Find(method, path);
+    ASSERT_NE(m.handler, nullptr) << path;
+    (*m.handler)(Request{}, Responder(nullptr));
+    EXPECT_EQ(called, want) << path;
+  }
 }
 
 }  // namespace

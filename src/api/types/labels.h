@@ -46,6 +46,13 @@ inline constexpr const char* kTraceContext = "agents.kruise.io/trace-context";
 // Warren's own: what `warren apply` last applied, for computing removals (like kubectl's
 // last-applied-configuration).
 inline constexpr const char* kLastApplied = "warren.dev/last-applied-configuration";
+// Warren's sealed secrets of a sandbox (api/sandbox_secrets.h): envd's access token and the
+// /init body (env vars included), encrypted under the install's seal key and bound to the
+// object, so a reader of the object sees neither. They replace OpenKruise's plain-text
+// runtime-access-token and init-runtime-request, which Warren no longer writes.
+inline constexpr const char* kSecretPrefix = "secrets.warren.dev/";
+inline constexpr const char* kSealedAccessToken = "secrets.warren.dev/access-token";
+inline constexpr const char* kSealedInitRequest = "secrets.warren.dev/init-request";
 
 }  // namespace warren::api::annotations
 

@@ -7,18 +7,6 @@
 
 namespace warren::store::testing {
 
-TempDir::TempDir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/warren-test-XXXXXX";
-  CHECK_MSG(mkdtemp(templ.data()) != nullptr, "mkdtemp " << templ);
-  path_ = templ;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 TempStore::TempStore(SqliteStoreOptions options) : options_(std::move(options)) {
   options_.path = dir_.path() + "/store.db";
   Reopen();

@@ -3,22 +3,12 @@
 #include <memory>
 #include <string>
 
+#include "base/testing/temp_dir.h"
 #include "store/sqlite_store.h"
 
 namespace warren::store::testing {
 
-// A fresh directory under $TMPDIR (default /tmp), removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using TempDir = base::testing::TempDir;
 
 // A real SQLite store in a temporary directory, for tests of anything that needs a store.
 // CHECK-fails if the store cannot be opened (a broken test environment, not a test result).

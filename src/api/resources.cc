@@ -1,0 +1,20 @@
+#include "api/resources.h"
+
+namespace warren::api {
+
+const Quantity* EffectiveResource(const ResourceRequirements& r, const std::string& name) {
+  if (auto it = r.limits.find(name); it != r.limits.end()) return &it->second;
+  if (auto it = r.requests.find(name); it != r.requests.end()) return &it->second;
+  return nullptr;
+}
+
+SandboxFootprint FootprintOf(const PodTemplateSpec& pod) {
+  SandboxFootprint f;
+  if (pod.spec.containers.empty()) return f;
+  const ResourceRequirements& r = pod.spec.containers.front().resources;
+  if (const Quantity* cpu = EffectiveResource(r, "cpu")) f.cpu_millicores = cpu->MilliValue();
+  if (const Quantity* mem = EffectiveResource(r, "memory")) f.memory_bytes = mem->Value();
+  return f;
+}
+
+}  // namespace warren::api
