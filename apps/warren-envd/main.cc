@@ -35,6 +35,18 @@ std::optional<std::string> EnvOr(const std::string& flag_value, const char* env_
   return std::nullopt;
 }
 
+// The node secret and the birth token reach pid 1 through its environment, which root in the
+// sandbox could read back from /proc/1/environ: once read, their values are overwritten there
+// (the kernel shows the original strings' memory, so unsetenv would not hide them).
+void ScrubSecretsFromEnviron() {
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    for (std::string_view name : {"WARREN_ENVD_NODE_SECRET=", "WARREN_ENVD_ACCESS_TOKEN="}) {
+      if (kv.starts_with(name)) std::memset(*e + name.size(), 'x', kv.size() - name.size());
+    }
+  }
+}
+
 // With --inherit-env, envd's own environment (what the node agent gave pid 1: the image's and
 // the template's env vars) becomes the sandbox's env vars, minus envd's own settings.
 std::map<std::string, std::string> InheritedEnv() {
@@ -137,6 +149,7 @@ int main(int argc, char** argv) {
   options.defaults.access_token = EnvOr(access_token, "WARREN_ENVD_ACCESS_TOKEN");
   options.defaults.reset_secret = EnvOr(node_secret, "WARREN_ENVD_NODE_SECRET");
   if (inherit_env) options.defaults.env_vars = InheritedEnv();
+  ScrubSecretsFromEnviron();
   options.log_file = log_file;
   envd::Envd agent(options);
 

@@ -151,8 +151,10 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   warren::obs::AddMetricsRoute(server.router());
   // The node agent first: the gateway and the E2B API dial through it. Owned by its component
   // (the server's); the gateway's dialer and the E2B layer borrow it for the server's life.
-  auto agent_owned = std::make_unique<warren::node::NodeAgent>(
-      server.store(), warren::node::NodeAgentOptions::ForDataDir(server.options().data_dir));
+  warren::node::NodeAgentOptions node_options =
+      warren::node::NodeAgentOptions::ForDataDir(server.options().data_dir);
+  node_options.secrets = &server.secrets();
+  auto agent_owned = std::make_unique<warren::node::NodeAgent>(server.store(), node_options);
   warren::node::NodeAgent& agent = *agent_owned;
   warren::node::RegisterLogRoute(server.router(), agent, server.store());
   auto node = std::make_unique<NodeComponent>(std::move(agent_owned));
@@ -166,7 +168,7 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   gateway_options.gateway.server.port = warren::gateway::GatewayPortFor(server.options().port);
   gateway_options.port_file = server.options().data_dir + "/gateway.port";
   auto gateway = std::make_unique<warren::gateway::GatewayComponent>(
-      server.store(),
+      server.store(), server.secrets(),
       std::make_unique<warren::gateway::FunctionDialer>(
           [&agent](std::string_view id, uint16_t port, std::chrono::milliseconds timeout) {
             return agent.Dial(id, port, timeout);
@@ -177,11 +179,15 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   e2b.routes = gateway.get();
   // Claims tell the gateway the way E2B creates do.
   warren::server::e2b::RouteNotifier* routes = e2b.routes;
+  warren::controller::PoolManagerOptions pool_options;
+  pool_options.sets.quota = &server.quota();
+  pool_options.claims.quota = &server.quota();
   auto pools = std::make_unique<warren::controller::PoolManager>(
-      server.store(), /*connector=*/&pool_access, /*resetter=*/&pool_access,
+      server.store(), server.secrets(), /*connector=*/&pool_access, /*resetter=*/&pool_access,
       [routes](const warren::api::Object& sandbox) {
         if (routes != nullptr) routes->SandboxChanged(sandbox);
-      });
+      },
+      pool_options);
   e2b.claimer = &pools->claimer();
   server.AddComponent(std::make_unique<PoolComponent>(std::move(pools)));
   auto installed = warren::server::e2b::E2bComponent::Install(server, std::move(e2b));

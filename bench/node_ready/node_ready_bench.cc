@@ -15,6 +15,7 @@
 
 #include "api/kinds.h"
 #include "api/object_codec.h"
+#include "api/sandbox_secrets.h"
 #include "api/typed_codec.h"
 #include "api/types/sandbox.h"
 #include "api/yaml_codec.h"
@@ -65,6 +66,8 @@ int main(int argc, char** argv) {
   node::NodeAgentOptions o = node::NodeAgentOptions::ForDataDir(dir.path() + "/data");
   o.envd_path = WARREN_ENVD_BIN;
   o.stats_interval = 5s;
+  const api::SandboxSecrets secrets = api::SandboxSecrets::ForTesting();
+  o.secrets = &secrets;
   node::NodeAgent agent(store.store(), o);
   if (Status s = agent.Start(); !s.ok()) {
     fmt::print(stderr, "agent: {}\n", s.ToString());

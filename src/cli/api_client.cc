@@ -23,13 +23,18 @@ bool IsUnreachable(const Status& status) {
   return status.message().starts_with(kUnreachablePrefix);
 }
 
-Result<std::unique_ptr<ApiClient>> ApiClient::Connect(std::string address) {
+void ApiClient::Authorize(net::ClientRequest& req, std::string_view api_key) {
+  if (!api_key.empty()) req.headers.Set("Authorization", fmt::format("Bearer {}", api_key));
+}
+
+Result<std::unique_ptr<ApiClient>> ApiClient::Connect(std::string address, std::string api_key) {
   auto http = net::HttpClient::ForAddress(address);
   if (!http.ok()) {
     return InvalidArgumentError(
         fmt::format("invalid server address \"{}\": {}", address, http.status().message()));
   }
-  return std::unique_ptr<ApiClient>(new ApiClient(std::move(address), std::move(*http)));
+  return std::unique_ptr<ApiClient>(
+      new ApiClient(std::move(address), std::move(api_key), std::move(*http)));
 }
 
 std::string ApiClient::Path(const api::KindInfo& kind, std::string_view ns, std::string_view name,
@@ -48,6 +53,7 @@ Result<api::Json> ApiClient::Do(std::string method, std::string target, const ap
   req.method = std::move(method);
   req.target = std::move(target);
   req.headers.Set("Accept", "application/json");
+  Authorize(req, api_key_);
   if (body) {
     req.body = api::DumpJson(*body);
     req.headers.Set("Content-Type", content_type);
@@ -97,6 +103,7 @@ Result<api::Json> ApiClient::GetPath(const std::string& path) { return Do("GET",
 Status ApiClient::Watch(const api::KindInfo& kind, std::string_view ns, std::string_view query,
                         const std::function<bool(const api::Json& event)>& on_event) {
   net::ClientRequest req;
+  Authorize(req, api_key_);
   req.target = Path(kind, ns, {}) + "?watch=1";
   if (!query.empty()) req.target += "&" + std::string(query);
   std::string buffer;

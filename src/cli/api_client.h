@@ -24,8 +24,12 @@ bool IsUnreachable(const Status& status);
 // is Unavailable with the address in the message. Thread-compatible.
 class ApiClient {
  public:
-  // `address`: "127.0.0.1:7780" or "http://host:port".
-  static Result<std::unique_ptr<ApiClient>> Connect(std::string address);
+  // `address`: "127.0.0.1:7780" or "http://host:port". `api_key` is sent with every request
+  // as `Authorization: Bearer <key>` (none when empty; the server then answers 401).
+  static Result<std::unique_ptr<ApiClient>> Connect(std::string address, std::string api_key);
+
+  // Sets the key's Authorization header on a request made outside this client (logs).
+  static void Authorize(net::ClientRequest& req, std::string_view api_key);
 
   const std::string& address() const { return address_; }
 
@@ -50,12 +54,13 @@ class ApiClient {
   Result<api::Json> GetPath(const std::string& path);
 
  private:
-  ApiClient(std::string address, std::unique_ptr<net::HttpClient> http)
-      : address_(std::move(address)), http_(std::move(http)) {}
+  ApiClient(std::string address, std::string api_key, std::unique_ptr<net::HttpClient> http)
+      : address_(std::move(address)), api_key_(std::move(api_key)), http_(std::move(http)) {}
   Result<api::Json> Do(std::string method, std::string target, const api::Json* body,
                        std::string content_type = "application/json");
 
   std::string address_;
+  std::string api_key_;
   std::unique_ptr<net::HttpClient> http_;
 };
 

@@ -44,15 +44,11 @@ struct ApiKeyFlags {
 };
 
 std::string ConfigPath(const ApiKeyFlags& f) {
-  if (!f.config.empty()) return f.config;
-  const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : "/root") + "/.warren/config";
+  return f.config.empty() ? App::ConfigPath() : f.config;
 }
 
 std::string KeyFor(App& app, const ApiKeyFlags& f) {
-  if (!f.api_key.empty()) return f.api_key;
-  if (const char* env = std::getenv("E2B_API_KEY"); env && *env) return env;
-  return app.ConfigValue("apiKey");
+  return f.api_key.empty() ? app.ApiKey() : f.api_key;
 }
 
 // One call to the server's /api-keys routes; their {"code","message"} errors become a Status.
@@ -61,7 +57,8 @@ Result<api::Json> Call(App& app, const ApiKeyFlags& f, std::string method, std::
   std::string key = KeyFor(app, f);
   if (key.empty()) {
     return UnauthenticatedError(
-        "no API key: pass --api-key, set E2B_API_KEY, or put apiKey: in ~/.warren/config "
+        "no API key: pass --api-key, set WARREN_API_KEY or E2B_API_KEY, or put apiKey: in "
+        "~/.warren/config "
         "(run.sh writes it on first run)");
   }
   std::string address = app.ServerAddress();

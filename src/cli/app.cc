@@ -16,21 +16,34 @@ App::App(std::ostream& out, std::ostream& err)
   app_.add_option("--server,-s", server_flag_,
                   "API server address (default: $WARREN_SERVER, ~/.warren/config, " +
                       std::string(kDefaultServer) + ")");
-  app_.add_option("--namespace,-n", namespace_flag_, "namespace (default: \"default\")");
+  app_.add_option("--namespace,-n", namespace_flag_,
+                  "namespace (default: `namespace:` in ~/.warren/config, else the API key's "
+                  "team)");
   app_.require_subcommand(1);
   app_.fallthrough();
 }
 
-std::string App::ConfigValue(const std::string& key) const {
+std::string App::ConfigPath() {
+  if (const char* path = std::getenv("WARREN_CONFIG"); path && *path) return path;
   const char* home = std::getenv("HOME");
-  if (home == nullptr) return "";
-  std::ifstream f(std::string(home) + "/.warren/config");
+  return std::string(home && *home ? home : "/root") + "/.warren/config";
+}
+
+std::string App::ConfigValue(const std::string& key) const {
+  std::ifstream f(ConfigPath());
   if (!f) return "";
   std::stringstream text;
   text << f.rdbuf();
   auto doc = api::ParseYaml(text.str());
   if (!doc.ok() || !doc->is_object() || !(*doc)[key].is_string()) return "";
   return (*doc)[key].get<std::string>();
+}
+
+std::string App::ApiKey() const {
+  for (const char* var : {"WARREN_API_KEY", "E2B_API_KEY"}) {
+    if (const char* env = std::getenv(var); env && *env) return env;
+  }
+  return ConfigValue("apiKey");
 }
 
 std::string App::ServerAddress() const {
@@ -40,15 +53,24 @@ std::string App::ServerAddress() const {
   return kDefaultServer;
 }
 
-std::string App::Namespace() const {
+std::string App::Namespace() {
   if (!namespace_flag_.empty()) return namespace_flag_;
   if (std::string c = ConfigValue("namespace"); !c.empty()) return c;
-  return "default";
+  // A team key lives in its team's namespace: ask the server whose key this is.
+  if (!team_) {
+    team_ = "";
+    if (auto client = Client(); client.ok()) {
+      if (auto who = (*client)->GetPath("/whoami"); who.ok() && who->is_object()) {
+        team_ = who->value("team", "");
+      }
+    }
+  }
+  return team_->empty() ? "default" : *team_;
 }
 
 Result<ApiClient*> App::Client() {
   if (!client_) {
-    ASSIGN_OR_RETURN(client_, ApiClient::Connect(ServerAddress()));
+    ASSIGN_OR_RETURN(client_, ApiClient::Connect(ServerAddress(), ApiKey()));
   }
   return client_.get();
 }

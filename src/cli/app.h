@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -30,12 +31,19 @@ class App {
   // The server address: --server, else $WARREN_SERVER, else `server:` in ~/.warren/config,
   // else 127.0.0.1:7780.
   std::string ServerAddress() const;
-  // The namespace: -n, else `namespace:` in ~/.warren/config, else "default".
-  std::string Namespace() const;
+  // The namespace: -n, else `namespace:` in ~/.warren/config, else the team of the API key
+  // (asked of the server once), else "default".
+  std::string Namespace();
   bool namespace_given() const { return !namespace_flag_.empty(); }
   Result<ApiClient*> Client();
-  // A string value of ~/.warren/config (YAML), "" when absent.
+  // The API key sent with every call: $WARREN_API_KEY, else $E2B_API_KEY, else `apiKey:` in
+  // ~/.warren/config (run.sh writes it there on first run). "" when none.
+  std::string ApiKey() const;
+  // A string value of the CLI config (YAML; $WARREN_CONFIG, else ~/.warren/config), "" when
+  // absent.
   std::string ConfigValue(const std::string& key) const;
+  // The config file's path.
+  static std::string ConfigPath();
 
   // Print a failure the way kubectl does and make the exit code 1: "error: ..." for problems
   // found here, "Error from server (NotFound): ..." for the server's answers (an unreachable
@@ -54,6 +62,7 @@ class App {
   std::string server_flag_;
   std::string namespace_flag_;
   std::unique_ptr<ApiClient> client_;
+  std::optional<std::string> team_;  // the key's team, once asked
   int exit_code_ = 0;
 };
 

@@ -37,6 +37,7 @@ void RunLogs(App& app, const LogsFlags& f) {
   if (f.tail >= 0) query.push_back(fmt::format("tailLines={}", f.tail));
   if (f.limit_bytes >= 0) query.push_back(fmt::format("limitBytes={}", f.limit_bytes));
   net::ClientRequest req;
+  ApiClient::Authorize(req, app.ApiKey());
   req.target = ApiClient::Path(api::SandboxKind(), app.Namespace(), name, "log");
   if (!query.empty()) req.target += "?" + base::Join(query, "&");
   req.timeout = std::chrono::seconds(30);

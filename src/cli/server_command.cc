@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include "base/log.h"
 
@@ -18,6 +19,12 @@ struct ServerFlags {
   std::string store_sync = "normal";
   std::string log_level = "info";
   std::string port_file;
+  // Unset: 127.0.0.1:<port + 2>, or an ephemeral port when the server's is (run.sh, tests).
+  std::optional<std::string> metrics_address;
+  std::string quota_redis;
+  int quota_redis_timeout_ms = 50;
+  int quota_breaker_open_ms = 30'000;
+  int quota_reconcile_interval_ms = 30'000;
 };
 
 Status WritePortFile(const std::string& path, uint16_t port) {
@@ -42,12 +49,31 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
   options.address = f.address;
   options.port = static_cast<uint16_t>(f.port);
   options.data_dir = f.data_dir;
+  if (f.metrics_address) {
+    options.metrics_address = *f.metrics_address == "off" ? "" : *f.metrics_address;
+  } else {
+    options.metrics_address =
+        fmt::format("127.0.0.1:{}", f.port == 0 || f.port > 65533 ? 0 : f.port + 2);
+  }
   if (f.store_sync == "full") {
     options.store_sync = store::SqliteStoreOptions::Sync::kFull;
   } else if (f.store_sync != "normal") {
     return app.Fail(InvalidArgumentError(
         fmt::format("--store-sync must be normal or full, got \"{}\"", f.store_sync)));
   }
+  options.quota.redis_address = f.quota_redis;
+  for (auto [value, name] :
+       {std::pair{f.quota_redis_timeout_ms, "--quota-redis-timeout"},
+        std::pair{f.quota_breaker_open_ms, "--quota-breaker-open"},
+        std::pair{f.quota_reconcile_interval_ms, "--quota-reconcile-interval"}}) {
+    if (value <= 0) {
+      return app.Fail(InvalidArgumentError(
+          fmt::format("{} must be a positive number of milliseconds, got {}", name, value)));
+    }
+  }
+  options.quota.redis_timeout = std::chrono::milliseconds(f.quota_redis_timeout_ms);
+  options.quota.breaker.open_for = std::chrono::milliseconds(f.quota_breaker_open_ms);
+  options.quota.reconcile_interval = std::chrono::milliseconds(f.quota_reconcile_interval_ms);
   // Signals are taken by this thread alone: block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
@@ -89,6 +115,23 @@ void AddServerCommand(App& app, ServerParts parts) {
                   "slower commits)")
       ->capture_default_str();
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
+      ->capture_default_str();
+  cmd->add_option("--metrics-address", flags->metrics_address,
+                  "host:port of a listener serving only /metrics without a key (default "
+                  "127.0.0.1:<port + 2>; \"off\" for none; /metrics on --port needs an admin "
+                  "key)");
+  cmd->add_option("--quota-redis", flags->quota_redis,
+                  "host:port of the Redis that keeps team quotas (several servers share it); "
+                  "default: kept in this process");
+  cmd->add_option("--quota-redis-timeout", flags->quota_redis_timeout_ms,
+                  "milliseconds for each quota Redis call; a slower Redis counts as down")
+      ->capture_default_str();
+  cmd->add_option("--quota-breaker-open", flags->quota_breaker_open_ms,
+                  "milliseconds the quota breaker stays open after 3 failures in a row "
+                  "(creates go on unreserved meanwhile)")
+      ->capture_default_str();
+  cmd->add_option("--quota-reconcile-interval", flags->quota_reconcile_interval_ms,
+                  "milliseconds between rebuilds of the quota ledger from the store")
       ->capture_default_str();
   cmd->add_option("--port-file", flags->port_file,
                   "write the bound port to this file once serving (for scripts and tests)");

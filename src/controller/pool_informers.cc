@@ -6,7 +6,8 @@
 
 namespace warren::controller {
 
-PoolInformers::PoolInformers(store::Store& store) : store_(store) {
+PoolInformers::PoolInformers(store::Store& store, const api::SandboxSecrets& secrets)
+    : store_(store), secrets_(secrets) {
   auto pool_selector = api::LabelSelector::Parse(api::labels::kSandboxPool);
   CHECK_OK(pool_selector.status());
   sets_ = std::make_unique<Informer>(

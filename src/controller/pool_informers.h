@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "api/sandbox_secrets.h"
 #include "base/status.h"
 #include "controller/informer.h"
 #include "store/store.h"
@@ -14,17 +15,20 @@ namespace warren::controller {
 //   sandboxes  — every Sandbox carrying the agents.kruise.io/sandbox-pool label (members,
 //                claimed ones, ones being recycled)
 //   templates  — every SandboxTemplate (revisions, and the targets of templateRef)
-// Parts add their handlers after construction and before Start. Borrows the store.
+// Parts add their handlers after construction and before Start. It also hands every part the
+// two things they all write through: the store, and the install's SandboxSecrets (a member's
+// pool token, a claimant's token and /init body are sealed on the object). Borrows both.
 // Thread-safe after Start.
 class PoolInformers {
  public:
-  explicit PoolInformers(store::Store& store);
+  PoolInformers(store::Store& store, const api::SandboxSecrets& secrets);
   ~PoolInformers();
 
   Informer& sets() { return *sets_; }
   Informer& sandboxes() { return *sandboxes_; }
   Informer& templates() { return *templates_; }
   store::Store& store() { return store_; }
+  const api::SandboxSecrets& secrets() const { return secrets_; }
 
   // Lists and watches all three (templates first, then sets, then sandboxes, so a handler that
   // sees a sandbox can find its set and template).
@@ -34,6 +38,7 @@ class PoolInformers {
 
  private:
   store::Store& store_;
+  const api::SandboxSecrets& secrets_;
   std::unique_ptr<Informer> sets_, sandboxes_, templates_;
   bool started_ = false;
 };

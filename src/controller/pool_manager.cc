@@ -2,10 +2,10 @@
 
 namespace warren::controller {
 
-PoolManager::PoolManager(store::Store& store, claim::SandboxConnector* connector,
-                         SandboxResetter* resetter, claim::PoolClaimer::RouteHook on_claimed,
-                         PoolManagerOptions options)
-    : informers_(std::make_unique<PoolInformers>(store)),
+PoolManager::PoolManager(store::Store& store, const api::SandboxSecrets& secrets,
+                         claim::SandboxConnector* connector, SandboxResetter* resetter,
+                         claim::PoolClaimer::RouteHook on_claimed, PoolManagerOptions options)
+    : informers_(std::make_unique<PoolInformers>(store, secrets)),
       events_(std::make_unique<obs::EventRecorder>(
           store, obs::EventRecorder::Options{.component = "pool-controller"})) {
   // Every handler is added here, before the informers start.

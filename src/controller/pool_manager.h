@@ -25,13 +25,14 @@ struct PoolManagerOptions {
 // SandboxClaim controller and recycling. apps/warren adds it as a server component and hands
 // claimer() to the E2B API.
 //
-// Borrows the store, `connector` and `resetter` (the node agent; either may be null: no envd
-// /init, no recycling) — all must outlive it. `on_claimed` (may be empty) sees every claimed
-// sandbox before the claim returns: the gateway's route upsert. Start/Stop from one thread;
+// Borrows the store, the secrets, `connector` and `resetter` (the node agent; either may be null:
+// no envd /init, no recycling) — all must outlive it. `on_claimed` (may be empty) sees every
+// claimed sandbox before the claim returns: the gateway's route upsert. Start/Stop from one thread;
 // claimer() is thread-safe after Start.
 class PoolManager {
  public:
-  PoolManager(store::Store& store, claim::SandboxConnector* connector, SandboxResetter* resetter,
+  PoolManager(store::Store& store, const api::SandboxSecrets& secrets,
+              claim::SandboxConnector* connector, SandboxResetter* resetter,
               claim::PoolClaimer::RouteHook on_claimed, PoolManagerOptions options = {});
   ~PoolManager();
 

@@ -147,11 +147,14 @@ Status RecycleController::Reconcile(std::string_view ns, std::string_view name) 
   if (!marked_at) {
     // From here on the previous user is locked out: their token is replaced by a secret.
     token = base::RandomHex(32);
-    claim::SetPoolToken(sandbox, token);
+    claim::SetPoolToken(sandbox, token, informers_.secrets());
     sandbox.metadata.annotations[pool_annotations::kRecycling] = base::FormatRfc3339Millis(now);
     ASSIGN_OR_RETURN(sandbox, store_.Update(std::move(sandbox)));
   } else {
-    token = Annotation(sandbox, annotations::kRuntimeAccessToken);
+    // Never an empty token (that would open envd to everyone): a fresh secret if the sealed
+    // one is missing or does not open; the write back into the pool seals whichever is used.
+    token = informers_.secrets().AccessToken(sandbox).value_or("");
+    if (token.empty()) token = base::RandomHex(32);
   }
 
   auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(options_.timeout -
@@ -170,7 +173,7 @@ Status RecycleController::Reconcile(std::string_view ns, std::string_view name) 
     if (latest.metadata.uid != sandbox.metadata.uid || latest.metadata.deletion_timestamp) {
       return Status::Ok();
     }
-    claim::ResetForPool(latest, *set, token);
+    claim::ResetForPool(latest, *set, token, informers_.secrets());
     auto written = store_.Update(std::move(latest));
     if (written.ok()) break;
     if (written.status().code() != StatusCode::kAborted || attempt >= 8) return written.status();

@@ -102,7 +102,7 @@ TEST_F(RecycleControllerTest, ADeletedClaimedSandboxReturnsToItsPoolWithoutItsUs
   // Same id, but a token alice never had.
   EXPECT_EQ(back.metadata.labels.at(labels::kSandboxId),
             used.metadata.labels.at(labels::kSandboxId));
-  std::string token = back.metadata.annotations.at(annotations::kRuntimeAccessToken);
+  std::string token = *testing::TestSecrets().AccessToken(back);
   EXPECT_NE(token, "alice-token");
   EXPECT_EQ(token.size(), 64u);
   // And it can be claimed again.

@@ -78,7 +78,7 @@ TEST_F(SandboxClaimControllerTest, ClaimsItsReplicasWithItsMetadataAndCompletes)
     EXPECT_EQ(s.metadata.owner_references[0].kind, "SandboxClaim");
     EXPECT_EQ(s.metadata.owner_references[0].uid, c.metadata.uid);
     EXPECT_EQ(s.spec()["shutdownTime"], "2030-01-01T00:00:00Z");
-    auto init = api::ParseJson(s.metadata.annotations.at(api::annotations::kInitRuntimeRequest));
+    auto init = api::ParseJson(*testing::TestSecrets().InitRequest(s));
     EXPECT_EQ((*init)["envVars"]["MODE"], "batch");
   }
 }

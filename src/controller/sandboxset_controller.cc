@@ -11,6 +11,7 @@
 #include "api/types/labels.h"
 #include "api/types/sandbox.h"
 #include "api/types/sandbox_set.h"
+#include "base/ids.h"
 #include "base/log.h"
 
 namespace warren::controller {
@@ -385,7 +386,13 @@ int SandboxSetController::ScaleUp(const api::Object& set, const TemplateRevision
     std::string batch_error;
     auto work = [&] {
       for (int i = next++; i < n; i = next++) {
-        auto created = store_.Create(MakeMember(set, revision));
+        api::Object member = MakeMember(set, revision);
+        // Named now: a quota reservation is held by name.
+        member.metadata.name = member.metadata.generate_name + base::GenerateNameSuffix();
+        auto reservation = QuotaReservation::Take(options_.quota, member);
+        Result<api::Object> created =
+            reservation.ok() ? store_.Create(std::move(member)) : reservation.status();
+        if (created.ok()) reservation->Keep();
         std::lock_guard lock(mu);
         if (created.ok()) {
           ++ok_in_batch;

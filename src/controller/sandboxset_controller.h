@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "controller/pool_informers.h"
+#include "controller/quota_gate.h"
 #include "controller/sandboxset_member.h"
 #include "controller/sandboxset_metrics.h"
 #include "controller/work_queue.h"
@@ -34,6 +35,9 @@ struct SandboxSetControllerOptions {
   // with its own refills. Zero refills at once.
   std::chrono::milliseconds refill_quiet{100};
   std::chrono::milliseconds refill_max_delay{1000};
+  // Every member made reserves its CPU and memory here first (a pool holds them from the
+  // start). Borrowed; null = no quota.
+  QuotaGate* quota = nullptr;
 };
 
 // Keeps each SandboxSet's pool at spec.replicas members that are Running, Ready and unclaimed

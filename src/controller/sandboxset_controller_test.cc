@@ -14,6 +14,7 @@
 #include "api/types/sandbox_set.h"
 #include "base/ids.h"
 #include "controller/testing/eventually.h"
+#include "controller/testing/pool_fixture.h"
 #include "controller/testing/pool_test_node.h"
 #include "obs/metrics.h"
 #include "store/testing/objects.h"
@@ -29,7 +30,7 @@ using testing::Eventually;
 class SandboxSetControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    informers_ = std::make_unique<PoolInformers>(store_.store());
+    informers_ = std::make_unique<PoolInformers>(store_.store(), testing::TestSecrets());
     recorder_ = std::make_unique<obs::EventRecorder>(
         store_.store(), obs::EventRecorder::Options{.component = "sandboxset-controller"});
     controller_ =

@@ -128,6 +128,14 @@ void Gateway::Handle(net::Request& request, net::Responder responder) {
     return;
   }
   std::optional<RouteLookup> lookup = routes_.Lookup(address->sandbox_id);
+  if (lookup && lookup->route->state == RouteState::kClosed) {
+    base::Logger("gateway")->debug(
+        "refused a request to an unclaimed pool member sandbox_id={} port={} remote={}",
+        address->sandbox_id, address->port, request.remote);
+    counters_.Count(RequestResult::kUnauthorized);
+    responder.Send(Unauthorized());
+    return;
+  }
   if (!lookup || lookup->route->state != RouteState::kRunning) {
     bool paused = lookup && lookup->route->state == RouteState::kPaused;
     if (paused && lookup->route->auto_resume && resumer_ != nullptr) {
@@ -293,6 +301,8 @@ std::vector<MetricSample> Gateway::MetricSamples() const {
       {"warren_gateway_routes", "gauge", {{"state", "paused"}}, static_cast<double>(stats.paused)});
   out.push_back(
       {"warren_gateway_routes", "gauge", {{"state", "gone"}}, static_cast<double>(stats.gone)});
+  out.push_back(
+      {"warren_gateway_routes", "gauge", {{"state", "closed"}}, static_cast<double>(stats.closed)});
   out.push_back({"warren_gateway_route_fences", "gauge", {}, static_cast<double>(stats.fences)});
   out.push_back(
       {"warren_gateway_open_relays", "gauge", {}, static_cast<double>(stats.open_relays)});

@@ -7,14 +7,15 @@
 
 namespace warren::gateway {
 
-GatewayComponent::GatewayComponent(store::Store& store, std::unique_ptr<SandboxDialer> dialer,
+GatewayComponent::GatewayComponent(store::Store& store, const api::SandboxSecrets& secrets,
+                                   std::unique_ptr<SandboxDialer> dialer,
                                    GatewayComponentOptions options)
-    : store_(store), dialer_(std::move(dialer)), options_(std::move(options)) {}
+    : store_(store), secrets_(secrets), dialer_(std::move(dialer)), options_(std::move(options)) {}
 
 GatewayComponent::~GatewayComponent() { Stop(); }
 
 Status GatewayComponent::Start() {
-  ASSIGN_OR_RETURN(sync_, RouteSync::Start(store_, routes_, options_.sync));
+  ASSIGN_OR_RETURN(sync_, RouteSync::Start(store_, secrets_, routes_, options_.sync));
   auto gateway = Gateway::Start(options_.gateway, routes_, *dialer_, resumer_.get());
   if (!gateway.ok()) {
     sync_.reset();
@@ -60,7 +61,7 @@ std::vector<MetricSample> GatewayComponent::Samples() const {
 }
 
 void GatewayComponent::SandboxChanged(const api::Object& sandbox) {
-  auto route = RouteFromSandbox(sandbox);
+  auto route = RouteFromSandbox(sandbox, secrets_);
   if (!route.ok()) {
     base::Logger("gateway")->warn("route notification ignored error={}", route.status().ToString());
     return;

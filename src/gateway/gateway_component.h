@@ -38,8 +38,9 @@ struct GatewayComponentOptions {
 // Sandboxes is in the table and the listener is up.
 class GatewayComponent final : public server::Component, public server::e2b::RouteNotifier {
  public:
-  GatewayComponent(store::Store& store, std::unique_ptr<SandboxDialer> dialer,
-                   GatewayComponentOptions options);
+  // Borrows the store and the secrets (envd tokens are sealed on the objects).
+  GatewayComponent(store::Store& store, const api::SandboxSecrets& secrets,
+                   std::unique_ptr<SandboxDialer> dialer, GatewayComponentOptions options);
   ~GatewayComponent() override;
 
   // Auto-resume of paused sandboxes whose route allows it. Before Start.
@@ -63,6 +64,7 @@ class GatewayComponent final : public server::Component, public server::e2b::Rou
   std::vector<MetricSample> Samples() const;
 
   store::Store& store_;
+  const api::SandboxSecrets& secrets_;
   std::unique_ptr<SandboxDialer> dialer_;
   std::unique_ptr<Resumer> resumer_;
   GatewayComponentOptions options_;

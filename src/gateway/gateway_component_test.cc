@@ -20,6 +20,7 @@ using namespace std::chrono_literals;
 
 class GatewayComponentTest : public ::testing::Test {
  protected:
+  const api::SandboxSecrets secrets_ = api::SandboxSecrets::ForTesting();
   void SetUp() override {
     net::Router router;
     router.Add("GET", "/who",
@@ -32,7 +33,8 @@ class GatewayComponentTest : public ::testing::Test {
     options.gateway.server.port = 0;
     options.port_file = dir_.path() + "/gateway.port";
     options.metrics = &metrics_;
-    component_ = std::make_unique<GatewayComponent>(store_.store(), std::move(dialer), options);
+    component_ =
+        std::make_unique<GatewayComponent>(store_.store(), secrets_, std::move(dialer), options);
   }
 
   api::Object MakeRunning(const std::string& name, const std::string& id) {

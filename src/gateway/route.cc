@@ -12,6 +12,8 @@ std::string_view RouteStateName(RouteState state) {
       return "paused";
     case RouteState::kGone:
       return "gone";
+    case RouteState::kClosed:
+      return "closed";
   }
   return "unknown";
 }

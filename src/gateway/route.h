@@ -11,8 +11,10 @@ enum class RouteState {
   kRunning,  // relay
   kPaused,   // 502 "not found" (E2B's answer for a paused sandbox), or auto-resume
   kGone,     // not routable: pending, failed, finished, being deleted or recycled
+  kClosed,   // an unclaimed warm-pool member: every request is 401, on every port (nobody
+             // outside the control plane holds a token for it before a claim hands it out)
 };
-std::string_view RouteStateName(RouteState state);  // "running", "paused", "gone"
+std::string_view RouteStateName(RouteState state);  // "running", "paused", "gone", "closed"
 
 // What the gateway knows about one sandbox. Value type.
 struct Route {
@@ -21,8 +23,8 @@ struct Route {
   std::string name;
   std::string uid;
   RouteState state = RouteState::kGone;
-  // envd's access token (annotation agents.kruise.io/runtime-access-token); empty = none, and
-  // then envd traffic is open.
+  // envd's access token (sealed on the object, api/sandbox_secrets.h); empty = none, and then
+  // envd traffic is open (an E2B v1 create with secure:false).
   std::string access_token;
   // The store revision this route reflects. An update applies only when it is newer; 0 means
   // "unknown" (a direct update from a path that did not write the object) and always applies.

@@ -7,6 +7,7 @@
 #include "api/kinds.h"
 #include "api/types/labels.h"
 #include "api/types/sandbox.h"
+#include "base/ids.h"
 #include "base/log.h"
 
 namespace warren::gateway {
@@ -29,8 +30,17 @@ std::string JsonString(const api::Json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+bool IsUnclaimedPoolMember(const api::Object& sandbox) {
+  const auto& labels = sandbox.metadata.labels;
+  auto pool = labels.find(api::labels::kSandboxPool);
+  auto claimed = labels.find(api::labels::kSandboxClaimed);
+  return pool != labels.end() && !pool->second.empty() &&
+         (claimed == labels.end() || claimed->second != "true");
+}
+
 RouteState StateOf(const api::Object& sandbox) {
   if (sandbox.metadata.deletion_timestamp) return RouteState::kGone;
+  if (IsUnclaimedPoolMember(sandbox)) return RouteState::kClosed;
   if (JsonBool(sandbox.spec(), "paused")) return RouteState::kPaused;
   std::string phase = JsonString(sandbox.status(), "phase");
   if (phase == api::sandbox_phase::kRunning) return RouteState::kRunning;
@@ -48,7 +58,7 @@ std::string SandboxIdOf(const api::Object& sandbox) {
   return std::string(Annotation(sandbox, api::annotations::kSandboxId));
 }
 
-Result<Route> RouteFromSandbox(const api::Object& sandbox) {
+Result<Route> RouteFromSandbox(const api::Object& sandbox, const api::SandboxSecrets& secrets) {
   Route route;
   route.sandbox_id = SandboxIdOf(sandbox);
   if (route.sandbox_id.empty()) {
@@ -60,22 +70,31 @@ Result<Route> RouteFromSandbox(const api::Object& sandbox) {
   route.uid = sandbox.metadata.uid;
   route.resource_version = sandbox.metadata.resource_version;
   route.state = StateOf(sandbox);
-  route.access_token = std::string(Annotation(sandbox, api::annotations::kRuntimeAccessToken));
+  auto token = secrets.AccessToken(sandbox);
+  if (token.ok()) {
+    route.access_token = std::move(*token);
+  } else {
+    base::Logger("gateway")->warn("sandbox closed: its access token does not open id={} error={}",
+                                  route.sandbox_id, token.status().ToString());
+    route.access_token = base::RandomHex(32);
+  }
   route.auto_resume = Annotation(sandbox, kAutoResumeAnnotation) == "true";
   return route;
 }
 
-Result<std::unique_ptr<RouteSync>> RouteSync::Start(store::Store& store, RouteTable& routes,
-                                                    RouteSyncOptions options) {
-  std::unique_ptr<RouteSync> sync(new RouteSync(store, routes, options));
+Result<std::unique_ptr<RouteSync>> RouteSync::Start(store::Store& store,
+                                                    const api::SandboxSecrets& secrets,
+                                                    RouteTable& routes, RouteSyncOptions options) {
+  std::unique_ptr<RouteSync> sync(new RouteSync(store, secrets, routes, options));
   RETURN_IF_ERROR(sync->ListAndWatch().WithPrefix("gateway route sync"));
   RouteSync* s = sync.get();
   sync->thread_ = std::thread([s] { s->Run(); });
   return sync;
 }
 
-RouteSync::RouteSync(store::Store& store, RouteTable& routes, RouteSyncOptions options)
-    : store_(store), routes_(routes), options_(options) {}
+RouteSync::RouteSync(store::Store& store, const api::SandboxSecrets& secrets, RouteTable& routes,
+                     RouteSyncOptions options)
+    : store_(store), secrets_(secrets), routes_(routes), options_(options) {}
 
 RouteSync::~RouteSync() { Stop(); }
 
@@ -100,7 +119,7 @@ Status RouteSync::ListAndWatch() {
   ASSIGN_OR_RETURN(store::ObjectList list, store_.List(api::SandboxKind(), {}));
   std::set<std::string, std::less<>> present;
   for (const api::Object& sandbox : list.items) {
-    auto route = RouteFromSandbox(sandbox);
+    auto route = RouteFromSandbox(sandbox, secrets_);
     if (!route.ok()) continue;
     present.insert(route->sandbox_id);
     routes_.Upsert(std::move(route).value());
@@ -132,19 +151,20 @@ Status RouteSync::ListAndWatch() {
   return Status::Ok();
 }
 
-bool ApplySandboxEvent(RouteTable& routes, const store::WatchEvent& event) {
+bool ApplySandboxEvent(RouteTable& routes, const store::WatchEvent& event,
+                       const api::SandboxSecrets& secrets) {
   const api::Object& sandbox = *event.object;
   std::string id = SandboxIdOf(sandbox);
   if (id.empty()) return false;
   if (event.type == store::EventType::kDeleted) {
     return routes.Remove(id, sandbox.metadata.resource_version, sandbox.metadata.uid);
   }
-  auto route = RouteFromSandbox(sandbox);
+  auto route = RouteFromSandbox(sandbox, secrets);
   return route.ok() && routes.Upsert(std::move(route).value()) == UpdateResult::kApplied;
 }
 
 void RouteSync::OnEvent(const store::WatchEvent& event) {
-  bool applied = ApplySandboxEvent(routes_, event);
+  bool applied = ApplySandboxEvent(routes_, event, secrets_);
   std::lock_guard lock(mu_);
   ++stats_.events;
   ++(applied ? stats_.applied : stats_.ignored);

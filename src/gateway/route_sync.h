@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "api/object.h"
+#include "api/sandbox_secrets.h"
 #include "base/result.h"
 #include "gateway/route.h"
 #include "gateway/route_table.h"
@@ -27,14 +28,19 @@ std::string SandboxIdOf(const api::Object& sandbox);
 // The route a Sandbox object stands for. State: being deleted → gone; spec.paused → paused (the
 // pause is under way: stop routing now); status.phase Running → running, Paused or Resuming →
 // paused; anything else (Pending, Failed, Succeeded, Recycling, Upgrading, Terminating) → gone.
-// InvalidArgument when the object has no sandbox id.
-Result<Route> RouteFromSandbox(const api::Object& sandbox);
+// An unclaimed warm-pool member is closed: nobody outside the control plane has any business in
+// it before a claim hands it out (what anyone could start there, a claimant would get).
+// The token is the object's sealed one; one that does not open becomes a random token nobody
+// holds (the sandbox is then closed, never open). InvalidArgument when the object has no
+// sandbox id.
+Result<Route> RouteFromSandbox(const api::Object& sandbox, const api::SandboxSecrets& secrets);
 
 // Applies one watch event of a Sandbox to the table: ADDED/MODIFIED upsert the object's route,
 // DELETED removes it (fenced at the deletion's revision, for that uid only). Returns whether
 // the table changed. RouteSync calls it for every event; exposed so a late (replayed) event can
 // be shown not to undo a removal.
-bool ApplySandboxEvent(RouteTable& routes, const store::WatchEvent& event);
+bool ApplySandboxEvent(RouteTable& routes, const store::WatchEvent& event,
+                       const api::SandboxSecrets& secrets);
 
 struct RouteSyncOptions {
   // Backoff between attempts to list and watch again after the watch ended (store restart,
@@ -56,12 +62,14 @@ struct RouteSyncStats {
 // from an empty table), then a watch from the list's revision. When the watch ends by itself it
 // lists and watches again, with backoff, removing routes whose objects vanished meanwhile.
 //
-// Thread-safe. Owns its watch subscription and one thread; borrows the store and the table,
-// which must outlive it. Events are applied on the store's watch thread (table updates never
-// block).
+// Thread-safe. Owns its watch subscription and one thread; borrows the store, the secrets and
+// the table, which must outlive it. Events are applied on the store's watch thread (table updates
+// never block).
 class RouteSync {
  public:
-  static Result<std::unique_ptr<RouteSync>> Start(store::Store& store, RouteTable& routes,
+  static Result<std::unique_ptr<RouteSync>> Start(store::Store& store,
+                                                  const api::SandboxSecrets& secrets,
+                                                  RouteTable& routes,
                                                   RouteSyncOptions options = {});
   ~RouteSync();
   RouteSync(const RouteSync&) = delete;
@@ -72,7 +80,8 @@ class RouteSync {
   RouteSyncStats Stats() const;
 
  private:
-  RouteSync(store::Store& store, RouteTable& routes, RouteSyncOptions options);
+  RouteSync(store::Store& store, const api::SandboxSecrets& secrets, RouteTable& routes,
+            RouteSyncOptions options);
   // Lists, fills the table, removes what vanished, and subscribes from the list's revision.
   Status ListAndWatch();
   void OnEvent(const store::WatchEvent& event);
@@ -80,6 +89,7 @@ class RouteSync {
   void Run();
 
   store::Store& store_;
+  const api::SandboxSecrets& secrets_;
   RouteTable& routes_;
   const RouteSyncOptions options_;
 

@@ -16,6 +16,11 @@ using namespace std::chrono_literals;
 using store::testing::MakeSandbox;
 using store::testing::TempStore;
 
+const api::SandboxSecrets& Secrets() {
+  static const api::SandboxSecrets secrets = api::SandboxSecrets::ForTesting();
+  return secrets;
+}
+
 // Polls until `pred` holds (watch events arrive on the store's thread).
 template <typename Pred>
 bool Eventually(Pred pred, std::chrono::milliseconds timeout = 10s) {
@@ -34,7 +39,7 @@ class RouteSyncTest : public ::testing::Test {
                             const std::string& phase, const std::string& token = "secret") {
     api::Object o = MakeSandbox(name, {{api::labels::kSandboxId, id}});
     o.metadata.annotations[api::annotations::kSandboxId] = id;
-    if (!token.empty()) o.metadata.annotations[api::annotations::kRuntimeAccessToken] = token;
+    if (!token.empty()) Secrets().SetAccessToken(o, token);
     auto created = store_->Create(o);
     EXPECT_TRUE(created.ok()) << created.status();
     return phase.empty() ? *created : SetPhase(*created, phase);
@@ -59,7 +64,7 @@ TEST_F(RouteSyncTest, RouteFromSandboxMapsPhasesTokenAndAutoResume) {
   api::Object o = MakeSandbox("a", {{api::labels::kSandboxId, "iaaa"}});
   o.metadata.uid = "uid-1";
   o.metadata.resource_version = 42;
-  o.metadata.annotations[api::annotations::kRuntimeAccessToken] = "tok";
+  Secrets().SetAccessToken(o, "tok");
   o.metadata.annotations[kAutoResumeAnnotation] = "true";
   struct Case {
     const char* phase;
@@ -70,12 +75,12 @@ TEST_F(RouteSyncTest, RouteFromSandboxMapsPhasesTokenAndAutoResume) {
                  Case{"Failed", RouteState::kGone}, Case{"Recycling", RouteState::kGone},
                  Case{"", RouteState::kGone}}) {
     o.status()["phase"] = c.phase;
-    auto r = RouteFromSandbox(o);
+    auto r = RouteFromSandbox(o, Secrets());
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->state, c.state) << c.phase;
   }
   o.status()["phase"] = "Running";
-  auto r = RouteFromSandbox(o);
+  auto r = RouteFromSandbox(o, Secrets());
   EXPECT_EQ(r->sandbox_id, "iaaa");
   EXPECT_EQ(r->uid, "uid-1");
   EXPECT_EQ(r->resource_version, 42);
@@ -83,19 +88,43 @@ TEST_F(RouteSyncTest, RouteFromSandboxMapsPhasesTokenAndAutoResume) {
   EXPECT_TRUE(r->auto_resume);
   // A pause under way stops routing before the phase says so; so does a deletion.
   o.spec()["paused"] = true;
-  EXPECT_EQ(RouteFromSandbox(o)->state, RouteState::kPaused);
+  EXPECT_EQ(RouteFromSandbox(o, Secrets())->state, RouteState::kPaused);
   o.spec()["paused"] = "yes";  // not a boolean: ignored, not thrown on
-  EXPECT_EQ(RouteFromSandbox(o)->state, RouteState::kRunning);
+  EXPECT_EQ(RouteFromSandbox(o, Secrets())->state, RouteState::kRunning);
   o.metadata.deletion_timestamp = base::WallTime{};
-  EXPECT_EQ(RouteFromSandbox(o)->state, RouteState::kGone);
+  EXPECT_EQ(RouteFromSandbox(o, Secrets())->state, RouteState::kGone);
   // The annotation stands in for a missing label; neither is an error naming the object.
   o.metadata.labels.clear();
   o.metadata.annotations[api::annotations::kSandboxId] = "ibbb";
-  EXPECT_EQ(RouteFromSandbox(o)->sandbox_id, "ibbb");
+  EXPECT_EQ(RouteFromSandbox(o, Secrets())->sandbox_id, "ibbb");
   o.metadata.annotations.clear();
-  auto none = RouteFromSandbox(o);
+  auto none = RouteFromSandbox(o, Secrets());
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("default/a"), std::string::npos) << none.status();
+}
+
+TEST_F(RouteSyncTest, AnUnclaimedPoolMemberIsClosedAndAClaimedOneIsRunning) {
+  api::Object o = MakeSandbox("m", {{api::labels::kSandboxId, "imember"},
+                                    {api::labels::kSandboxPool, "py"},
+                                    {api::labels::kSandboxClaimed, "false"}});
+  o.status()["phase"] = "Running";
+  EXPECT_EQ(RouteFromSandbox(o, Secrets())->state, RouteState::kClosed);
+  o.metadata.labels.erase(api::labels::kSandboxClaimed);
+  EXPECT_EQ(RouteFromSandbox(o, Secrets())->state, RouteState::kClosed);
+  o.metadata.labels[api::labels::kSandboxClaimed] = "true";
+  EXPECT_EQ(RouteFromSandbox(o, Secrets())->state, RouteState::kRunning);
+}
+
+TEST_F(RouteSyncTest, ATokenThatDoesNotOpenClosesTheSandboxInsteadOfOpeningIt) {
+  api::Object o = MakeSandbox("a", {{api::labels::kSandboxId, "iaaa"}});
+  o.status()["phase"] = "Running";
+  // Sealed by another install, or copied from another object.
+  api::SandboxSecrets other(base::SealedBox::ForTesting("another install"));
+  other.SetAccessToken(o, "tok");
+  auto r = RouteFromSandbox(o, Secrets());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->access_token.size(), 64u);
+  EXPECT_NE(r->access_token, "tok");
 }
 
 TEST_F(RouteSyncTest, ListsFirstThenFollowsTheWatch) {
@@ -103,7 +132,7 @@ TEST_F(RouteSyncTest, ListsFirstThenFollowsTheWatch) {
   api::Object pending = CreateSandbox("pending", "ipending", "");
   // Admission gives every Sandbox a sandbox id (contracts.md); with no phase it routes nowhere.
   store_->Create(MakeSandbox("no-id")).value();
-  auto sync = RouteSync::Start(store_.store(), table_);
+  auto sync = RouteSync::Start(store_.store(), Secrets(), table_);
   ASSERT_TRUE(sync.ok()) << sync.status();
   // Start returns with the list in the table.
   EXPECT_EQ(StateOf("irunning"), RouteState::kRunning);
@@ -129,7 +158,7 @@ TEST_F(RouteSyncTest, AFinalizerDeletionStopsRoutingAtOnce) {
   api::Object o = MakeSandbox("held", {{api::labels::kSandboxId, "iheld"}});
   o.metadata.finalizers.push_back("agents.kruise.io/sandbox");
   api::Object created = SetPhase(store_->Create(o).value(), "Running");
-  auto sync = RouteSync::Start(store_.store(), table_);
+  auto sync = RouteSync::Start(store_.store(), Secrets(), table_);
   ASSERT_TRUE(sync.ok()) << sync.status();
   ASSERT_EQ(StateOf("iheld"), RouteState::kRunning);
   // The object stays (finalizer) with a deletionTimestamp: the route is down already.
@@ -147,7 +176,7 @@ TEST_F(RouteSyncTest, AReplayedStoreEventDoesNotUndoADirectRemoval) {
   auto watcher = store_->Watch(&api::SandboxKind(), store::WatchOptions{.resource_version = 0});
   ASSERT_TRUE(watcher.ok()) << watcher.status();
   CreateSandbox("victim", "ivictim", "Running");
-  auto sync = RouteSync::Start(store_.store(), table_);
+  auto sync = RouteSync::Start(store_.store(), Secrets(), table_);
   ASSERT_TRUE(sync.ok()) << sync.status();
   ASSERT_EQ(StateOf("ivictim"), RouteState::kRunning);
 
@@ -164,7 +193,7 @@ TEST_F(RouteSyncTest, AReplayedStoreEventDoesNotUndoADirectRemoval) {
   }
   ASSERT_EQ(late[1].type, store::EventType::kModified);
   for (const auto& event : late) {
-    EXPECT_FALSE(ApplySandboxEvent(table_, event)) << store::EventTypeName(event.type);
+    EXPECT_FALSE(ApplySandboxEvent(table_, event, Secrets())) << store::EventTypeName(event.type);
   }
   EXPECT_FALSE(table_.Lookup("ivictim")) << "a stale event resurrected a killed sandbox";
 
@@ -181,7 +210,7 @@ TEST_F(RouteSyncTest, AFreshListRemovesRoutesWhoseObjectsVanished) {
   ghost.state = RouteState::kRunning;
   ghost.resource_version = 1;  // from before the list
   ASSERT_EQ(table_.Upsert(ghost), UpdateResult::kApplied);
-  auto sync = RouteSync::Start(store_.store(), table_);
+  auto sync = RouteSync::Start(store_.store(), Secrets(), table_);
   ASSERT_TRUE(sync.ok()) << sync.status();
   EXPECT_FALSE(table_.Lookup("ighost"));
   EXPECT_TRUE(table_.Lookup("ialive"));

@@ -213,6 +213,9 @@ RouteTableStats RouteTable::Stats() const {
       case RouteState::kGone:
         ++stats.gone;
         break;
+      case RouteState::kClosed:
+        ++stats.closed;
+        break;
     }
     if (!entry.relays.empty()) {
       stats.open_relays += entry.relays.size();

@@ -53,6 +53,7 @@ struct RouteTableStats {
   size_t running = 0;
   size_t paused = 0;
   size_t gone = 0;
+  size_t closed = 0;
   size_t fences = 0;
   size_t open_relays = 0;
   std::vector<std::pair<std::string, size_t>> relays_per_sandbox;  // sandboxes with any, by id

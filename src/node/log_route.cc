@@ -95,6 +95,15 @@ bool StillRunning(store::Store& store, const std::string& ns, const std::string&
 void HandleLog(NodeAgent& agent, store::Store& store, net::Request&& req, net::Responder r) {
   const std::string ns(req.PathParam("ns"));
   const std::string name(req.PathParam("name"));
+  // The server's route guard put the caller here; another team's sandbox does not exist for it.
+  if (req.principal == nullptr || !req.principal->Sees(ns)) {
+    return SendError(
+        r,
+        req.principal == nullptr
+            ? UnauthenticatedError("an API key is needed to read logs")
+            : NotFoundError(fmt::format("sandboxes.{} \"{}\" not found", api::kAgentsGroup, name)),
+        name);
+  }
   auto query = ParseQuery(req);
   if (!query.ok()) return SendError(r, query.status(), name);
   auto obj = store.Get(api::SandboxKind(), ns, name);

@@ -14,8 +14,9 @@ namespace warren::node {
 // is deleted, or the client leaves. Errors are Kubernetes Status objects (404 for an unknown
 // Sandbox, 400 for bad parameters). Read from the log file envd writes into the sandbox's
 // directory on the host (opened without following links: the sandbox writes there), so logs
-// are there while the sandbox is paused and after it ended. The agent and store must outlive
-// the router. Handlers run on the HTTP server's blocking pool.
+// are there while the sandbox is paused and after it ended. The caller (net::Request::principal,
+// set by the server's route guard) must see the namespace: another team's sandbox is 404. The agent
+// and store must outlive the router. Handlers run on the HTTP server's blocking pool.
 void RegisterLogRoute(net::Router& router, NodeAgent& agent, store::Store& store);
 
 }  // namespace warren::node

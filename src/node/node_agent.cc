@@ -89,6 +89,10 @@ std::string NodeAgent::LeaseId(const std::string& uid) const {
 
 Status NodeAgent::Start() {
   auto log = Log();
+  if (options_.secrets == nullptr) {
+    return FailedPreconditionError(
+        "node agent: no SandboxSecrets given (NodeAgentOptions::secrets)");
+  }
   if (Status s = MakeDirs(SandboxPaths::SandboxesDir(options_.root)); !s.ok()) {
     return s.WithPrefix("node agent root");
   }

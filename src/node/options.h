@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "api/resources.h"
+#include "api/sandbox_secrets.h"
 #include "base/clock.h"
 #include "base/result.h"
 
@@ -12,9 +14,9 @@ namespace warren::node {
 // Limits a sandbox gets when its template names none (neither limits nor requests). 0 means
 // unlimited.
 struct DefaultResources {
-  int64_t cpu_millicores = 2000;
-  int64_t memory_bytes = int64_t{512} << 20;
-  int64_t pids = 2048;  // always applied: templates cannot name a pids limit
+  int64_t cpu_millicores = api::kDefaultCpuMillicores;
+  int64_t memory_bytes = api::kDefaultMemoryBytes;
+  int64_t pids = api::kDefaultPids;  // always applied: templates cannot name a pids limit
 };
 
 // Everything the node agent is configured with. Value type. `ForDataDir` derives the defaults
@@ -59,6 +61,9 @@ struct NodeAgentOptions {
   std::chrono::milliseconds restart_backoff_max{300'000};
   std::chrono::milliseconds image_gc_interval{3'600'000};
   base::Clock* clock = nullptr;  // borrowed; the real clock when null
+  // Opens the secrets sealed on Sandbox objects (the /init body the agent replays). Borrowed;
+  // must be set before Start (the server's, or a test's).
+  const api::SandboxSecrets* secrets = nullptr;
 
   // The defaults for a server whose data directory is `data_dir`: root <data_dir>/node; runtime
   // state /run/warren/sandboxes and cgroup parent "warren" for /var/lib/warren, else

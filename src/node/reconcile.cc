@@ -9,6 +9,7 @@
 #include "api/kinds.h"
 #include "api/typed_codec.h"
 #include "api/types/labels.h"
+#include "base/ids.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time_format.h"
@@ -41,11 +42,6 @@ bool SpecPaused(const api::Object& obj) {
   if (!spec.is_object()) return false;
   auto it = spec.find("paused");
   return it != spec.end() && it->is_boolean() && it->get<bool>();
-}
-
-std::string Annotation(const api::Object& obj, const char* key) {
-  auto it = obj.metadata.annotations.find(key);
-  return it == obj.metadata.annotations.end() ? std::string() : it->second;
 }
 
 int64_t RawInt(const api::Json& status, const char* key) {
@@ -385,6 +381,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   in.paths = paths;
   in.envd_path = options_.envd_path;
   in.node_secret = secret_->ForSandbox(id);
+  in.birth_token = base::RandomHex(32);
   in.user_namespace = options_.user_namespace;
   in.defaults = options_.defaults;
   in.capacity = capacity_;
@@ -500,15 +497,17 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
 // The /init body the control plane stored is replayed whenever envd starts afresh (restart,
 // or a sandbox made from a claim's template), so the access token and env vars survive.
 NodeAgent::Next NodeAgent::ReplayInit(api::Object& obj, const std::string& id) {
-  const std::string body = Annotation(obj, api::annotations::kInitRuntimeRequest);
-  if (body.empty()) return Next::kDone;
+  auto sealed = options_.secrets->InitRequest(obj);
+  const std::string body = sealed.value_or("");
+  if (sealed.ok() && body.empty()) return Next::kDone;
   std::shared_ptr<EnvdClient> envd = EnvdFor(id);
-  Status s = envd ? envd->Init(body, 5s) : NotFoundError("gone");
+  // A body that does not open leaves envd with its birth token: closed, and said so.
+  Status s = !sealed.ok() ? sealed.status() : envd ? envd->Init(body, 5s) : NotFoundError("gone");
   const base::WallTime now = clock_.Now();
   if (!s.ok()) {
     events_->Warning(obj, reasons::kInitFailed,
                      fmt::format("replaying {} to envd failed: {}",
-                                 api::annotations::kInitRuntimeRequest, s.message()));
+                                 api::annotations::kSealedInitRequest, s.message()));
   }
   Status w = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
     api::SetCondition(

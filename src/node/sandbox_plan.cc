@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "api/resources.h"
 #include "base/strings.h"
 #include "node/reasons.h"
 
@@ -56,13 +57,6 @@ std::vector<std::string> TemplateCommand(const api::Container& c, const image::I
   return out;
 }
 
-// The effective value of one resource: the limit, else the request.
-const api::Quantity* Effective(const api::ResourceRequirements& r, const std::string& name) {
-  if (auto it = r.limits.find(name); it != r.limits.end()) return &it->second;
-  if (auto it = r.requests.find(name); it != r.requests.end()) return &it->second;
-  return nullptr;
-}
-
 std::optional<Failure> PlanResources(const api::Container& c, const PlanInput& in,
                                      runtime::Resources& out) {
   static const std::set<std::string> kKnown = {"cpu", "memory", "ephemeral-storage"};
@@ -93,7 +87,7 @@ std::optional<Failure> PlanResources(const api::Container& c, const PlanInput& i
   }
 
   out.cpu_millicores = in.defaults.cpu_millicores;
-  if (const api::Quantity* cpu = Effective(c.resources, "cpu")) {
+  if (const api::Quantity* cpu = api::EffectiveResource(c.resources, "cpu")) {
     if (cpu->MilliValue() < kMinCpuMillicores) {
       return Failure{reasons::kInvalidResources,
                      fmt::format("{}: cpu {} is below the minimum of {}m a sandbox can run with",
@@ -102,7 +96,7 @@ std::optional<Failure> PlanResources(const api::Container& c, const PlanInput& i
     out.cpu_millicores = cpu->MilliValue();
   }
   out.memory_bytes = in.defaults.memory_bytes;
-  if (const api::Quantity* mem = Effective(c.resources, "memory")) {
+  if (const api::Quantity* mem = api::EffectiveResource(c.resources, "memory")) {
     if (mem->Value() < kMinMemoryBytes) {
       return Failure{reasons::kInvalidResources,
                      fmt::format("{}: memory {} is below the minimum of 4Mi a sandbox can run "
@@ -240,6 +234,7 @@ PlanOutcome PlanSandbox(const PlanInput& in) {
     env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
   spec.env.push_back("WARREN_ENVD_NODE_SECRET=" + in.node_secret);
+  if (!in.birth_token.empty()) spec.env.push_back("WARREN_ENVD_ACCESS_TOKEN=" + in.birth_token);
 
   std::string user = in.image.user.empty() ? "root" : in.image.user;
   if (auto colon = user.find(':'); colon != std::string::npos) user = user.substr(0, colon);

@@ -48,6 +48,10 @@ struct PlanInput {
   SandboxPaths paths;
   std::string envd_path;
   std::string node_secret;  // for envd's /reset and node-authenticated calls
+  // envd's access token from its first instant until an /init replaces it: a random value
+  // nobody outside the agent holds, so a sandbox is closed from birth (a warm-pool member
+  // before its claim, any sandbox before its /init), and /reset returns it to that.
+  std::string birth_token;
   bool user_namespace = true;
   DefaultResources defaults;
   NodeCapacity capacity;

@@ -5,12 +5,17 @@
 #include <map>
 #include <optional>
 
+#include "api/label_selector.h"
 #include "api/merge_patch.h"
 #include "api/object_codec.h"
 #include "api/status_object.h"
+#include "api/types/labels.h"
 #include "api/yaml_codec.h"
+#include "base/ids.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "server/auth/route_guard.h"
+#include "server/auth/tenant_policy.h"
 
 namespace warren::server {
 namespace {
@@ -185,6 +190,16 @@ Json EventLine(store::EventType type, const api::Object& obj) {
   return {{"type", store::EventTypeName(type)}, {"object", api::ObjectToJson(obj)}};
 }
 
+// A team key's update judged against what is stored (an admin's needs no read).
+Status CheckUpdateAgainstStore(store::Store& store, const base::Principal& who,
+                               const api::KindInfo& kind, const Target& t, const api::Object& obj,
+                               bool status) {
+  if (who.admin) return Status::Ok();
+  auto current = store.Get(kind, t.ns, t.name);
+  if (!current.ok()) return current.status();
+  return auth::CheckTenantWrite(who, kind, &*current, obj, status);
+}
+
 }  // namespace
 
 // One open watch stream. Owned by ResourceApi::watches_ until its stream closes; the store's
@@ -206,8 +221,35 @@ struct ResourceApi::WatchSession {
   }
 };
 
-ResourceApi::ResourceApi(store::Store& store, const api::KindRegistry& kinds, size_t max_body_bytes)
-    : store_(store), kinds_(kinds), max_body_bytes_(max_body_bytes) {}
+ResourceApi::ResourceApi(store::Store& store, const api::KindRegistry& kinds,
+                         const api::SandboxSecrets& secrets, controller::QuotaGate* quota,
+                         size_t max_body_bytes)
+    : store_(store),
+      kinds_(kinds),
+      secrets_(secrets),
+      quota_(quota),
+      max_body_bytes_(max_body_bytes) {}
+
+Status ResourceApi::PrepareSandbox(api::Object& sandbox) {
+  auto id = sandbox.metadata.labels.find(api::labels::kSandboxId);
+  if (id != sandbox.metadata.labels.end() && !id->second.empty()) {
+    store::ListOptions options;
+    ASSIGN_OR_RETURN(options.label_selector, api::LabelSelector::Parse(fmt::format(
+                                                 "{}={}", api::labels::kSandboxId, id->second)));
+    ASSIGN_OR_RETURN(auto holders, store_.List(api::SandboxKind(), options));
+    if (!holders.items.empty()) {
+      return AlreadyExistsError(
+          fmt::format("sandbox id \"{}\" is taken by another Sandbox", id->second));
+    }
+  }
+  ASSIGN_OR_RETURN(std::string token, secrets_.AccessToken(sandbox));
+  if (token.empty()) {
+    token = base::RandomHex(32);
+    secrets_.SetAccessToken(sandbox, token);
+    secrets_.SetInitRequest(sandbox, api::DumpJson({{"accessToken", token}}));
+  }
+  return Status::Ok();
+}
 
 ResourceApi::~ResourceApi() { Shutdown(); }
 
@@ -312,6 +354,13 @@ void ResourceApi::HandleCollection(net::Request&& req, net::Responder r) {
   if (!target.ok()) return SendError(r, target.status());
   const Target& t = *target;
   const api::KindInfo& kind = *t.kind;
+  const base::Principal& who = auth::CallerOf(req);
+  const auth::Verb verb = req.method == "POST" ? auth::Verb::kWrite : auth::Verb::kRead;
+  if (Status s = auth::CheckTenantScope(who, kind, t.ns, "", verb); !s.ok()) {
+    return SendError(r, s, t.details);
+  }
+  // A team key's list or watch across namespaces is its own namespace's.
+  const std::string ns = t.ns.empty() && kind.namespaced && !who.admin ? who.team : t.ns;
 
   if (req.method == "POST") {
     if (kind.namespaced && t.ns.empty()) {
@@ -331,15 +380,39 @@ void ResourceApi::HandleCollection(net::Request&& req, net::Responder r) {
     if (!obj.ok()) return SendError(r, obj.status(), t.details);
     api::StatusDetails details = t.details;
     details.name = obj->metadata.name;
+    if (Status s = auth::CheckTenantWrite(who, kind, nullptr, *obj, false); !s.ok()) {
+      return SendError(r, s, details);
+    }
+    if (kind.group == api::kAgentsGroup && kind.kind == "Sandbox") {
+      // The sealed token is bound to the name: pick it now when the store would have.
+      if (obj->metadata.name.empty() && !obj->metadata.generate_name.empty()) {
+        obj->metadata.name = obj->metadata.generate_name + base::GenerateNameSuffix();
+        details.name = obj->metadata.name;
+      }
+      if (Status s = PrepareSandbox(*obj); !s.ok()) return SendError(r, s, details);
+      auto reservation = controller::QuotaReservation::Take(quota_, *obj);
+      if (!reservation.ok()) {
+        // Kubernetes' words and code for a create over quota.
+        return SendError(
+            r,
+            PermissionDeniedError(fmt::format("{} \"{}\" is forbidden: {}", kind.Resource(),
+                                              obj->metadata.name, reservation.status().message())),
+            details);
+      }
+      auto created = store_.Create(std::move(*obj));
+      if (!created.ok()) return SendError(r, created.status(), details);
+      reservation->Keep();
+      return SendJson(r, 201, api::ObjectToJson(*created));
+    }
     auto created = store_.Create(std::move(*obj));
     if (!created.ok()) return SendError(r, created.status(), details);
     return SendJson(r, 201, api::ObjectToJson(*created));
   }
 
-  if (IsTrue(req.Query("watch"))) return StartWatch(kind, t.ns, req, r);
+  if (IsTrue(req.Query("watch"))) return StartWatch(kind, ns, req, r);
 
   store::ListOptions options;
-  options.namespace_ = t.ns;
+  options.namespace_ = ns;
   if (auto v = req.Query("labelSelector"); v && !v->empty()) {
     auto sel = api::LabelSelector::Parse(*v);
     if (!sel.ok()) return SendError(r, sel.status(), t.details);
@@ -444,6 +517,12 @@ void ResourceApi::HandleObject(net::Request&& req, net::Responder r) {
         fmt::format("request body is {} bytes; the limit is {}", req.body.size(), max_body_bytes_),
         t.details);
   }
+  const base::Principal& who = auth::CallerOf(req);
+  if (Status s = auth::CheckTenantScope(
+          who, kind, t.ns, t.name, req.method == "GET" ? auth::Verb::kRead : auth::Verb::kWrite);
+      !s.ok()) {
+    return SendError(r, s, t.details);
+  }
   if (req.method == "GET") {
     auto obj = store_.Get(kind, t.ns, t.name);
     if (!obj.ok()) return SendError(r, obj.status(), t.details);
@@ -452,6 +531,9 @@ void ResourceApi::HandleObject(net::Request&& req, net::Responder r) {
   if (req.method == "PUT") {
     auto obj = DecodeObject(req, t);
     if (!obj.ok()) return SendError(r, obj.status(), t.details);
+    if (Status s = CheckUpdateAgainstStore(store_, who, kind, t, *obj, /*status=*/false); !s.ok()) {
+      return SendError(r, s, t.details);
+    }
     auto updated = store_.Update(std::move(*obj));
     if (!updated.ok()) return SendError(r, updated.status(), t.details);
     return SendJson(r, 200, api::ObjectToJson(*updated));
@@ -459,6 +541,9 @@ void ResourceApi::HandleObject(net::Request&& req, net::Responder r) {
   if (req.method == "PATCH") {
     auto patch = PatchOrAnswer(req, r, t.details);
     if (!patch) return;
+    if (Status s = auth::CheckTenantPatch(who, kind, *patch, /*status=*/false); !s.ok()) {
+      return SendError(r, s, t.details);
+    }
     auto patched = store_.Patch(kind, t.ns, t.name, *patch);
     if (!patched.ok()) return SendError(r, patched.status(), t.details);
     return SendJson(r, 200, api::ObjectToJson(*patched));
@@ -514,16 +599,28 @@ void ResourceApi::HandleStatus(net::Request&& req, net::Responder r) {
         fmt::format("request body is {} bytes; the limit is {}", req.body.size(), max_body_bytes_),
         t.details);
   }
+  const base::Principal& who = auth::CallerOf(req);
+  if (Status s = auth::CheckTenantScope(
+          who, kind, t.ns, t.name, req.method == "GET" ? auth::Verb::kRead : auth::Verb::kWrite);
+      !s.ok()) {
+    return SendError(r, s, t.details);
+  }
   Result<api::Object> result = InternalError("unreachable");
   if (req.method == "GET") {
     result = store_.Get(kind, t.ns, t.name);
   } else if (req.method == "PUT") {
     auto obj = DecodeObject(req, t);
     if (!obj.ok()) return SendError(r, obj.status(), t.details);
+    if (Status s = CheckUpdateAgainstStore(store_, who, kind, t, *obj, /*status=*/true); !s.ok()) {
+      return SendError(r, s, t.details);
+    }
     result = store_.Update(std::move(*obj), store::Subresource::kStatus);
   } else {
     auto patch = PatchOrAnswer(req, r, t.details);
     if (!patch) return;
+    if (Status s = auth::CheckTenantPatch(who, kind, *patch, /*status=*/true); !s.ok()) {
+      return SendError(r, s, t.details);
+    }
     result = store_.Patch(kind, t.ns, t.name, *patch, store::Subresource::kStatus);
   }
   if (!result.ok()) return SendError(r, result.status(), t.details);
@@ -538,6 +635,12 @@ void ResourceApi::HandleScale(net::Request&& req, net::Responder r) {
   if (!kind.scale_subresource) {
     return SendStatus(r, 404, "NotFound",
                       fmt::format("{} has no scale subresource", kind.Resource()), t.details);
+  }
+  if (Status s =
+          auth::CheckTenantScope(auth::CallerOf(req), kind, t.ns, t.name,
+                                 req.method == "GET" ? auth::Verb::kRead : auth::Verb::kWrite);
+      !s.ok()) {
+    return SendError(r, s, t.details);
   }
   auto current = store_.Get(kind, t.ns, t.name);
   if (!current.ok()) return SendError(r, current.status(), t.details);

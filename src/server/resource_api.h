@@ -5,6 +5,8 @@
 #include <set>
 
 #include "api/kinds.h"
+#include "api/sandbox_secrets.h"
+#include "controller/quota_gate.h"
 #include "net/router.h"
 #include "store/store.h"
 
@@ -26,7 +28,10 @@ namespace warren::server {
 // dispatch thread.
 class ResourceApi {
  public:
-  ResourceApi(store::Store& store, const api::KindRegistry& kinds, size_t max_body_bytes);
+  // `quota` (may be null: none) judges every Sandbox created here.
+  ResourceApi(store::Store& store, const api::KindRegistry& kinds,
+              const api::SandboxSecrets& secrets, controller::QuotaGate* quota,
+              size_t max_body_bytes);
   ~ResourceApi();
 
   void Register(net::Router& router);
@@ -44,8 +49,15 @@ class ResourceApi {
   void StartWatch(const api::KindInfo& kind, const std::string& ns, net::Request& req,
                   net::Responder& responder);
 
+  // A Sandbox created here gets an envd access token (sealed) when it has none, so it is closed
+  // from birth like every other; its owner reads the token with E2B's connect. Its sandbox id,
+  // when the caller chose one, must not be another object's.
+  Status PrepareSandbox(api::Object& sandbox);
+
   store::Store& store_;
   const api::KindRegistry& kinds_;
+  const api::SandboxSecrets& secrets_;
+  controller::QuotaGate* const quota_;
   size_t max_body_bytes_;
   std::mutex mu_;
   std::set<std::shared_ptr<WatchSession>> watches_;  // guarded by mu_

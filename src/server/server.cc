@@ -8,6 +8,10 @@
 
 #include "api/json.h"
 #include "base/log.h"
+#include "base/small_file.h"
+#include "base/strings.h"
+#include "obs/metrics_route.h"
+#include "server/auth/route_guard.h"
 #include "server/resource_api.h"
 #include "server/version.h"
 
@@ -32,8 +36,18 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
   store_options.path = server->options_.data_dir + "/store.db";
   store_options.sync = server->options_.store_sync;
   ASSIGN_OR_RETURN(server->store_, store::SqliteStore::Open(store_options, *server->kinds_));
-  server->resources_ = std::make_unique<ResourceApi>(*server->store_, *server->kinds_,
-                                                     server->options_.max_request_body_bytes);
+  std::string key_dir = server->options_.key_dir.empty() ? server->options_.data_dir + "/auth"
+                                                         : server->options_.key_dir;
+  ASSIGN_OR_RETURN(server->keys_, auth::KeyStore::Open(key_dir));
+  ASSIGN_OR_RETURN(base::SealedBox box, base::SealedBox::LoadOrCreate(key_dir + "/seal.key"));
+  server->secrets_ = std::make_unique<api::SandboxSecrets>(std::move(box));
+  ASSIGN_OR_RETURN(auto quota,
+                   quota::QuotaService::Create(*server->store_, server->options_.quota));
+  server->quota_ = quota.get();
+  server->components_.push_back(std::move(quota));
+  server->resources_ =
+      std::make_unique<ResourceApi>(*server->store_, *server->kinds_, *server->secrets_,
+                                    server->quota_, server->options_.max_request_body_bytes);
   server->resources_->Register(server->router_);
   server->AddBuiltinRoutes();
   return server;
@@ -50,6 +64,13 @@ void Server::AddBuiltinRoutes() {
       }
     }
     r.Send(net::Response::Text(200, "ok"));
+  });
+  // Who the presented key is (the CLI's default namespace is the key's team).
+  router_.Add("GET", "/whoami", [](net::Request&& req, net::Responder r) {
+    const auth::Principal& who = auth::CallerOf(req);
+    api::Json body = {
+        {"keyId", who.key_id}, {"name", who.key_name}, {"team", who.team}, {"admin", who.admin}};
+    r.Send(net::Response::Json(200, api::DumpJson(body)));
   });
   router_.Add("GET", "/version", [](net::Request&&, net::Responder r) {
     std::string v(Version());
@@ -80,6 +101,7 @@ Status Server::Start() {
     }
     log->info("component started name={}", c.name());
   }
+  auth::GuardRoutes(router_, keys_);
   net::ServerOptions http;
   http.address = options_.address;
   http.port = options_.port;
@@ -92,16 +114,51 @@ Status Server::Start() {
         fmt::format("listen on {}:{}", options_.address, options_.port));
   }
   http_ = std::move(*started);
+  if (Status s = StartMetricsListener(); !s.ok()) {
+    Stop(std::chrono::milliseconds(0));
+    return s;
+  }
   log->info("serving address={}:{} data_dir={} version={}", options_.address, http_->port(),
             options_.data_dir, Version());
   return Status::Ok();
 }
 
+Status Server::StartMetricsListener() {
+  if (options_.metrics_address.empty()) return Status::Ok();
+  const std::string& a = options_.metrics_address;
+  auto colon = a.rfind(':');
+  auto port = colon == std::string::npos ? std::nullopt : base::ParseInt64(a.substr(colon + 1));
+  if (!port || *port < 0 || *port > 65535) {
+    return InvalidArgumentError(
+        fmt::format("metrics address \"{}\" must be host:port (port 0-65535)", a));
+  }
+  net::Router router;
+  obs::AddMetricsRoute(router);
+  net::ServerOptions http;
+  http.address = a.substr(0, colon);
+  http.port = static_cast<uint16_t>(*port);
+  http.loop_threads = 1;
+  http.blocking_threads = 1;
+  auto started = net::HttpServer::Start(http, std::move(router));
+  if (!started.ok()) return started.status().WithPrefix(fmt::format("listen on {} (metrics)", a));
+  metrics_http_ = std::move(*started);
+  if (*port == 0) {
+    RETURN_IF_ERROR(base::WriteFileAtomically(options_.data_dir + "/metrics.port",
+                                              fmt::format("{}\n", metrics_http_->port())));
+  }
+  base::Logger("server")->info("metrics without a key on {}:{}", http.address,
+                               metrics_http_->port());
+  return Status::Ok();
+}
+
 uint16_t Server::port() const { return http_ ? http_->port() : 0; }
+
+uint16_t Server::metrics_port() const { return metrics_http_ ? metrics_http_->port() : 0; }
 
 void Server::Stop(std::chrono::milliseconds grace) {
   if (stopped_) return;
   stopped_ = true;
+  if (metrics_http_) metrics_http_->Shutdown(std::chrono::milliseconds(0));
   if (http_) http_->Shutdown(grace);
   if (resources_) resources_->Shutdown();
   while (started_components_ > 0) {
@@ -110,6 +167,7 @@ void Server::Stop(std::chrono::milliseconds grace) {
     base::Logger("server")->info("component stopped name={}", c.name());
   }
   http_.reset();
+  metrics_http_.reset();
 }
 
 }  // namespace warren::server

@@ -7,10 +7,13 @@
 #include <vector>
 
 #include "api/kinds.h"
+#include "api/sandbox_secrets.h"
 #include "base/result.h"
 #include "net/http_server.h"
 #include "net/router.h"
+#include "server/auth/key_store.h"
 #include "server/component.h"
+#include "server/quota/quota_service.h"
 #include "store/sqlite_store.h"
 
 namespace warren::server {
@@ -26,10 +29,20 @@ struct ServerOptions {
   int blocking_threads = 32;                 // resource handlers block on the store
   size_t max_request_body_bytes = 3u << 20;  // larger → 413, as the Kubernetes API server
   const api::KindRegistry* kinds = nullptr;  // nullptr = api::BuiltinKinds()
+  std::string key_dir;                       // the API keys; empty = <data_dir>/auth
+  // Per-team quota: the ledger (embedded, or Redis) and its anti-drift (quota/quota_service.h).
+  quota::QuotaOptions quota;
+  // A second listener serving only GET /metrics, without a key, for a Prometheus on the same
+  // host or network ("host:port"; port 0 = ephemeral, written to <data_dir>/metrics.port).
+  // Empty = none (the main listener's /metrics, behind an admin key, is always there).
+  std::string metrics_address;
 };
 
-// `warren server`: the object store, the resource REST API (server/resource_api.h), /healthz,
-// /readyz, /version, plus whatever other modules add. Adding a part is one call before Start:
+// `warren server`: the object store, the API keys, the resource REST API
+// (server/resource_api.h), /healthz, /readyz, /version, plus whatever other modules add. Every
+// route but the health checks needs an API key (auth/route_guard.h): Start puts the check in
+// front of whatever the router holds by then, so a module's routes need no code of their own
+// for it and read the caller with auth::CallerOf. Adding a part is one call before Start:
 //   server->router().Add("POST", "/sandboxes", handler, {.blocking = true});   // routes
 //   server->AddComponent(std::make_unique<SandboxSetController>(server->store()));
 // Lifecycle: Create → (router/AddComponent) → Start → Stop. Not thread-safe until started;
@@ -43,6 +56,14 @@ class Server {
   net::Router& router() { return router_; }
   store::Store& store() { return *store_; }
   store::SqliteStore& sqlite_store() { return *store_; }
+  auth::KeyStore& keys() { return *keys_; }
+  // Seals and opens the secrets kept on Sandbox objects, with this install's key
+  // (<key_dir>/seal.key, made on first start).
+  const api::SandboxSecrets& secrets() const { return *secrets_; }
+  // Every path that makes a Sandbox reserves through it (the first component to start).
+  quota::QuotaService& quota() { return *quota_; }
+  // The key store for handlers that keep it (shared with the router's guard).
+  const std::shared_ptr<auth::KeyStore>& shared_keys() { return keys_; }
   const api::KindRegistry& kinds() const { return *kinds_; }
   const ServerOptions& options() const { return options_; }
 
@@ -52,21 +73,28 @@ class Server {
   Status Start();
   // The bound port (after Start).
   uint16_t port() const;
+  // The metrics listener's bound port (after Start); 0 when there is none.
+  uint16_t metrics_port() const;
   // Stops serving (requests in flight get `grace`), then the components in reverse order.
   void Stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
 
  private:
   explicit Server(ServerOptions options);
   void AddBuiltinRoutes();
+  Status StartMetricsListener();
 
   ServerOptions options_;
   const api::KindRegistry* kinds_;
   std::unique_ptr<store::SqliteStore> store_;
+  std::shared_ptr<auth::KeyStore> keys_;
+  std::unique_ptr<api::SandboxSecrets> secrets_;
+  quota::QuotaService* quota_ = nullptr;  // owned by components_
   std::unique_ptr<ResourceApi> resources_;
   net::Router router_;
   std::vector<std::unique_ptr<Component>> components_;
   size_t started_components_ = 0;
   std::unique_ptr<net::HttpServer> http_;
+  std::unique_ptr<net::HttpServer> metrics_http_;
   bool stopped_ = false;
 };
 

@@ -29,7 +29,7 @@ bool IsProtectedAnnotation(const std::string& key) {
                                                    annotations::kUpdatedMetadataInClaim,
                                                    pool_annotations::kClaimPending,
                                                    pool_annotations::kRecycling};
-  return kProtected.contains(key);
+  return kProtected.contains(key) || key.starts_with(annotations::kSecretPrefix);
 }
 
 // Annotations a claim sets that a recycle removes (the reference's AnnotationsClearedOnRecycle
@@ -40,6 +40,8 @@ const char* const kClaimAnnotations[] = {
     annotations::kClaimTimestamp,
     annotations::kInitRuntimeRequest,
     annotations::kRuntimeAccessToken,
+    annotations::kSealedInitRequest,
+    annotations::kSealedAccessToken,
     annotations::kRuntimeUrl,
     annotations::kUpdatedMetadataInClaim,
     annotations::kCleanup,
@@ -61,7 +63,8 @@ std::string InitBody(const ClaimRequest& request) {
 }
 
 void ApplyClaim(api::Object& sandbox, const ClaimRequest& request, const std::string& lock,
-                base::WallTime now, base::WallTime pending_deadline) {
+                base::WallTime now, base::WallTime pending_deadline,
+                const api::SandboxSecrets& secrets) {
   auto& meta = sandbox.metadata;
   meta.owner_references = request.owner_references;
   api::Json added = {{"labels", api::Json::array()}, {"annotations", api::Json::array()}};
@@ -80,28 +83,22 @@ void ApplyClaim(api::Object& sandbox, const ClaimRequest& request, const std::st
   meta.annotations[annotations::kClaimTimestamp] = base::FormatRfc3339Millis(now);
   meta.annotations[pool_annotations::kClaimPending] = base::FormatRfc3339Millis(pending_deadline);
   if (!request.owner.empty()) meta.annotations[annotations::kOwner] = request.owner;
-  if (!request.access_token.empty()) {
-    meta.annotations[annotations::kRuntimeAccessToken] = request.access_token;
-  }
-  if (!request.skip_init) meta.annotations[annotations::kInitRuntimeRequest] = InitBody(request);
+  if (!request.access_token.empty()) secrets.SetAccessToken(sandbox, request.access_token);
+  if (!request.skip_init) secrets.SetInitRequest(sandbox, InitBody(request));
   meta.annotations[annotations::kUpdatedMetadataInClaim] = api::DumpJson(added);
   api::Json& spec = sandbox.spec();
   if (request.shutdown_time) spec["shutdownTime"] = base::FormatRfc3339(*request.shutdown_time);
   if (request.pause_time) spec["pauseTime"] = base::FormatRfc3339(*request.pause_time);
 }
 
-void ForgetClaimant(api::Object& sandbox) {
-  sandbox.metadata.annotations.erase(annotations::kRuntimeAccessToken);
-  sandbox.metadata.annotations.erase(annotations::kInitRuntimeRequest);
+void SetPoolToken(api::Object& sandbox, const std::string& token,
+                  const api::SandboxSecrets& secrets) {
+  secrets.SetAccessToken(sandbox, token);
+  secrets.SetInitRequest(sandbox, api::DumpJson({{"accessToken", token}}));
 }
 
-void SetPoolToken(api::Object& sandbox, const std::string& token) {
-  sandbox.metadata.annotations[annotations::kRuntimeAccessToken] = token;
-  sandbox.metadata.annotations[annotations::kInitRuntimeRequest] =
-      api::DumpJson({{"accessToken", token}});
-}
-
-void ResetForPool(api::Object& sandbox, const api::Object& set, const std::string& pool_token) {
+void ResetForPool(api::Object& sandbox, const api::Object& set, const std::string& pool_token,
+                  const api::SandboxSecrets& secrets) {
   auto& meta = sandbox.metadata;
   auto recorded = meta.annotations.find(annotations::kUpdatedMetadataInClaim);
   if (recorded != meta.annotations.end()) {
@@ -129,7 +126,7 @@ void ResetForPool(api::Object& sandbox, const api::Object& set, const std::strin
   spec.erase("shutdownTime");
   spec.erase("pauseTime");
   if (spec.contains("paused")) spec["paused"] = false;
-  if (!pool_token.empty()) SetPoolToken(sandbox, pool_token);
+  if (!pool_token.empty()) SetPoolToken(sandbox, pool_token, secrets);
 }
 
 }  // namespace warren::controller::claim

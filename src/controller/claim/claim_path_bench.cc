@@ -9,6 +9,7 @@
 #include "controller/claim/pool_claimer.h"
 #include "controller/sandboxset_member.h"
 #include "controller/sandboxset_revision.h"
+#include "controller/testing/pool_fixture.h"
 #include "store/testing/objects.h"
 #include "store/testing/temp_store.h"
 
@@ -47,7 +48,7 @@ struct Fixture {
 
 void BM_PoolClaim(benchmark::State& state) {
   Fixture f;
-  PoolInformers informers(f.store.store());
+  PoolInformers informers(f.store.store(), controller::testing::TestSecrets());
   PoolClaimer claimer(informers, nullptr, nullptr);
   CHECK_OK(informers.Start());
   ClaimRequest req;

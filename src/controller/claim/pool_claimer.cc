@@ -142,8 +142,8 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
     }
     api::Object claimed = *member;
     // A recycled member holds a secret pool token: envd wants it to accept the new one.
-    std::string pool_token = Annotation(claimed, annotations::kRuntimeAccessToken);
-    ApplyClaim(claimed, request, lock, clock_.Now(), pending_deadline);
+    std::string pool_token = informers_.secrets().AccessToken(claimed).value_or("");
+    ApplyClaim(claimed, request, lock, clock_.Now(), pending_deadline, informers_.secrets());
     auto written = store_.Update(std::move(claimed));
     if (!written.ok()) {
       StatusCode code = written.status().code();
@@ -186,8 +186,12 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
     }
   }
   api::Object fresh = MakeMember(set, revision);
-  ApplyClaim(fresh, request, lock, clock_.Now(), pending_deadline);
+  // Named now: the quota reservation and the sealed secrets are bound to the name.
+  fresh.metadata.name = fresh.metadata.generate_name + base::GenerateNameSuffix();
+  ApplyClaim(fresh, request, lock, clock_.Now(), pending_deadline, informers_.secrets());
+  ASSIGN_OR_RETURN(QuotaReservation reservation, QuotaReservation::Take(options_.quota, fresh));
   ASSIGN_OR_RETURN(auto created, store_.Create(std::move(fresh)));
+  reservation.Keep();
   std::string ns = created.metadata.namespace_, name = created.metadata.name;
 
   auto wait = std::min(Remaining(deadline), request.wait_ready_timeout);
@@ -410,8 +414,8 @@ int PoolClaimer::RollBackAbandonedClaims() {
 
 Status PoolClaimer::ResolveAbandoned(const api::Object& sandbox, base::WallTime now) {
   auto log = base::Logger("controller");
-  std::string token = Annotation(sandbox, annotations::kRuntimeAccessToken);
-  std::string init = Annotation(sandbox, annotations::kInitRuntimeRequest);
+  std::string token = informers_.secrets().AccessToken(sandbox).value_or("");
+  std::string init = informers_.secrets().InitRequest(sandbox).value_or("");
   // Only claims whose commit was taken off the response path can have been answered while
   // pending; they carry their token in the /init body, and envd holds it once /init ran.
   bool answerable =
@@ -462,7 +466,7 @@ Status PoolClaimer::RollBack(const api::Object& sandbox) {
   }
   if (can_return) {
     api::Object back = sandbox;
-    ResetForPool(back, *set, "");
+    ResetForPool(back, *set, "", informers_.secrets());
     auto written = store_.Update(std::move(back));
     if (written.ok()) return Status::Ok();
     if (written.status().code() == StatusCode::kAborted) return written.status();  // next pass

@@ -17,6 +17,7 @@
 #include "controller/claim/pool_index.h"
 #include "controller/claim/sandbox_connector.h"
 #include "controller/pool_informers.h"
+#include "controller/quota_gate.h"
 
 namespace warren::controller::claim {
 
@@ -27,6 +28,9 @@ struct PoolClaimerOptions {
   // still working never has its claim rolled back under it.
   std::chrono::milliseconds pending_grace{5000};
   std::chrono::milliseconds janitor_period{1000};
+  // A claim that has to create (createOnNoStock) reserves its sandbox here. Borrowed; null =
+  // no quota.
+  QuotaGate* quota = nullptr;
 };
 
 // The claim fast path (contracts.md "Claims", reference §3.9):

@@ -8,11 +8,13 @@
 #include <thread>
 
 #include "api/kinds.h"
+#include "api/object_codec.h"
 #include "api/types/labels.h"
 #include "base/time_format.h"
 #include "controller/claim/claim_metadata.h"
 #include "controller/sandboxset_controller.h"
 #include "controller/testing/eventually.h"
+#include "controller/testing/pool_fixture.h"
 #include "controller/testing/pool_test_node.h"
 #include "obs/metrics.h"
 #include "store/testing/objects.h"
@@ -29,7 +31,8 @@ using controller::testing::Eventually;
 // One server's worth of pool machinery over a shared store.
 struct PoolStack {
   explicit PoolStack(store::Store& store, bool with_controller = true)
-      : informers(store), claimer(informers, nullptr, [this](const api::Object& s) {
+      : informers(store, controller::testing::TestSecrets()),
+        claimer(informers, nullptr, [this](const api::Object& s) {
           std::lock_guard lock(mu);
           routed.push_back(s.metadata.name);
         }) {
@@ -104,11 +107,16 @@ TEST_F(PoolClaimerTest, AClaimDetachesOneMemberAndCommitsIt) {
   EXPECT_EQ(s.metadata.labels.at("app"), "agent");
   EXPECT_EQ(s.metadata.annotations.at("e2b.dev/metadata-user"), "alice");
   EXPECT_EQ(s.metadata.annotations.at(annotations::kOwner), "team-a");
-  EXPECT_EQ(s.metadata.annotations.at(annotations::kRuntimeAccessToken), "tok-team-a");
+  const api::SandboxSecrets& secrets = controller::testing::TestSecrets();
+  EXPECT_EQ(*secrets.AccessToken(s), "tok-team-a");
+  // Sealed: a reader of the object does not see the token or the env.
+  std::string text = api::ObjectToJsonText(s);
+  EXPECT_EQ(text.find("tok-team-a"), std::string::npos);
+  EXPECT_EQ(text.find("bar"), std::string::npos);
   EXPECT_FALSE(s.metadata.annotations.at(annotations::kLock).empty());
   EXPECT_TRUE(base::ParseRfc3339(s.metadata.annotations.at(annotations::kClaimTimestamp)));
   EXPECT_FALSE(s.metadata.annotations.contains(pool_annotations::kClaimPending));
-  auto init = api::ParseJson(s.metadata.annotations.at(annotations::kInitRuntimeRequest));
+  auto init = api::ParseJson(*secrets.InitRequest(s));
   ASSERT_TRUE(init.ok());
   EXPECT_EQ((*init)["envVars"]["FOO"], "bar");
   EXPECT_EQ((*init)["accessToken"], "tok-team-a");
@@ -234,7 +242,8 @@ TEST_F(PoolClaimerTest, AnAbandonedClaimGoesBackToItsPool) {
   ClaimRequest req = Request("py", "ghost");
   req.labels = {{"user-label", "x"}};
   auto long_ago = base::RealClock().Now() - 1h;
-  ApplyClaim(m, req, "lock-of-a-dead-process", long_ago, base::RealClock().Now() + 1h);
+  ApplyClaim(m, req, "lock-of-a-dead-process", long_ago, base::RealClock().Now() + 1h,
+             controller::testing::TestSecrets());
   ASSERT_TRUE(store_->Update(m).ok());
   ASSERT_TRUE(Eventually([&] { return stack_->claimer.RollBackAbandonedClaims() == 1; }));
 
@@ -243,8 +252,8 @@ TEST_F(PoolClaimerTest, AnAbandonedClaimGoesBackToItsPool) {
   EXPECT_FALSE(back.metadata.labels.contains("user-label"));
   ASSERT_NE(back.ControllerRef(), nullptr);
   EXPECT_EQ(back.ControllerRef()->name, "py");
-  for (const char* key : {annotations::kLock, annotations::kOwner, annotations::kRuntimeAccessToken,
-                          annotations::kInitRuntimeRequest, pool_annotations::kClaimPending}) {
+  for (const char* key : {annotations::kLock, annotations::kOwner, annotations::kSealedAccessToken,
+                          annotations::kSealedInitRequest, pool_annotations::kClaimPending}) {
     EXPECT_FALSE(back.metadata.annotations.contains(key)) << key;
   }
   ASSERT_TRUE(Eventually([&] { return stack_->claimer.index().Available("default", "py") == 2; }));
@@ -256,7 +265,7 @@ TEST_F(PoolClaimerTest, AClaimStillWithinItsDeadlineIsLeftAlone) {
   api::Object m = members->items[0];
   // Claimed now by another live server (not this one's claim): its deadline rules.
   ApplyClaim(m, Request("py", "other"), "lock-of-another-server", base::RealClock().Now() + 60s,
-             base::RealClock().Now() + 1h);
+             base::RealClock().Now() + 1h, controller::testing::TestSecrets());
   ASSERT_TRUE(store_->Update(m).ok());
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(stack_->claimer.RollBackAbandonedClaims(), 0);

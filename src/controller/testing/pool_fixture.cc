@@ -5,8 +5,13 @@
 
 namespace warren::controller::testing {
 
+const api::SandboxSecrets& TestSecrets() {
+  static const api::SandboxSecrets secrets = api::SandboxSecrets::ForTesting();
+  return secrets;
+}
+
 PoolControllerTest::PoolControllerTest()
-    : informers_(std::make_unique<PoolInformers>(store_.store())),
+    : informers_(std::make_unique<PoolInformers>(store_.store(), TestSecrets())),
       sets_(std::make_unique<SandboxSetController>(*informers_, nullptr)),
       claimer_(std::make_unique<claim::PoolClaimer>(*informers_, nullptr, nullptr)) {}
 

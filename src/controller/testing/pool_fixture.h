@@ -6,6 +6,7 @@
 #include <string>
 
 #include "api/object.h"
+#include "api/sandbox_secrets.h"
 #include "base/status.h"
 #include "controller/claim/pool_claimer.h"
 #include "controller/pool_informers.h"
@@ -14,6 +15,9 @@
 #include "store/testing/temp_store.h"
 
 namespace warren::controller::testing {
+
+// The secrets every pool test seals with (one fixed test key).
+const api::SandboxSecrets& TestSecrets();
 
 // A gtest fixture for controllers that work on warm pools: one server's pool machinery over a
 // temporary store, as the server wires it: pool informers, the SandboxSet controller and a pool

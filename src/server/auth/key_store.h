@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/principal.h"
 #include "base/result.h"
 
 namespace warren::server::auth {
@@ -26,14 +27,8 @@ struct ApiKeyRecord {
   base::WallTime created_at{};
 };
 
-// Who a request is: the key it presented. A team maps to the namespace of the same name; an
-// admin key creates in its team's namespace and sees every namespace.
-struct Principal {
-  std::string key_id;
-  std::string key_name;
-  std::string team;
-  bool admin = false;
-};
+// Who a request is: the key it presented (base/principal.h, so that HTTP requests can carry it).
+using Principal = base::Principal;
 
 struct NewKeyOptions {
   std::string team;  // an RFC 1123 label (it names a namespace)

@@ -89,16 +89,16 @@ net::Response DeleteKey(auth::KeyStore& keys, const auth::Principal& who,
 }  // namespace
 
 void RegisterApiKeyRoutes(net::Router& router, std::shared_ptr<auth::KeyStore> keys) {
-  auth::KeyStore* k = keys.get();
   AddAuthedRoute(
-      router, "GET", "/api-keys", "list_api_keys", keys, kMaxBody,
-      [k](const auth::Principal& who, const net::Request&) { return ListKeys(*k, who); });
-  AddAuthedRoute(
-      router, "POST", "/api-keys", "create_api_key", keys, kMaxBody,
-      [k](const auth::Principal& who, const net::Request& req) { return CreateKey(*k, who, req); });
-  AddAuthedRoute(router, "DELETE", "/api-keys/{id}", "delete_api_key", keys, kMaxBody,
-                 [k](const auth::Principal& who, const net::Request& req) {
-                   return DeleteKey(*k, who, req.PathParam("id"));
+      router, "GET", "/api-keys", "list_api_keys", kMaxBody,
+      [keys](const auth::Principal& who, const net::Request&) { return ListKeys(*keys, who); });
+  AddAuthedRoute(router, "POST", "/api-keys", "create_api_key", kMaxBody,
+                 [keys](const auth::Principal& who, const net::Request& req) {
+                   return CreateKey(*keys, who, req);
+                 });
+  AddAuthedRoute(router, "DELETE", "/api-keys/{id}", "delete_api_key", kMaxBody,
+                 [keys](const auth::Principal& who, const net::Request& req) {
+                   return DeleteKey(*keys, who, req.PathParam("id"));
                  });
 }
 

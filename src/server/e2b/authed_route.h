@@ -1,7 +1,6 @@
 #pragma once
 
 #include <functional>
-#include <memory>
 #include <string_view>
 
 #include "net/router.h"
@@ -9,16 +8,16 @@
 
 namespace warren::server::e2b {
 
-// A handler that runs once the caller's API key checked out; returns the response to send.
+// A handler that runs for an authenticated caller; returns the response to send.
 using AuthedHandler =
     std::function<net::Response(const auth::Principal& who, const net::Request& req)>;
 
-// Adds a blocking route that authenticates X-API-Key first: a missing, malformed or unknown key
-// is answered 401 {"code":401,"message":...} without calling `handler`. Bodies above
-// `max_body_bytes` are refused with 413 before that. Every answer is counted and timed under
-// `operation` (e2b_metrics.h).
+// Adds a blocking E2B route. The server's route guard (auth/route_guard.h) has checked the
+// caller's X-API-Key before it runs (a missing, malformed or unknown key is answered 401
+// {"code":401,"message":...} without calling `handler`). Bodies above `max_body_bytes` are
+// refused with 413 before that. Every answer is counted and timed under `operation`
+// (e2b_metrics.h).
 void AddAuthedRoute(net::Router& router, std::string_view method, std::string_view pattern,
-                    std::string_view operation, std::shared_ptr<auth::KeyStore> keys,
-                    size_t max_body_bytes, AuthedHandler handler);
+                    std::string_view operation, size_t max_body_bytes, AuthedHandler handler);
 
 }  // namespace warren::server::e2b

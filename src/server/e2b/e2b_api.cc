@@ -13,7 +13,6 @@ namespace {
 
 struct Context {
   std::shared_ptr<SandboxService> service;
-  std::shared_ptr<auth::KeyStore> keys;
 };
 
 net::Response Json(int status, std::string body) {
@@ -22,8 +21,8 @@ net::Response Json(int status, std::string body) {
 
 void Add(net::Router& router, const char* method, const char* pattern, const char* operation,
          const std::shared_ptr<Context>& ctx, AuthedHandler handler) {
-  AddAuthedRoute(router, method, pattern, operation, ctx->keys,
-                 ctx->service->options().max_body_bytes, std::move(handler));
+  AddAuthedRoute(router, method, pattern, operation, ctx->service->options().max_body_bytes,
+                 std::move(handler));
 }
 
 std::string SandboxId(const net::Request& req) { return std::string(req.PathParam("id")); }
@@ -67,9 +66,8 @@ net::Response ConnectHandler(const Context& ctx, const auth::Principal& who,
 
 }  // namespace
 
-void RegisterE2bRoutes(net::Router& router, std::shared_ptr<SandboxService> service,
-                       std::shared_ptr<auth::KeyStore> keys) {
-  auto ctx = std::make_shared<Context>(Context{std::move(service), std::move(keys)});
+void RegisterE2bRoutes(net::Router& router, std::shared_ptr<SandboxService> service) {
+  auto ctx = std::make_shared<Context>(Context{std::move(service)});
   const E2bOptions& opts = ctx->service->options();
   TimeoutRules v1 = opts.v2_timeouts;
   v1.default_seconds = opts.v1_default_timeout_seconds;

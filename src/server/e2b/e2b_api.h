@@ -22,10 +22,9 @@ namespace warren::server::e2b {
 //   GET    /sandboxes/{id}/metrics                   200 [SandboxMetric]
 //   GET    /templates                                200 [Template]
 //   GET    /api-keys, POST /api-keys, DELETE /api-keys/{id}   key management (api_keys_api.h)
-// Every route but /health needs X-API-Key (401 otherwise). Errors are {"code","message"}.
-// Handlers run on the blocking pool. Thread-safe; shares ownership of the service and key
-// store with the router's handlers.
-void RegisterE2bRoutes(net::Router& router, std::shared_ptr<SandboxService> service,
-                       std::shared_ptr<auth::KeyStore> keys);
+// Every route but /health needs X-API-Key (401 otherwise; the server's route guard checks it).
+// Errors are {"code","message"}. Handlers run on the blocking pool. Thread-safe; shares
+// ownership of the service with the router's handlers.
+void RegisterE2bRoutes(net::Router& router, std::shared_ptr<SandboxService> service);
 
 }  // namespace warren::server::e2b

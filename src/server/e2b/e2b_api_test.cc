@@ -13,6 +13,7 @@
 
 #include "api/json.h"
 #include "api/kinds.h"
+#include "api/object_codec.h"
 #include "api/typed_codec.h"
 #include "api/types/sandbox.h"
 #include "base/ids.h"
@@ -295,10 +296,14 @@ TEST_F(E2bApiTest, CreateReturnsOnceReadyWithEveryRequiredField) {
 
   auto o = Object("alpha", id);
   ASSERT_TRUE(o);
-  const auto& ann = o->metadata.annotations;
-  EXPECT_EQ(ann.at("agents.kruise.io/runtime-access-token"), token);
+  // The token and the env vars are on the object, sealed: not readable by its readers.
+  const api::SandboxSecrets& secrets = server_->secrets();
+  EXPECT_EQ(*secrets.AccessToken(*o), token);
+  std::string text = api::ObjectToJsonText(*o);
+  EXPECT_EQ(text.find(token), std::string::npos) << text;
+  EXPECT_EQ(text.find("bar"), std::string::npos) << text;
   EXPECT_EQ(o->metadata.labels.at("agents.kruise.io/sandbox-id"), id);
-  auto init = api::ParseJson(ann.at("agents.kruise.io/init-runtime-request"));
+  auto init = api::ParseJson(*secrets.InitRequest(*o));
   ASSERT_TRUE(init.ok());
   EXPECT_EQ((*init)["envVars"]["FOO"], "bar");
   EXPECT_EQ((*init)["accessToken"], token);
@@ -319,7 +324,8 @@ TEST_F(E2bApiTest, CreateReturnsOnceReadyWithEveryRequiredField) {
   EXPECT_EQ(info.body["state"], "running");
   EXPECT_EQ(info.body["metadata"]["my key"], "a&b=c");
   EXPECT_EQ(info.body["lifecycle"]["onTimeout"], "kill");
-  EXPECT_EQ(info.body["envdAccessToken"], token);
+  EXPECT_TRUE(info.body["envdAccessToken"].is_null())
+      << "only create and connect hand out the token: " << info.body.dump();
   EXPECT_EQ(routes_.changed.size(), 1u) << "the gateway hears of the new sandbox at once";
 }
 
@@ -451,8 +457,7 @@ TEST_F(E2bApiTest, PauseConnectAndTimeoutsFollowE2bSemantics) {
 
   Reply resumed = Call("POST", "/v2/sandboxes/" + id + "/connect", alpha_, R"({"timeout":90})");
   EXPECT_EQ(resumed.status, 201) << resumed.body.dump();
-  EXPECT_EQ(resumed.body["envdAccessToken"],
-            Object("alpha", id)->metadata.annotations.at("agents.kruise.io/runtime-access-token"))
+  EXPECT_EQ(resumed.body["envdAccessToken"], *server_->secrets().AccessToken(*Object("alpha", id)))
       << "the token survives pause and resume";
   EXPECT_EQ(Object("alpha", id)->status()["phase"], "Running");
   auto left = end_of() - base::RealClock().Now();

@@ -1,5 +1,6 @@
 #include "server/e2b/e2b_component.h"
 
+#include "api/kinds.h"
 #include "base/log.h"
 #include "envd/version.h"
 #include "server/e2b/api_keys_api.h"
@@ -8,33 +9,55 @@
 
 namespace warren::server::e2b {
 
-E2bComponent::E2bComponent(store::Store& store, std::shared_ptr<SandboxService> service,
+E2bComponent::E2bComponent(store::Store& store, const api::SandboxSecrets& secrets,
+                           std::shared_ptr<SandboxService> service,
                            std::shared_ptr<auth::KeyStore> keys)
-    : store_(store), service_(std::move(service)), keys_(std::move(keys)) {}
+    : store_(store), secrets_(secrets), service_(std::move(service)), keys_(std::move(keys)) {}
 
 Result<E2bComponent*> E2bComponent::Install(Server& server, E2bParts parts) {
-  std::string key_dir = parts.key_dir.empty() ? server.options().data_dir + "/auth" : parts.key_dir;
-  ASSIGN_OR_RETURN(std::unique_ptr<auth::KeyStore> opened, auth::KeyStore::Open(key_dir));
-  std::shared_ptr<auth::KeyStore> keys = std::move(opened);
+  std::shared_ptr<auth::KeyStore> keys = server.shared_keys();
   if (parts.options.response.envd_version.empty()) {
     // warren-envd implements exactly this version (envd/version.h is a constant, no link
     // dependency); the SDKs switch features on it.
     parts.options.response.envd_version = std::string(envd::kEnvdVersion);
   }
   base::Clock& clock = parts.clock ? *parts.clock : base::RealClock();
-  auto service = std::make_shared<SandboxService>(server.store(), parts.node, parts.routes, clock,
-                                                  std::move(parts.options));
+  auto service = std::make_shared<SandboxService>(server.store(), server.secrets(), parts.node,
+                                                  parts.routes, clock, std::move(parts.options));
   service->SetClaimer(parts.claimer);
-  RegisterE2bRoutes(server.router(), service, keys);
+  service->SetQuota(&server.quota());
+  RegisterE2bRoutes(server.router(), service);
   RegisterApiKeyRoutes(server.router(), keys);
   std::unique_ptr<E2bComponent> component(
-      new E2bComponent(server.store(), std::move(service), std::move(keys)));
+      new E2bComponent(server.store(), server.secrets(), std::move(service), std::move(keys)));
   E2bComponent* raw = component.get();
   server.AddComponent(std::move(component));
   return raw;
 }
 
+namespace {
+
+// Sandboxes written before secrets were sealed carry envd's token and the /init body in plain
+// text: seal them once, at start, before anything serves them.
+Status SealPlainTextSecrets(store::Store& store, const api::SandboxSecrets& secrets) {
+  ASSIGN_OR_RETURN(auto list, store.List(api::SandboxKind(), {}));
+  int sealed = 0;
+  for (api::Object& o : list.items) {
+    if (!secrets.SealPlainText(o)) continue;
+    auto updated = store.Update(std::move(o));
+    // Changed meanwhile (the node's status): the next start seals it.
+    if (!updated.ok() && updated.status().code() != StatusCode::kAborted) return updated.status();
+    sealed += updated.ok();
+  }
+  if (sealed > 0)
+    base::Logger("e2b")->info("sealed the plain-text secrets of {} sandboxes", sealed);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status E2bComponent::Start() {
+  RETURN_IF_ERROR(SealPlainTextSecrets(store_, secrets_));
   const E2bOptions& o = service_->options();
   RETURN_IF_ERROR(
       EnsureTemplate(store_, o.shared_namespace, o.base_template, o.base_image, o.base_workdir));

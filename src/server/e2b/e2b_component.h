@@ -22,11 +22,9 @@ struct E2bParts {
   controller::claim::Claimer* claimer = nullptr;
   base::Clock* clock = nullptr;  // null = the real clock
   E2bOptions options;
-  // Where the API keys live; empty = "<data_dir>/auth".
-  std::string key_dir;
 };
 
-// The E2B API as a part of `warren server`: Install opens the key store, registers the routes
+// The E2B API as a part of `warren server`: Install registers the routes
 // (e2b_api.h, api_keys_api.h) and adds this component, whose Start makes sure the built-in
 // `base` template exists. Owned by the server; the service and key store are shared with the
 // router's handlers. Thread-safe after Start.
@@ -48,10 +46,11 @@ class E2bComponent : public Component {
   auth::KeyStore& keys() { return *keys_; }
 
  private:
-  E2bComponent(store::Store& store, std::shared_ptr<SandboxService> service,
-               std::shared_ptr<auth::KeyStore> keys);
+  E2bComponent(store::Store& store, const api::SandboxSecrets& secrets,
+               std::shared_ptr<SandboxService> service, std::shared_ptr<auth::KeyStore> keys);
 
   store::Store& store_;
+  const api::SandboxSecrets& secrets_;
   std::shared_ptr<SandboxService> service_;
   std::shared_ptr<auth::KeyStore> keys_;
 };

@@ -11,8 +11,8 @@
 namespace warren::server::e2b {
 
 // The body of envd's POST /init (src/envd/README.md): env vars every later process gets, the
-// access token the SDK must present, and the default user. Kept on the Sandbox as annotation
-// agents.kruise.io/init-runtime-request and replayed after a resume or a restart.
+// access token the SDK must present, and the default user. Kept on the Sandbox, sealed
+// (api/sandbox_secrets.h), and replayed after a resume or a restart.
 std::string MakeInitBody(const std::map<std::string, std::string>& env_vars,
                          std::string_view access_token, std::string_view default_user);
 

@@ -67,7 +67,6 @@ Result<SandboxRecord> RecordFromObject(const api::Object& o) {
   r.uid = o.metadata.uid;
   r.resource_version = o.metadata.resource_version;
   r.owner = std::string(Get(ann, api::annotations::kOwner));
-  r.access_token = std::string(Get(ann, api::annotations::kRuntimeAccessToken));
   r.auto_pause = Get(ann, kAutoPauseAnnotation) == "true";
   r.auto_resume = Get(ann, kAutoResumeAnnotation) == "true";
   r.pool_member = !Get(labels, api::labels::kSandboxPool).empty() &&

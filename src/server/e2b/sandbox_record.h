@@ -36,6 +36,8 @@ struct SandboxRecord {
   bool ready = false;
   std::string message;  // why it failed, when it did
   std::map<std::string, std::string> metadata;
+  // envd's token: set only for the create and connect answers (the one place E2B's contract
+  // returns it); RecordFromObject never reads it (it is sealed on the object).
   std::string access_token;
   bool auto_pause = false;
   bool auto_resume = false;

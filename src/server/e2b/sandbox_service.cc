@@ -40,11 +40,6 @@ Status NotFound(std::string_view id) {
 // Whether `who` may see an object in `ns`.
 bool Sees(const auth::Principal& who, std::string_view ns) { return who.admin || who.team == ns; }
 
-std::string Annotation(const api::Object& o, const char* key) {
-  auto it = o.metadata.annotations.find(key);
-  return it == o.metadata.annotations.end() ? "" : it->second;
-}
-
 // The timer an E2B timeout drives: pauseTime with autoPause, else shutdownTime.
 std::optional<base::WallTime>& ActiveTimer(api::SandboxSpec& spec, bool auto_pause) {
   return auto_pause ? spec.pause_time : spec.shutdown_time;
@@ -70,9 +65,21 @@ Result<bool> ReadyCheck(const api::Object& o) {
 
 }  // namespace
 
-SandboxService::SandboxService(store::Store& store, NodeAccess* node, RouteNotifier* routes,
-                               base::Clock& clock, E2bOptions options)
-    : store_(store), node_(node), routes_(routes), clock_(clock), options_(std::move(options)) {}
+SandboxService::SandboxService(store::Store& store, const api::SandboxSecrets& secrets,
+                               NodeAccess* node, RouteNotifier* routes, base::Clock& clock,
+                               E2bOptions options)
+    : store_(store),
+      secrets_(secrets),
+      node_(node),
+      routes_(routes),
+      clock_(clock),
+      options_(std::move(options)) {}
+
+Result<SandboxRecord> SandboxService::RecordWithToken(const api::Object& sandbox) const {
+  ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(sandbox));
+  ASSIGN_OR_RETURN(r.access_token, secrets_.AccessToken(sandbox));
+  return r;
+}
 
 SandboxService::~SandboxService() = default;
 
@@ -145,9 +152,9 @@ Result<api::Object> SandboxService::WaitReady(const api::Object& sandbox,
 
 Status SandboxService::InitEnvd(const api::Object& sandbox) {
   if (node_ == nullptr) return Status::Ok();
-  std::string body = Annotation(sandbox, api::annotations::kInitRuntimeRequest);
+  ASSIGN_OR_RETURN(std::string body, secrets_.InitRequest(sandbox));
   if (body.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(sandbox));
+  ASSIGN_OR_RETURN(SandboxRecord r, RecordWithToken(sandbox));
   return SendInit(*node_, r.sandbox_id, body, r.access_token, options_.init_timeout);
 }
 
@@ -193,8 +200,6 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
   auto& ann = o.metadata.annotations;
   ann[api::annotations::kSandboxId] = id;
   ann[api::annotations::kOwner] = who.key_id;
-  if (!token.empty()) ann[api::annotations::kRuntimeAccessToken] = token;
-  ann[api::annotations::kInitRuntimeRequest] = MakeInitBody(request.env_vars, token, kDefaultUser);
   Json metadata = Json::object();
   for (const auto& [k, v] : request.metadata) metadata[k] = v;
   ann[kMetadataAnnotation] = api::DumpJson(metadata);
@@ -203,6 +208,8 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
   if (request.auto_pause) ann[kAutoPauseAnnotation] = "true";
   if (request.auto_resume) ann[kAutoResumeAnnotation] = "true";
 
+  secrets_.SetAccessToken(o, token);
+  secrets_.SetInitRequest(o, MakeInitBody(request.env_vars, token, kDefaultUser));
   Json& spec = o.spec();
   for (const auto& [k, v] : tpl.spec_parts.items()) spec[k] = v;
   if (!request.never_timeout) {
@@ -210,12 +217,15 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
     spec[request.auto_pause ? "pauseTime" : "shutdownTime"] = end;
   }
 
+  ASSIGN_OR_RETURN(controller::QuotaReservation reservation,
+                   controller::QuotaReservation::Take(quota_, o));
   auto created = store_.Create(std::move(o));
   if (!created.ok()) {
     // Admission refusing what we built is a bad request (e.g. metadata too large), not a crash.
     return created.status().WithPrefix(
         fmt::format("create sandbox from template \"{}\"", request.template_id));
   }
+  reservation.Keep();
   Log()->info("sandbox created id={} namespace={} template={} owner={}", id, ns,
               request.template_id, who.key_id);
   std::chrono::milliseconds wait = options_.ready_timeout;
@@ -234,7 +244,7 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
     }
   }
   if (routes_ != nullptr) routes_->SandboxChanged(*ready);
-  return RecordFromObject(*ready);
+  return RecordWithToken(*ready);
 }
 
 Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
@@ -273,6 +283,7 @@ Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
         fmt::format("create sandbox from pool \"{}\"", request.template_id));
   }
   ASSIGN_OR_RETURN(SandboxRecord record, RecordFromObject(claimed->sandbox));
+  record.access_token = claim.access_token;
   Log()->info("sandbox claimed id={} namespace={} pool={} owner={} lock_type={}", record.sandbox_id,
               tpl.namespace_, tpl.name, who.key_id, claimed->lock_type);
   return record;
@@ -396,7 +407,7 @@ Result<SandboxService::ConnectResult> SandboxService::ResumeObject(const api::Ob
   // /init is idempotent, so it is always replayed.
   RETURN_IF_ERROR(InitEnvd(ready));
   if (routes_ != nullptr) routes_->SandboxChanged(ready);
-  ASSIGN_OR_RETURN(SandboxRecord record, RecordFromObject(ready));
+  ASSIGN_OR_RETURN(SandboxRecord record, RecordWithToken(ready));
   Log()->info("sandbox resumed id={}", record.sandbox_id);
   return ConnectResult{std::move(record), true};
 }
@@ -417,10 +428,10 @@ Result<SandboxService::ConnectResult> SandboxService::Connect(const auth::Princi
     return Status::Ok();
   });
   if (!updated.ok()) return updated.status();
-  ASSIGN_OR_RETURN(SandboxRecord current, RecordFromObject(*updated));
+  ASSIGN_OR_RETURN(SandboxRecord current, RecordWithToken(*updated));
   if (current.phase != api::sandbox_phase::kRunning || !current.ready) {
     ASSIGN_OR_RETURN(api::Object ready, WaitReady(*updated, options_.ready_timeout));
-    ASSIGN_OR_RETURN(current, RecordFromObject(ready));
+    ASSIGN_OR_RETURN(current, RecordWithToken(ready));
   }
   return ConnectResult{std::move(current), false};
 }

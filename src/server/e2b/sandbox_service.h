@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "api/object.h"
+#include "api/sandbox_secrets.h"
 #include "base/clock.h"
 #include "base/result.h"
 #include "controller/claim/claimer.h"
+#include "controller/quota_gate.h"
 #include "server/auth/key_store.h"
 #include "server/e2b/e2b_options.h"
 #include "server/e2b/list_page.h"
@@ -30,20 +32,25 @@ struct ResolvedTemplate;
 // kill deletes the object and tells the gateway at once. Every call is scoped to the caller:
 // a key sees its team's namespace (an admin every namespace), and anything else is NotFound.
 //
+// envd's token and the /init body are sealed on the object (api/sandbox_secrets.h); the token is
+// returned by create and connect only, never by get or list.
+//
 // HTTP-free; the handlers in e2b_api.cc translate. Thread-safe: calls block (store writes,
 // waits on the store watch, envd /init) and run on the server's blocking pool. Borrows the
-// store, node access, route notifier and clock, which must outlive it. `node` may be null (no
-// node agent in this process: sandboxes never become Ready), `routes` too.
+// store, secrets, node access, route notifier and clock, which must outlive it. `node` may be null
+// (no node agent in this process: sandboxes never become Ready), `routes` too.
 class SandboxService {
  public:
-  SandboxService(store::Store& store, NodeAccess* node, RouteNotifier* routes, base::Clock& clock,
-                 E2bOptions options);
+  SandboxService(store::Store& store, const api::SandboxSecrets& secrets, NodeAccess* node,
+                 RouteNotifier* routes, base::Clock& clock, E2bOptions options);
   ~SandboxService();
 
   const E2bOptions& options() const { return options_; }
   store::Store& store() { return store_; }
   // Creates from a SandboxSet's warm pool claim through it (null: cold creates only).
   void SetClaimer(controller::claim::Claimer* claimer) { claimer_ = claimer; }
+  // Cold creates reserve their sandbox against the team's quota here (null: none).
+  void SetQuota(controller::QuotaGate* quota) { quota_ = quota; }
 
   Result<SandboxRecord> Create(const auth::Principal& who, const CreateRequest& request);
   Result<SandboxRecord> Get(const auth::Principal& who, std::string_view sandbox_id);
@@ -85,6 +92,8 @@ class SandboxService {
   // Sends the stored /init body to envd (after create or resume).
   Status InitEnvd(const api::Object& sandbox);
   Result<ConnectResult> ResumeObject(const api::Object& sandbox, int64_t timeout_seconds);
+  // The record of a create or connect answer: with envd's token, unsealed.
+  Result<SandboxRecord> RecordWithToken(const api::Object& sandbox) const;
   // Deletes a sandbox a create gave up on, logging rather than failing.
   void Discard(const api::Object& sandbox, const Status& why);
   base::WallTime EndFromNow(int64_t seconds) const;
@@ -94,11 +103,13 @@ class SandboxService {
                                        const ResolvedTemplate& tpl);
 
   store::Store& store_;
+  const api::SandboxSecrets& secrets_;
   NodeAccess* const node_;
   RouteNotifier* const routes_;
   base::Clock& clock_;
   const E2bOptions options_;
   controller::claim::Claimer* claimer_ = nullptr;  // set before serving
+  controller::QuotaGate* quota_ = nullptr;         // set before serving
 };
 
 }  // namespace warren::server::e2b

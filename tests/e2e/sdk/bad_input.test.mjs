@@ -21,7 +21,7 @@ async function expectError(res, status, message) {
 
 test('missing or wrong API key → 401', async () => {
   await expectError(await w.api('GET', '/v2/sandboxes', { key: '' }), 401,
-    'missing API key: send it in the X-API-Key header');
+    'missing API key: send it as X-API-Key: <key> or Authorization: Bearer <key>');
   await expectError(await w.api('POST', '/v2/sandboxes', { key: 'e2b_' + 'ab'.repeat(20),
     body: { templateID: 'base' } }), 401, 'invalid API key');
   await expectError(await w.api('GET', '/v2/sandboxes', { key: 'sk-notours' }), 401,

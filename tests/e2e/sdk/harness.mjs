@@ -78,8 +78,12 @@ export async function startWarren() {
     await done;
     clearTimeout(t);
   }
+  // The resource API and /metrics as an operator reaches them: with the admin key.
+  const apiFetch = (url, init = {}) => fetch(url, {
+    ...init, headers: { ...(init.headers ?? {}), authorization: `Bearer ${adminKey}` },
+  });
   const w = {
-    dir, dataDir, adminKey, log,
+    dir, dataDir, adminKey, log, apiFetch,
     ...(await launch()),
     // Stops the server (SIGTERM: its sandboxes keep running) and starts it again on the same
     // data dir; the new process adopts them. Ports are new: call useEnv again.
@@ -104,7 +108,7 @@ export async function startWarren() {
     },
     // Sandbox objects left in the store (any namespace), through the resource API.
     async sandboxObjects() {
-      const res = await fetch(`${w.apiUrl}/apis/agents.kruise.io/v1alpha1/sandboxes`);
+      const res = await apiFetch(`${w.apiUrl}/apis/agents.kruise.io/v1alpha1/sandboxes`);
       return (await res.json()).items ?? [];
     },
     // Deletes every pool and claim (so nothing makes new sandboxes), then every sandbox, waits
@@ -113,12 +117,12 @@ export async function startWarren() {
     async stop() {
       const base = () => `${w.apiUrl}/apis/agents.kruise.io/v1alpha1`;
       const items = async (plural) => {
-        const res = await fetch(`${base()}/${plural}`);
+        const res = await apiFetch(`${base()}/${plural}`);
         return res.ok ? ((await res.json()).items ?? []) : [];
       };
       const deleteAll = async (plural) => {
         for (const o of await items(plural)) {
-          await fetch(`${base()}/namespaces/${o.metadata.namespace}/${plural}/${o.metadata.name}`,
+          await apiFetch(`${base()}/namespaces/${o.metadata.namespace}/${plural}/${o.metadata.name}`,
             { method: 'DELETE' });
         }
       };
@@ -160,7 +164,7 @@ export async function startWarren() {
 // Applies the SandboxSet TEMPLATE names and waits until all its members are Available.
 async function applyPool(w) {
   const sets = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets`;
-  const res = await fetch(sets, {
+  const res = await w.apiFetch(sets, {
     method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
       apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxSet', metadata: { name: TEMPLATE },
@@ -172,7 +176,7 @@ async function applyPool(w) {
   if (res.status !== 201) throw new Error(`applying SandboxSet ${TEMPLATE}: ${await res.text()}`);
   const deadline = Date.now() + 180000;
   for (;;) {
-    const set = await (await fetch(`${sets}/${TEMPLATE}`)).json();
+    const set = await (await w.apiFetch(`${sets}/${TEMPLATE}`)).json();
     if ((set.status?.availableReplicas ?? 0) >= POOL_REPLICAS) return;
     if (Date.now() > deadline) {
       throw new Error(`SandboxSet ${TEMPLATE} not filled in 180 s: ${JSON.stringify(set.status)}\n` +

@@ -52,7 +52,7 @@ test('create → isRunning → commands.run → files write/read', async () => {
     assert.equal(o.metadata.labels['agents.kruise.io/sandbox-claimed'], POOLED ? 'true' : undefined);
     if (POOLED) {
       // A warm member (lock_type update), not a cold create on an empty pool (lock_type create).
-      const metrics = await (await fetch(`${w.apiUrl}/metrics`)).text();
+      const metrics = await (await w.apiFetch(`${w.apiUrl}/metrics`)).text();
       assert.match(metrics,
         /^sandbox_claim_total\{lock_type="update",namespace="default",result="success"\} [1-9]/m);
     }

@@ -17,7 +17,7 @@ const SETS = '/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets';
 after(async () => {
   // The pools go first, or they would refill what the harness deletes.
   for (const name of ['pool-base', 'pool-recycle']) {
-    await fetch(`${w.apiUrl}${SETS}/${name}`, { method: 'DELETE' }).catch(() => {});
+    await w.apiFetch(`${w.apiUrl}${SETS}/${name}`, { method: 'DELETE' }).catch(() => {});
   }
   await w?.stop();
 });
@@ -28,14 +28,14 @@ async function applySet(name, replicas, { recycle = false } = {}) {
     metadata: { name, annotations: recycle ? { 'agents.kruise.io/cleanup-enabled': 'true' } : {} },
     spec: { replicas, template: { spec: { containers: [{ name: 'main', image: 'base' }] } } },
   };
-  const res = await fetch(w.apiUrl + SETS, {
+  const res = await w.apiFetch(w.apiUrl + SETS, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
   });
   assert.equal(res.status, 201, await res.text());
 }
 
 async function patchSet(name, patch) {
-  const res = await fetch(`${w.apiUrl}${SETS}/${name}`, {
+  const res = await w.apiFetch(`${w.apiUrl}${SETS}/${name}`, {
     method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' },
     body: JSON.stringify(patch),
   });
@@ -53,7 +53,7 @@ async function waitFor(what, fn, ms = 180000) {
 }
 
 async function available(name) {
-  const res = await fetch(`${w.apiUrl}${SETS}/${name}`);
+  const res = await w.apiFetch(`${w.apiUrl}${SETS}/${name}`);
   return (await res.json()).status?.availableReplicas ?? 0;
 }
 
@@ -102,7 +102,10 @@ test('a recycled sandbox keeps no file, process, env or token of its previous us
   await first.files.write('/home/user/secret.txt', 'alice was here');
   await first.commands.run('mkdir -p /tmp/alice && echo x > /tmp/alice/x');
   await first.commands.run('sleep 3600', { background: true });
-  const oldToken = (await objectOf(id)).metadata.annotations['agents.kruise.io/runtime-access-token'];
+  // The token alice's SDK holds (the object carries it sealed, unreadable).
+  const oldToken = first.envdAccessToken;
+  assert.match(oldToken, /^[0-9a-f]{64}$/);
+  assert.equal(JSON.stringify(await objectOf(id)).includes(oldToken), false);
   assert.equal(await first.kill(), true);
   // Killed for the caller at once, while the pool resets it.
   await assert.rejects(Sandbox.connect(id), SandboxNotFoundError);
@@ -125,8 +128,7 @@ test('a recycled sandbox keeps no file, process, env or token of its previous us
     const ps = await second.commands.run('ps -eo args');
     assert.doesNotMatch(ps.stdout, /sleep 3600/);
     assert.equal((await second.commands.run('echo $OWNER')).stdout, 'bob\n');
-    const o = await objectOf(id);
-    assert.notEqual(o.metadata.annotations['agents.kruise.io/runtime-access-token'], oldToken);
+    assert.notEqual(second.envdAccessToken, oldToken);
   } finally {
     await second.kill();
   }

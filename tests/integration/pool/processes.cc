@@ -148,6 +148,14 @@ WarrenServer::~WarrenServer() {
 
 void WarrenServer::Start(const std::vector<std::string>& extra_args) {
   CHECK(!child_);
+  if (admin_key_.empty()) {
+    // The admin key, made the way run.sh makes it; http() and Cli() send it.
+    auto [code, out] = Cli(
+        {"apikey", "bootstrap", "--data-dir", data_dir_, "--config", data_dir_ + "/cli-config"});
+    CHECK_MSG(code == 0, "apikey bootstrap failed: " << out);
+    std::ifstream f(data_dir_ + "/admin-key");
+    CHECK_MSG(f >> admin_key_, "no admin key in " << data_dir_);
+  }
   std::string port_file = data_dir_ + "/port";
   unlink(port_file.c_str());
   std::vector<std::string> argv = {WARREN_BIN,    "server",  "--port",      "0",
@@ -181,6 +189,7 @@ void WarrenServer::Start(const std::vector<std::string>& extra_args) {
   auto client = net::HttpClient::ForAddress(address());
   CHECK_OK(client.status());
   http_ = std::move(*client);
+  http_->SetDefaultHeader("Authorization", "Bearer " + admin_key_);
   bool ready = Eventually(
       [&] {
         auto r = http_->Do({.method = "GET", .target = "/readyz"});
@@ -234,6 +243,13 @@ void WarrenServer::Kill9() {
   http_.reset();
 }
 
+std::string WarrenServer::metrics_address() const {
+  std::ifstream f(data_dir_ + "/metrics.port");
+  int port = 0;
+  CHECK_MSG(f >> port, "no metrics.port in " << data_dir_);
+  return fmt::format("127.0.0.1:{}", port);
+}
+
 std::string WarrenServer::log() const { return ReadFile(data_dir_ + "/server.log"); }
 
 std::pair<int, std::string> WarrenServer::Cli(const std::vector<std::string>& args,
@@ -250,6 +266,15 @@ std::pair<int, std::string> WarrenServer::Cli(const std::vector<std::string>& ar
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).starts_with("WARREN_API_KEY=")) continue;
+    env.emplace_back(*e);
+  }
+  if (!admin_key_.empty()) env.push_back("WARREN_API_KEY=" + admin_key_);
+  std::vector<char*> cenv;
+  for (auto& e : env) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
   int in = open(in_path.c_str(), O_RDONLY | O_CLOEXEC);
   int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   pid_t pid = fork();
@@ -258,7 +283,7 @@ std::pair<int, std::string> WarrenServer::Cli(const std::vector<std::string>& ar
     dup2(in, 0);
     dup2(out, 1);
     dup2(out, 2);
-    execve(cargv[0], cargv.data(), environ);
+    execve(cargv[0], cargv.data(), cenv.data());
     _exit(127);
   }
   close(in);

@@ -57,8 +57,12 @@ class WarrenServer {
 
   uint16_t port() const { return port_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  // The listener that serves /metrics without a key (<data_dir>/metrics.port).
+  std::string metrics_address() const;
   const std::string& data_dir() const { return data_dir_; }
+  // Sends the admin key (made at the first Start) with every request.
   net::HttpClient& http() { return *http_; }
+  const std::string& admin_key() const { return admin_key_; }
   std::string log() const;  // what the server wrote so far
 
   // `warren <args>` against this server; returns (exit code, stdout+stderr).
@@ -73,6 +77,7 @@ class WarrenServer {
   std::unique_ptr<Child> child_;
   uint16_t port_ = 0;
   std::unique_ptr<net::HttpClient> http_;
+  std::string admin_key_;
   int starts_ = 0;
   bool node_agent_ = false;
   std::vector<std::string> last_args_;

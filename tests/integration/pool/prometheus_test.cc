@@ -28,7 +28,8 @@ spec:
         - name: main
           image: base
 )");
-  Prometheus prometheus({server.address()}, 1s);
+  // The server's metrics listener (loopback, no key): what a Prometheus on the host scrapes.
+  Prometheus prometheus({server.metrics_address()}, 1s);
   std::optional<double> replicas, desired, available;
   bool seen = Eventually(
       [&] {

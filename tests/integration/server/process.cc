@@ -103,7 +103,7 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
   return result;
 }
 
-ServerProcess::ServerProcess(std::string data_dir) {
+ServerProcess::ServerProcess(std::string data_dir, std::vector<std::string> extra_args) {
   if (data_dir.empty()) {
     temp_ = std::make_unique<store::testing::TempDir>();
     data_dir = temp_->path();
@@ -111,13 +111,23 @@ ServerProcess::ServerProcess(std::string data_dir) {
   data_dir_ = data_dir;
   std::string port_file = data_dir_ + "/port";
   unlink(port_file.c_str());
+  // The admin key, made the way run.sh makes it; every request of http() and Cli() carries it.
+  CommandResult boot = RunCommand({WARREN_BIN, "apikey", "bootstrap", "--data-dir", data_dir_,
+                                   "--config", data_dir_ + "/.warren/config"});
+  CHECK_MSG(boot.exit_code == 0, "warren apikey bootstrap: " << boot.err);
+  {
+    std::ifstream key_file(data_dir_ + "/admin-key");
+    CHECK_MSG(key_file >> admin_key_, "no admin key in " << data_dir_);
+  }
   // No node agent unless the test asks for one (WARREN_NODE_AGENT=on in its environment): a
   // server stopped by a test leaves its sandboxes running (to be adopted), which would leak.
   std::map<std::string, std::string> env;
   if (getenv("WARREN_NODE_AGENT") == nullptr) env["WARREN_NODE_AGENT"] = "off";
-  ExecArgs args({WARREN_BIN, "server", "--port", "0", "--data-dir", data_dir_, "--port-file",
-                 port_file, "--log-level", "warn"},
-                env);
+  std::vector<std::string> argv = {WARREN_BIN,    "server",  "--port",      "0",
+                                   "--data-dir",  data_dir_, "--port-file", port_file,
+                                   "--log-level", "warn"};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  ExecArgs args(argv, env);
   pid_ = Spawn(args, -1, -1, -1);
   auto deadline = std::chrono::steady_clock::now() + 20s;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -135,6 +145,7 @@ ServerProcess::ServerProcess(std::string data_dir) {
   auto client = net::HttpClient::ForAddress(address());
   CHECK_OK(client.status());
   http_ = std::move(*client);
+  http_->SetDefaultHeader("Authorization", "Bearer " + admin_key_);
 }
 
 ServerProcess::~ServerProcess() { Stop(); }
@@ -165,7 +176,9 @@ void ServerProcess::Kill() {
 CommandResult ServerProcess::Cli(const std::vector<std::string>& args, const std::string& input) {
   std::vector<std::string> argv = {WARREN_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
-  return RunCommand(argv, {{"WARREN_SERVER", address()}, {"HOME", data_dir_}}, input);
+  return RunCommand(
+      argv, {{"WARREN_SERVER", address()}, {"HOME", data_dir_}, {"WARREN_API_KEY", admin_key_}},
+      input);
 }
 
 }  // namespace warren::testing

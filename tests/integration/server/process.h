@@ -31,16 +31,19 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
 // SIGKILL after 10 s) when destroyed. CHECK-fails when it does not come up.
 class ServerProcess {
  public:
-  // `data_dir` empty: a fresh temporary directory.
-  explicit ServerProcess(std::string data_dir = "");
+  // `data_dir` empty: a fresh temporary directory. `extra_args` go to `warren server`.
+  explicit ServerProcess(std::string data_dir = "", std::vector<std::string> extra_args = {});
   ~ServerProcess();
 
   uint16_t port() const { return port_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   const std::string& data_dir() const { return data_dir_; }
+  // Sends the admin key with every request (Authorization: Bearer).
   net::HttpClient& http() { return *http_; }
+  // The admin key `warren apikey bootstrap` made for the data directory.
+  const std::string& admin_key() const { return admin_key_; }
 
-  // Runs the `warren` CLI against this server.
+  // Runs the `warren` CLI against this server, with the admin key.
   CommandResult Cli(const std::vector<std::string>& args, const std::string& input = "");
 
   // Stops the process (SIGTERM) and waits for it.
@@ -53,6 +56,7 @@ class ServerProcess {
   std::string data_dir_;
   pid_t pid_ = -1;
   uint16_t port_ = 0;
+  std::string admin_key_;
   std::unique_ptr<net::HttpClient> http_;
 };
 

@@ -225,11 +225,11 @@ TEST(ServerCli, ServerAndNamespaceFromFlagsEnvironmentAndConfig) {
   EXPECT_EQ(std::count(env_wrong.err.begin(), env_wrong.err.end(), '\n'), 1) << env_wrong.err;
   EXPECT_EQ(run({"--server", s.address(), "get", "sbt"}, unreachable).exit_code, 0);
 
-  // ~/.warren/config names the server and the namespace when nothing else does.
-  ASSERT_EQ(mkdir((home + "/.warren").c_str(), 0700), 0);
+  // ~/.warren/config names the server and the namespace when nothing else does (and holds the
+  // key, as `warren apikey bootstrap` left it there).
   {
     std::ofstream config(home + "/.warren/config");
-    config << "server: " << s.address() << "\nnamespace: team\n";
+    config << "server: " << s.address() << "\nnamespace: team\napiKey: " << s.admin_key() << "\n";
   }
   const std::string manifest =
       "apiVersion: agents.kruise.io/v1alpha1\nkind: SandboxTemplate\n"

@@ -239,6 +239,7 @@ TEST(ServerHttp, WatchStreamsEventsAndResumes) {
   std::vector<Json> events;
   auto watch_client = net::HttpClient::ForAddress(s.address());
   ASSERT_TRUE(watch_client.ok());
+  (*watch_client)->SetDefaultHeader("Authorization", "Bearer " + s.admin_key());
   // The pool controller writes the set's status; those MODIFIED events (same generation) are
   // not what this test is about.
   auto status_only = [](const Json& e, int64_t& generation) {

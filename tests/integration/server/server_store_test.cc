@@ -58,6 +58,7 @@ Reply Call(net::HttpClient& http, const std::string& method, const std::string& 
 std::unique_ptr<net::HttpClient> NewClient(const ServerProcess& s) {
   auto c = net::HttpClient::ForAddress(s.address());
   EXPECT_TRUE(c.ok()) << c.status();
+  if (c.ok()) (*c)->SetDefaultHeader("Authorization", "Bearer " + s.admin_key());
   return c.ok() ? std::move(*c) : nullptr;
 }
 

@@ -278,9 +278,10 @@ TEST_F(GatewaySandboxTest, RoutesFromAStoreWatchAndAStaleEventCannotResurrectAKi
       store->Watch(&api::SandboxKind(), store::WatchOptions{.resource_version = int64_t{0}});
   ASSERT_TRUE(lagging.ok()) << lagging.status();
   api::Object sandbox = store::testing::MakeSandbox("agent-1", {{api::labels::kSandboxId, id}});
-  sandbox.metadata.annotations[api::annotations::kRuntimeAccessToken] = "tok-watch";
+  const api::SandboxSecrets secrets = api::SandboxSecrets::ForTesting();
+  secrets.SetAccessToken(sandbox, "tok-watch");
   sandbox = store->Create(sandbox).value();
-  auto sync = RouteSync::Start(store.store(), table_);
+  auto sync = RouteSync::Start(store.store(), secrets, table_);
   ASSERT_TRUE(sync.ok()) << sync.status();
   // Pending: not routable yet.
   EXPECT_EQ(Get("/id.txt", To(id, kHttpdPort)).body, NotFoundBody(id));
@@ -306,7 +307,7 @@ TEST_F(GatewaySandboxTest, RoutesFromAStoreWatchAndAStaleEventCannotResurrectAKi
     auto next = (*lagging)->Next(2s);
     ASSERT_TRUE(next.ok()) << next.status();
     if (!next->has_value()) break;
-    ApplySandboxEvent(table_, **next);
+    ApplySandboxEvent(table_, **next, secrets);
     ++replayed;
   }
   EXPECT_EQ(replayed, 3);  // ADDED (Pending), MODIFIED (Running), DELETED

@@ -153,6 +153,8 @@ NodeAgentOptions NodeTest::Options() const {
   o.retry_base = 50ms;
   o.retry_max = 1s;
   o.ready_timeout = 20s;
+  static const api::SandboxSecrets secrets = api::SandboxSecrets::ForTesting();
+  o.secrets = &secrets;
   return o;
 }
 
