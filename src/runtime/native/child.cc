@@ -224,6 +224,10 @@ int ChildMain(void* arg) noexcept {
   close(plan.parent_fds[0]);
   close(plan.parent_fds[1]);
   SetUpStdio(plan);
+  // A session of its own, with no controlling terminal: the server's (a terminal it was
+  // started from) would otherwise be the sandbox's /dev/tty, open to reads, writes and
+  // TIOCSTI. The child is never a group leader (its pgid is the parent's), so this succeeds.
+  CheckErrno(plan, setsid(), ChildStep::kSession);
   os::ResetSignalsForExec();
 
   // The parent writes our uid/gid maps, then releases us. EOF means it gave up on us.
@@ -368,6 +372,7 @@ Status ChildFailureToStatus(const ChildFailure& f, const ChildPlan& plan) {
   }
   static const char* const kNames[] = {"?",
                                        "set up stdio",
+                                       "new session",
                                        "wait for parent",
                                        "join its cgroups",
                                        "become root",
@@ -397,6 +402,8 @@ Status ChildFailureToStatus(const ChildFailure& f, const ChildPlan& plan) {
                                        "close fds",
                                        "seccomp",
                                        "exec"};
+  static_assert(std::size(kNames) == static_cast<size_t>(ChildStep::kExec) + 1,
+                "one name per ChildStep");
   const char* name = f.step > 0 && f.step < static_cast<int32_t>(std::size(kNames))
                          ? kNames[f.step]
                          : "unknown step";
