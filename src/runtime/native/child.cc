@@ -139,8 +139,10 @@ void MountDev(const ChildPlan& plan, int root_fd) {
   int target = os::MakePathInRootRaw(root_fd, "dev", true);
   Check(plan, target, ChildStep::kDev);
   static const char* const kDevOptions[] = {"mode", "0755", "size", "65536k", nullptr};
-  int dev =
-      os::MountFilesystemRaw("tmpfs", kDevOptions, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, target);
+  // nodev: the allowed nodes below are bind mounts of the host's (mounts of their own); a node
+  // made on this tmpfs itself would not open.
+  int dev = os::MountFilesystemRaw(
+      "tmpfs", kDevOptions, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, target);
   Check(plan, dev, ChildStep::kDev);
   close(target);
 

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -443,6 +444,9 @@ Status NativeRuntime::Start(std::string_view id_view) {
   plan.overlay.upper = spec.writable_dir + "/upper";
   plan.overlay.work = spec.writable_dir + "/work";
   plan.overlay.userxattr = spec.user_namespace;
+  // No device node in the image or the writable layer opens (with a user namespace the kernel
+  // makes the overlay nodev anyway).
+  plan.overlay.attrs = MOUNT_ATTR_NODEV;
   plan.rootfs_dir = SandboxDir(id) + "/rootfs";
 
   std::vector<base::UniqueFd> trees;
@@ -472,7 +476,7 @@ Status NativeRuntime::Start(std::string_view id_view) {
   plan.uid = spec.user.uid;
   plan.gid = spec.user.gid;
   plan.groups.assign(spec.user.supplementary_gids.begin(), spec.user.supplementary_gids.end());
-  plan.capabilities = os::DockerDefaultCapabilities();
+  plan.capabilities = os::SandboxDefaultCapabilities();
   plan.last_cap = last_cap_;
   ASSIGN_OR_RETURN(plan.seccomp, os::DockerDefaultSeccompProgram());
   plan.working_dir = spec.working_dir;
