@@ -18,6 +18,7 @@ struct ServerFlags {
   std::string store_sync = "normal";
   std::string log_level = "info";
   std::string port_file;
+  std::string allowed_registries;
 };
 
 Status WritePortFile(const std::string& path, uint16_t port) {
@@ -42,6 +43,7 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
   options.address = f.address;
   options.port = static_cast<uint16_t>(f.port);
   options.data_dir = f.data_dir;
+  options.allowed_registries = f.allowed_registries;
   if (f.store_sync == "full") {
     options.store_sync = store::SqliteStoreOptions::Sync::kFull;
   } else if (f.store_sync != "normal") {
@@ -92,6 +94,10 @@ void AddServerCommand(App& app, ServerParts parts) {
       ->capture_default_str();
   cmd->add_option("--port-file", flags->port_file,
                   "write the bound port to this file once serving (for scripts and tests)");
+  cmd->add_option("--allowed-registries", flags->allowed_registries,
+                  "image registries sandboxes may pull from, and the only hosts a pull or its "
+                  "redirects connect to: comma-separated host, host:port or *.domain (default: "
+                  "none)");
   cmd->callback([&app, flags, parts] { RunServer(app, *flags, parts); });
 }
 

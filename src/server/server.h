@@ -26,6 +26,9 @@ struct ServerOptions {
   int blocking_threads = 32;                 // resource handlers block on the store
   size_t max_request_body_bytes = 3u << 20;  // larger → 413, as the Kubernetes API server
   const api::KindRegistry* kinds = nullptr;  // nullptr = api::BuiltinKinds()
+  // For the node agent: the image registries it may pull from, comma-separated
+  // (image/registry_allowlist.h; `--allowed-registries`). Empty: none.
+  std::string allowed_registries;
 };
 
 // `warren server`: the object store, the resource REST API (server/resource_api.h), /healthz,
