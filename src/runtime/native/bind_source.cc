@@ -28,13 +28,14 @@ Result<base::UniqueFd> MakeSubPath(int base, const std::string& sub_path, const 
     done += (done.empty() ? "" : "/") + name;
     auto next = os::OpenBeneath(parent.get(), name);
     if (!next.ok() && next.status().code() == StatusCode::kNotFound) {
-      if (mkdirat(parent.get(), name.c_str(), like.st_mode & 07777) != 0 && errno != EEXIST) {
-        return ErrnoError(fmt::format("mkdir {}", done), errno);
-      }
+      bool made = mkdirat(parent.get(), name.c_str(), like.st_mode & 07777) == 0;
+      if (!made && errno != EEXIST) return ErrnoError(fmt::format("mkdir {}", done), errno);
+      // Whoever made it (we, or a racer that got there first), it must be a directory reached
+      // without a symlink; only ours gets the volume's owner and mode (umask aside).
       ASSIGN_OR_RETURN(base::UniqueFd dir,
                        os::OpenBeneath(parent.get(), name, O_RDONLY | O_DIRECTORY));
-      if (fchown(dir.get(), like.st_uid, like.st_gid) != 0 ||
-          fchmod(dir.get(), like.st_mode & 07777) != 0) {
+      if (made && (fchown(dir.get(), like.st_uid, like.st_gid) != 0 ||
+                   fchmod(dir.get(), like.st_mode & 07777) != 0)) {
         return ErrnoError(fmt::format("set owner and mode of {}", done), errno);
       }
       next = std::move(dir);
