@@ -151,10 +151,13 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   warren::obs::AddMetricsRoute(server.router());
   // The node agent first: the gateway and the E2B API dial through it. Owned by its component
   // (the server's); the gateway's dialer and the E2B layer borrow it for the server's life.
-  warren::node::NodeAgentOptions node_options =
-      warren::node::NodeAgentOptions::ForDataDir(server.options().data_dir);
+  auto node_options = warren::node::NodeAgentOptions::ForDataDir(server.options().data_dir);
   node_options.secrets = &server.secrets();
-  auto agent_owned = std::make_unique<warren::node::NodeAgent>(server.store(), node_options);
+  auto registries = warren::image::RegistryAllowlist::Parse(server.options().allowed_registries);
+  if (!registries.ok()) return registries.status().WithPrefix("--allowed-registries");
+  node_options.allowed_registries = std::move(registries).value();
+  auto agent_owned =
+      std::make_unique<warren::node::NodeAgent>(server.store(), std::move(node_options));
   warren::node::NodeAgent& agent = *agent_owned;
   warren::node::RegisterLogRoute(server.router(), agent, server.store());
   auto node = std::make_unique<NodeComponent>(std::move(agent_owned));

@@ -73,7 +73,7 @@ json SeccompJson() {
 }
 
 json ConfigJson(const runtime::Resources& r) {
-  std::vector<std::string> caps = os::CapabilityNames(os::DockerDefaultCapabilities());
+  std::vector<std::string> caps = os::CapabilityNames(os::SandboxDefaultCapabilities());
   json mounts = json::array({
       {{"destination", "/proc"},
        {"type", "proc"},

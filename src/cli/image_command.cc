@@ -18,6 +18,7 @@ struct ImageFlags {
   std::string reference;
   std::string name;
   std::vector<std::string> names;
+  std::string allowed_registries;
 };
 
 // --root, else $WARREN_IMAGE_ROOT (what the node agent reads too), else the default root.
@@ -27,9 +28,11 @@ std::string ImageRoot(const ImageFlags& f) {
   return image::ImageStoreOptions{}.root;
 }
 
-Result<std::unique_ptr<image::ImageStore>> OpenStore(const ImageFlags& f) {
+Result<std::unique_ptr<image::ImageStore>> OpenStore(
+    const ImageFlags& f, image::RegistryAllowlist allowed = image::RegistryAllowlist()) {
   image::ImageStoreOptions options;
   options.root = ImageRoot(f);
+  options.allowed_registries = std::move(allowed);
   auto store = image::ImageStore::Open(options);
   if (!store.ok()) {
     return store.status().WithPrefix("cannot open the image store at " + options.root);
@@ -69,8 +72,18 @@ auto* pull = cmd->add_subcommand("pull",
                                  "HOST:PORT/REPO:TAG [--name NAME]");
 pull->add_option("reference", flags->reference, "HOST:PORT/REPOSITORY:TAG")->required();
 pull->add_option("--name", flags->name, "the local name (default: the reference)");
+pull->add_option("--allowed-registries", flags->allowed_registries,
+                 "hosts the pull and its redirects may connect to: comma-separated host, "
+                 "host:port or *.domain (default: the reference's registry only)");
 pull->callback([&app, flags] {
-  auto store = OpenStore(*flags);
+  // The operator names the registry on the command line, so it is allowed; redirects (to a
+  // registry's storage) only within it, unless the flag lists more.
+  size_t slash = flags->reference.find('/');
+  std::string registry = slash == std::string::npos ? "" : flags->reference.substr(0, slash);
+  auto allowed = image::RegistryAllowlist::Parse(
+      flags->allowed_registries.empty() ? registry : flags->allowed_registries);
+  if (!allowed.ok()) return app.Fail(allowed.status());
+  auto store = OpenStore(*flags, std::move(allowed).value());
   if (!store.ok()) return app.Fail(store.status());
   PrintOrFail(app, image::PullImageCommand(**store, flags->reference, flags->name));
 });

@@ -25,6 +25,7 @@ struct ServerFlags {
   int quota_redis_timeout_ms = 50;
   int quota_breaker_open_ms = 30'000;
   int quota_reconcile_interval_ms = 30'000;
+  std::string allowed_registries;
 };
 
 Status WritePortFile(const std::string& path, uint16_t port) {
@@ -55,6 +56,7 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
     options.metrics_address =
         fmt::format("127.0.0.1:{}", f.port == 0 || f.port > 65533 ? 0 : f.port + 2);
   }
+  options.allowed_registries = f.allowed_registries;
   if (f.store_sync == "full") {
     options.store_sync = store::SqliteStoreOptions::Sync::kFull;
   } else if (f.store_sync != "normal") {
@@ -135,6 +137,10 @@ void AddServerCommand(App& app, ServerParts parts) {
       ->capture_default_str();
   cmd->add_option("--port-file", flags->port_file,
                   "write the bound port to this file once serving (for scripts and tests)");
+  cmd->add_option("--allowed-registries", flags->allowed_registries,
+                  "image registries sandboxes may pull from, and the only hosts a pull or its "
+                  "redirects connect to: comma-separated host, host:port or *.domain (default: "
+                  "none)");
   cmd->callback([&app, flags, parts] { RunServer(app, *flags, parts); });
 }
 

@@ -13,7 +13,8 @@ namespace warren::cli {
 using ServerParts = std::function<Status(server::Server& server)>;
 
 // `warren server [--address A] [--port P] [--data-dir D] [--store-sync normal|full]
-//                [--log-level L] [--port-file F]`: runs until SIGINT or SIGTERM.
+//                [--log-level L] [--port-file F] [--allowed-registries LIST]`: runs until
+// SIGINT or SIGTERM.
 void AddServerCommand(App& app, ServerParts parts);
 
 }  // namespace warren::cli

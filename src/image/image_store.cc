@@ -187,7 +187,15 @@ Result<ImageRecord> ImageStore::Pull(std::string_view reference, const ImportOpt
   }
   std::string registry = ref.repository.substr(0, slash);
   std::string repository = ref.repository.substr(slash + 1);
-  RegistryClient client(registry);
+  if (!options_.allowed_registries.AllowsRegistry(registry)) {
+    return PermissionDeniedError(fmt::format(
+        "pulling {}: registry {} is not allowed on this node (allowed: {}; the operator lists "
+        "registries with --allowed-registries)",
+        ref.ToString(), registry, options_.allowed_registries.ToString()));
+  }
+  RegistryClient::Options client_options;
+  client_options.allowed = options_.allowed_registries;
+  RegistryClient client(registry, client_options);
   ASSIGN_OR_RETURN(FetchedManifest top, client.GetManifest(repository, ref.tag));
 
   ASSIGN_OR_RETURN(Staging staging, Staging::Create(Path("staging")));

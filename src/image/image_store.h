@@ -15,6 +15,7 @@
 #include "image/digest.h"
 #include "image/layer_unpacker.h"
 #include "image/oci.h"
+#include "image/registry_allowlist.h"
 
 namespace warren::image {
 
@@ -81,6 +82,9 @@ struct ImageStoreOptions {
   // the process is root.
   UnpackOptions unpack;
   base::Clock* clock = nullptr;  // default: the real clock
+  // Where Pull may connect: the registry a reference names and every redirect target
+  // (registry_allowlist.h). Empty, the default: no pulls at all.
+  RegistryAllowlist allowed_registries;
 };
 
 // The local content-addressed image and layer store.
@@ -113,7 +117,9 @@ class ImageStore {
   Result<ImageRecord> ImportArchive(const std::string& tar_path, const ImportOptions& options = {});
 
   // Pulls "host:port/repository:tag" from a registry over plain HTTP (RegistryClient) and
-  // imports it under that name (or options.name). Only layers the store lacks are downloaded;
+  // imports it under that name (or options.name). PermissionDenied, before any connection,
+  // when ImageStoreOptions::allowed_registries does not list the registry; also when a
+  // redirect leads to a host it does not list. Only layers the store lacks are downloaded;
   // the linux/amd64 manifest of an index is taken. A layer collected by a concurrent Gc()
   // between the check and the import fails the pull (NotFound); pulling again fetches it.
   Result<ImageRecord> Pull(std::string_view reference, const ImportOptions& options = {});

@@ -42,10 +42,12 @@ struct Sink {
   bool too_big = false;
   int write_errno = 0;
   std::string content_type;
+  bool redirect = false;  // the response being read is a 3xx: its body is not the content
 
   static size_t Write(char* data, size_t size, size_t n, void* self) {
     auto* sink = static_cast<Sink*>(self);
     size_t len = size * n;
+    if (sink->redirect) return len;
     if (sink->bytes + len > sink->max_bytes) {
       sink->too_big = true;
       return 0;  // Aborts the transfer.
@@ -72,6 +74,14 @@ struct Sink {
   static size_t Header(char* data, size_t size, size_t n, void* self) {
     auto* sink = static_cast<Sink*>(self);
     std::string_view line(data, size * n);
+    if (line.starts_with("HTTP/")) {
+      // A new response (each hop of a redirect starts one): "HTTP/1.1 307 Temporary Redirect".
+      size_t space = line.find(' ');
+      sink->redirect =
+          space != std::string_view::npos && line.size() > space + 1 && line[space + 1] == '3';
+      sink->content_type.clear();
+      return size * n;
+    }
     size_t colon = line.find(':');
     if (colon != std::string_view::npos &&
         base::EqualsIgnoreCase(base::TrimSpace(line.substr(0, colon)), "content-type")) {
@@ -90,16 +100,55 @@ RegistryClient::RegistryClient(std::string registry, Options options)
 
 namespace {
 
-// One GET into `sink`. Returns the HTTP status, or a Status for transport failures.
-Result<long> Get(const std::string& url, const RegistryClient::Options& options, Sink& sink,
+struct UrlDeleter {
+  void operator()(CURLU* u) const { curl_url_cleanup(u); }
+};
+
+// Refuses a URL whose scheme is not http(s) or whose host the allowlist does not name.
+Status CheckAllowed(const std::string& url, const RegistryAllowlist& allowed,
+                    std::string_view what) {
+  std::unique_ptr<CURLU, UrlDeleter> u(curl_url());
+  if (!u || curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) {
+    return UnavailableError(fmt::format("{} '{}' is not a URL", what, url));
+  }
+  char* scheme = nullptr;
+  char* host = nullptr;
+  char* port = nullptr;
+  curl_url_get(u.get(), CURLUPART_SCHEME, &scheme, 0);
+  curl_url_get(u.get(), CURLUPART_HOST, &host, 0);
+  curl_url_get(u.get(), CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+  std::string s = scheme ? scheme : "", h = host ? host : "", p = port ? port : "";
+  curl_free(scheme);
+  curl_free(host);
+  curl_free(port);
+  if (s != "http" && s != "https") {
+    return PermissionDeniedError(fmt::format("{} {} is not http or https", what, url));
+  }
+  auto n = base::ParseInt64(p);
+  if (h.empty() || !n || *n < 1 || *n > 65535 ||
+      !allowed.AllowsHost(h, static_cast<uint16_t>(*n))) {
+    return PermissionDeniedError(fmt::format(
+        "{} {}: {}:{} is not an allowed registry (allowed: {}; see --allowed-registries)", what,
+        url, h, p, allowed.ToString()));
+  }
+  return Status::Ok();
+}
+
+constexpr int kMaxRedirects = 5;
+
+// One GET into `sink`, following redirects by hand so that each target is checked against the
+// allowlist before it is connected to. Returns the final HTTP status, or a Status for transport
+// failures and refused hosts.
+Result<long> Get(const std::string& first_url, const RegistryClient::Options& options, Sink& sink,
                  const char* accept) {
+  std::string url = first_url;
+  RETURN_IF_ERROR(CheckAllowed(url, options.allowed, "registry URL"));
   std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
   if (!curl) return InternalError("curl_easy_init failed");
   std::unique_ptr<curl_slist, SlistDeleter> headers;
   if (accept != nullptr) headers.reset(curl_slist_append(nullptr, accept));
   char error[CURL_ERROR_SIZE] = {};
   CURL* c = curl.get();
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &Sink::Write);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
@@ -107,29 +156,41 @@ Result<long> Get(const std::string& url, const RegistryClient::Options& options,
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &sink);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  // Registries redirect blob GETs to their storage; follow, but only over http(s).
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+  // Redirects (registries send blob GETs to their storage) are followed below, not by curl.
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options.connect_timeout.count()));
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, options.low_speed_bytes);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_time.count()));
-  CURLcode rc = curl_easy_perform(c);
-  if (sink.too_big) {
-    return ResourceExhaustedError(
-        fmt::format("{}: response larger than {} bytes", url, sink.max_bytes));
+  for (int hop = 0;; ++hop) {
+    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+    error[0] = '\0';
+    CURLcode rc = curl_easy_perform(c);
+    if (sink.too_big) {
+      return ResourceExhaustedError(
+          fmt::format("{}: response larger than {} bytes", url, sink.max_bytes));
+    }
+    if (sink.write_errno != 0) {
+      return ErrnoError(fmt::format("{}: writing", url), sink.write_errno);
+    }
+    if (rc != CURLE_OK) {
+      std::string why = error[0] != '\0' ? error : curl_easy_strerror(rc);
+      if (rc == CURLE_OPERATION_TIMEDOUT)
+        return DeadlineExceededError(fmt::format("{}: {}", url, why));
+      return UnavailableError(fmt::format("{}: {}", url, why));
+    }
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    char* location = nullptr;
+    curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &location);
+    if (status < 300 || status >= 400 || location == nullptr) return status;
+    if (hop == kMaxRedirects) {
+      return UnavailableError(fmt::format("{}: more than {} redirects", first_url, kMaxRedirects));
+    }
+    std::string next = location;  // owned by the handle until the next perform
+    RETURN_IF_ERROR(CheckAllowed(next, options.allowed, fmt::format("redirect from {} to", url)));
+    url = std::move(next);
   }
-  if (sink.write_errno != 0) return ErrnoError(fmt::format("{}: writing", url), sink.write_errno);
-  if (rc != CURLE_OK) {
-    std::string why = error[0] != '\0' ? error : curl_easy_strerror(rc);
-    if (rc == CURLE_OPERATION_TIMEDOUT)
-      return DeadlineExceededError(fmt::format("{}: {}", url, why));
-    return UnavailableError(fmt::format("{}: {}", url, why));
-  }
-  long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  return status;
 }
 
 Status StatusError(const std::string& url, long status, std::string_view what) {

@@ -8,6 +8,7 @@
 #include "base/result.h"
 #include "image/digest.h"
 #include "image/oci.h"
+#include "image/registry_allowlist.h"
 
 namespace warren::image {
 
@@ -22,6 +23,10 @@ struct FetchedManifest {
 // registry the spikes recommend (docker-registry on loopback). Anonymous only: a registry that
 // answers 401 gets an Unauthenticated error naming it. Uses libcurl; one easy handle per call,
 // so the object is thread-safe. Blocking: run it on a blocking pool.
+//
+// It connects only to hosts `Options::allowed` allows: the registry itself and every redirect
+// target (followed by hand, at most 5, over http or https) are checked before the request is
+// made; a refused one is PermissionDenied naming the URL and the list.
 class RegistryClient {
  public:
   struct Options {
@@ -29,6 +34,7 @@ class RegistryClient {
     // A transfer slower than this many bytes per second for low_speed_time is abandoned.
     long low_speed_bytes = 1024;
     std::chrono::seconds low_speed_time{30};
+    RegistryAllowlist allowed;  // empty: every request is refused
   };
 
   // `registry` is "host:port" (or "host").

@@ -100,7 +100,9 @@ Status NodeAgent::Start() {
   ASSIGN_OR_RETURN(NodeSecret secret, NodeSecret::LoadOrCreate(options_.root + "/node.secret"));
   secret_ = std::move(secret);
   if (!images_) {
-    ASSIGN_OR_RETURN(images_, image::ImageStore::Open({.root = options_.image_root}));
+    ASSIGN_OR_RETURN(images_,
+                     image::ImageStore::Open({.root = options_.image_root,
+                                              .allowed_registries = options_.allowed_registries}));
   }
   if (!runtime_) {
     runtime::native::NativeRuntimeOptions ro;

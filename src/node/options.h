@@ -8,6 +8,7 @@
 #include "api/sandbox_secrets.h"
 #include "base/clock.h"
 #include "base/result.h"
+#include "image/registry_allowlist.h"
 
 namespace warren::node {
 
@@ -41,6 +42,9 @@ struct NodeAgentOptions {
   // The image store's root and where the built-in images are cached (image/builtin_images.h).
   std::string image_root;
   std::string image_cache_dir;
+  // The registries sandboxes' images may be pulled from (`warren server
+  // --allowed-registries`); empty: none, only imported and built-in images run.
+  image::RegistryAllowlist allowed_registries;
   // The warren-envd binary (static) bind-mounted read-only into every sandbox as pid 1.
   std::string envd_path;
   // Run sandboxes in a user namespace (root inside is an unprivileged uid outside).

@@ -109,11 +109,6 @@ std::optional<Failure> PlanResources(const api::Container& c, const PlanInput& i
   return std::nullopt;
 }
 
-std::string JoinSubPath(const std::string& base, const std::string& sub) {
-  if (sub.empty()) return base;
-  return base + "/" + sub;
-}
-
 std::optional<Failure> PlanVolumes(const api::PodSpec& pod, const api::Container& c,
                                    const PlanInput& in, SandboxPlan& plan) {
   std::map<std::string, const api::Volume*> volumes;
@@ -132,16 +127,10 @@ std::optional<Failure> PlanVolumes(const api::PodSpec& pod, const api::Container
                                  m.name, m.sub_path)};
     }
     const api::Volume& v = *it->second;
-    runtime::BindMount bind;
-    bind.target = m.mount_path;
-    bind.read_only = m.read_only;
+    std::string source;
     if (v.empty_dir) {
-      std::string dir = in.paths.volumes + "/" + v.name;
-      plan.host_paths.push_back({v.name, dir, HostPath::Kind::kEmptyDir});
-      bind.source = JoinSubPath(dir, m.sub_path);
-      if (!m.sub_path.empty()) {
-        plan.host_paths.push_back({v.name, bind.source, HostPath::Kind::kEmptyDir});
-      }
+      source = in.paths.volumes + "/" + v.name;
+      plan.host_paths.push_back({v.name, source, HostPath::Kind::kEmptyDir});
     } else if (v.host_path) {
       HostPath::Kind kind = HostPath::Kind::kExisting;
       const std::string& t = v.host_path->type;
@@ -150,13 +139,16 @@ std::optional<Failure> PlanVolumes(const api::PodSpec& pod, const api::Container
       if (t == "FileOrCreate") kind = HostPath::Kind::kFileOrCreate;
       if (t == "File") kind = HostPath::Kind::kFile;
       plan.host_paths.push_back({v.name, v.host_path->path, kind});
-      bind.source = JoinSubPath(v.host_path->path, m.sub_path);
+      source = v.host_path->path;
     } else {
       return Failure{
           reasons::kInvalidVolume,
           fmt::format("volume \"{}\" has no source Warren supports (emptyDir, hostPath)", v.name)};
     }
-    plan.spec.mounts.push_back(std::move(bind));
+    // The subPath is the runtime's to resolve (and make) beneath the volume at every Start,
+    // without following symlinks the sandbox may have planted in the volume.
+    plan.spec.mounts.push_back(
+        runtime::BindMount{std::move(source), m.mount_path, m.read_only, m.sub_path});
   }
   return std::nullopt;
 }

@@ -68,6 +68,8 @@ CapMask DockerDefaultCapabilities() {
          CapBit(CAP_SYS_CHROOT) | CapBit(CAP_KILL) | CapBit(CAP_AUDIT_WRITE);
 }
 
+CapMask SandboxDefaultCapabilities() { return DockerDefaultCapabilities() & ~CapBit(CAP_MKNOD); }
+
 Result<int> LastCapability() {
   ASSIGN_OR_RETURN(std::string text, base::ReadSmallFile("/proc/sys/kernel/cap_last_cap"));
   auto v = base::ParseInt64(base::TrimSpace(text));

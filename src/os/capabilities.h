@@ -19,6 +19,10 @@ inline constexpr CapMask CapBit(int cap) { return CapMask{1} << cap; }
 // Docker's default set: CHOWN, DAC_OVERRIDE, FSETID, FOWNER, MKNOD, NET_RAW, SETGID, SETUID,
 // SETFCAP, SETPCAP, NET_BIND_SERVICE, SYS_CHROOT, KILL, AUDIT_WRITE (0x00000000a80425fb).
 CapMask DockerDefaultCapabilities();
+// What a sandbox's root gets: Docker's set without CAP_MKNOD (as Podman's default), so no
+// device node can be made inside; device nodes that arrive anyway (image layers, volumes)
+// sit on nodev mounts and behind the device cgroup.
+CapMask SandboxDefaultCapabilities();
 
 // The highest capability number the running kernel knows (/proc/sys/kernel/cap_last_cap).
 Result<int> LastCapability();

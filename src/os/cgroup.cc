@@ -14,6 +14,7 @@
 
 #include "base/small_file.h"
 #include "base/strings.h"
+#include "os/device_policy.h"
 #include "os/freezer.h"
 
 namespace warren::os {
@@ -212,9 +213,8 @@ Status Cgroup::SetLimits(const CgroupLimits& limits) {
     if (limits.restrict_devices) {
       std::string dir = V1Dir("devices");
       RETURN_IF_ERROR(base::WriteKernelFile(dir + "/devices.deny", "a"));
-      for (const char* rule : {"c *:* m", "b *:* m", "c 1:3 rwm", "c 1:5 rwm", "c 1:7 rwm",
-                               "c 1:8 rwm", "c 1:9 rwm", "c 5:0 rwm", "c 5:2 rwm", "c 136:* rwm"}) {
-        RETURN_IF_ERROR(base::WriteKernelFile(dir + "/devices.allow", rule));
+      for (const DeviceRule& rule : DefaultDeviceRules()) {
+        RETURN_IF_ERROR(base::WriteKernelFile(dir + "/devices.allow", DeviceRuleText(rule)));
       }
     }
     return Status::Ok();
@@ -243,6 +243,13 @@ Status Cgroup::SetLimits(const CgroupLimits& limits) {
   if (limits.pids > 0) {
     RETURN_IF_ERROR(need("pids.max", "pids"));
     RETURN_IF_ERROR(base::WriteKernelFile(dir + "/pids.max", std::to_string(limits.pids)));
+  }
+  if (limits.restrict_devices) {
+    // v2 has no devices controller: the policy is a BPF program on the group, which needs no
+    // controller to be enabled (it works on this host's empty unified hierarchy too).
+    ASSIGN_OR_RETURN(int program, DefaultDeviceProgram());
+    ASSIGN_OR_RETURN(base::UniqueFd group, OpenUnifiedDir());
+    RETURN_IF_ERROR(AttachDeviceProgram(group.get(), program).WithPrefix(dir));
   }
   return Status::Ok();
 }

@@ -49,9 +49,10 @@ struct CgroupLimits {
   int64_t cpu_period_us = 100000;
   int64_t memory_bytes = 0;
   int64_t pids = 0;
-  // v1: deny every device except the ones a minimal /dev needs (null, zero, full, random,
-  // urandom, tty, ptmx, pts) and allow mknod only, as Docker does. v2 needs a BPF program for
-  // this, which we do not load (a user namespace already forbids device nodes).
+  // Deny every device but DefaultDeviceRules() (os/device_policy.h: null, zero, full, random,
+  // urandom, tty, ptmx, pts; mknod of any, as runc): v1 through the devices controller, v2
+  // with a BPF_PROG_TYPE_CGROUP_DEVICE program attached to the group (FailedPrecondition when
+  // the kernel cannot load it).
   bool restrict_devices = true;
 };
 

@@ -83,6 +83,66 @@ Result<base::UniqueFd> CloneMountTree(const std::string& path, bool read_only) {
   return base::UniqueFd(fd);
 }
 
+Result<base::UniqueFd> CloneMountTreeAt(int fd, unsigned attrs) {
+  base::UniqueFd tree(
+      open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
+  if (!tree) return ErrnoError("clone mount tree", errno);
+  if (attrs != 0) {
+    struct mount_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.attr_set = attrs;
+    if (mount_setattr(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0) {
+      return ErrnoError("set mount attributes", errno);
+    }
+  }
+  return tree;
+}
+
+namespace {
+
+Result<base::UniqueFd> OpenHow(int dir_fd, const std::string& path, int flags, uint64_t resolve,
+                               std::string_view shown) {
+  struct open_how how;
+  memset(&how, 0, sizeof how);
+  // No O_NOFOLLOW: with O_PATH it would hand back a trailing symlink itself, where
+  // RESOLVE_NO_SYMLINKS alone refuses it (ELOOP).
+  how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC;
+  how.resolve = resolve;
+  long fd;
+  do {
+    fd = syscall(SYS_openat2, dir_fd, path.c_str(), &how, sizeof how);
+  } while (fd < 0 && (errno == EINTR || errno == EAGAIN));
+  if (fd >= 0) return base::UniqueFd(static_cast<int>(fd));
+  switch (errno) {
+    case ELOOP:
+      return FailedPreconditionError(
+          fmt::format("{}: a component is a symlink, which is not followed here", shown));
+    case EXDEV:
+      return FailedPreconditionError(fmt::format("{}: leads outside its directory", shown));
+    case ENOENT:
+      return NotFoundError(fmt::format("{} does not exist", shown));
+    default:
+      return ErrnoError(fmt::format("open {}", shown), errno);
+  }
+}
+
+}  // namespace
+
+Result<base::UniqueFd> OpenPathNoSymlinks(const std::string& path) {
+  if (path.empty() || path.front() != '/') {
+    return InvalidArgumentError(fmt::format("'{}' is not an absolute path", path));
+  }
+  return OpenHow(AT_FDCWD, path, O_PATH, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, path);
+}
+
+Result<base::UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int flags) {
+  if (relative.empty() || relative.front() == '/') {
+    return InvalidArgumentError(fmt::format("'{}' is not a relative path", relative));
+  }
+  return OpenHow(dir_fd, relative, flags,
+                 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, relative);
+}
+
 Status AttachMountTree(int tree_fd, const std::string& target) {
   if (move_mount(tree_fd, "", AT_FDCWD, target.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0) {
     return ErrnoError(fmt::format("attach mount at {}", target), errno);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <fcntl.h>
 #include <sys/types.h>
 
 #include <string>
@@ -36,6 +37,22 @@ Result<std::vector<MountEntry>> ReadMountInfo(pid_t pid = 0);
 // mount that can be attached elsewhere — also inside another mount namespace, by a child that
 // inherited the fd — with AttachMountTree or MoveMountRaw. NotFound names a missing path.
 Result<base::UniqueFd> CloneMountTree(const std::string& path, bool read_only);
+// The same of what `fd` (an O_PATH fd, say) refers to, so the tree is exactly the file that
+// was resolved, never a path walked again. `attrs` (MOUNT_ATTR_RDONLY, _NODEV, ...) are set on
+// every mount of the tree.
+Result<base::UniqueFd> CloneMountTreeAt(int fd, unsigned attrs);
+
+// Resolving paths that something untrusted can write into (volumes a sandbox fills). Each
+// returns an O_PATH | O_CLOEXEC fd of what it resolved: use it (CloneMountTreeAt, *at calls),
+// never the path again. A symlink met on the way is FailedPrecondition naming the path.
+
+// `path` (absolute) as it is, refusing a symlink in any component:
+// openat2(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS).
+Result<base::UniqueFd> OpenPathNoSymlinks(const std::string& path);
+// `relative` beneath dir_fd: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+// RESOLVE_NO_MAGICLINKS), so neither a symlink nor ".." can lead out of it. NotFound when a
+// component is missing.
+Result<base::UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int flags = O_PATH);
 // move_mount(2) of a detached tree onto `target`.
 Status AttachMountTree(int tree_fd, const std::string& target);
 // umount2(path, MNT_DETACH).

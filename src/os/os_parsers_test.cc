@@ -127,6 +127,7 @@ TEST(CgroupStatsTest, FlatKeyedFiles) {
 
 TEST(CapabilitiesTest, DockerDefaultSet) {
   EXPECT_EQ(DockerDefaultCapabilities(), 0xa80425fbull);
+  EXPECT_EQ(SandboxDefaultCapabilities(), DockerDefaultCapabilities() & ~CapBit(27 /* MKNOD */));
   auto names = CapabilityNames(DockerDefaultCapabilities());
   EXPECT_EQ(names.size(), 14u);
   EXPECT_EQ(names.front(), "CAP_CHOWN");

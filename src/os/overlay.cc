@@ -40,7 +40,7 @@ int MountOverlayRaw(const OverlayLayers& layers, const char* target) noexcept {
     return fail();
   }
   if (fsconfig(fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) return fail();
-  int mnt = fsmount(fs, FSMOUNT_CLOEXEC, 0);
+  int mnt = fsmount(fs, FSMOUNT_CLOEXEC, layers.attrs);
   if (mnt < 0) return fail();
   close(fs);
   if (move_mount(mnt, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) != 0) {

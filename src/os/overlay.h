@@ -16,6 +16,8 @@ struct OverlayLayers {
   // Store overlay metadata in user.overlay.* xattrs: needed when mounting inside a user
   // namespace, where trusted.* xattrs cannot be written.
   bool userxattr = false;
+  // MOUNT_ATTR_* flags of the mount (a sandbox's root: MOUNT_ATTR_NODEV).
+  unsigned attrs = 0;
 };
 
 // Checks that a layer is an existing directory: NotFound / FailedPrecondition naming it.

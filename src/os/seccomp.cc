@@ -2,12 +2,14 @@
 
 #include <errno.h>
 #include <fmt/format.h>
+#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <memory>
 #include <mutex>
 
@@ -31,6 +33,71 @@ scmp_arg_cmp ToCmp(const SeccompArg& a) {
       return SCMP_CMP(a.index, SCMP_CMP_MASKED_EQ, a.mask, a.value);
   }
   return SCMP_CMP(a.index, SCMP_CMP_EQ, a.value);
+}
+
+uint32_t ActionOf(const SeccompRule& rule) {
+  return rule.errno_ret == 0
+             ? SECCOMP_RET_ALLOW
+             : SECCOMP_RET_ERRNO | (static_cast<uint32_t>(rule.errno_ret) & SECCOMP_RET_DATA);
+}
+
+sock_filter Stmt(uint16_t code, uint32_t k) { return BPF_STMT(code, k); }
+sock_filter Jump(uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) {
+  return BPF_JUMP(code, k, jt, jf);
+}
+
+// One i386 rule as classic BPF: returns the rule's action when the call and every argument
+// condition match, else falls through to the instruction after it. One block per name.
+Status AppendI386Rule(const SeccompRule& rule, std::vector<sock_filter>& out) {
+  struct Exit {
+    size_t at;     // index of a conditional jump in `block`
+    bool on_true;  // whether its true branch (else its false branch) leaves the block
+  };
+  for (std::string_view name : rule.names) {
+    std::string n(name);
+    int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, n.c_str());
+    if (nr < 0) return InvalidArgumentError(fmt::format("{} is not an i386 system call", n));
+    std::vector<sock_filter> block;
+    std::vector<Exit> exits;
+    // Reloaded in each block: argument loads overwrite A.
+    block.push_back(Stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
+    block.push_back(Jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 0));
+    exits.push_back({block.size() - 1, false});
+    for (const SeccompArg& a : rule.args) {
+      if (a.index >= 6) return InvalidArgumentError(fmt::format("{}: no argument {}", n, a.index));
+      // i386 arguments are 32 bits: the low half of args[i] (little endian).
+      block.push_back(Stmt(BPF_LD | BPF_W | BPF_ABS,
+                           static_cast<uint32_t>(offsetof(seccomp_data, args) + 8 * a.index)));
+      if (a.op == SeccompOp::kMaskedEqual) {
+        block.push_back(Stmt(BPF_ALU | BPF_AND | BPF_K, static_cast<uint32_t>(a.mask)));
+      }
+      block.push_back(Jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(a.value), 0, 0));
+      exits.push_back({block.size() - 1, a.op == SeccompOp::kNotEqual});
+    }
+    block.push_back(Stmt(BPF_RET | BPF_K, ActionOf(rule)));
+    for (const Exit& e : exits) {
+      size_t distance = block.size() - (e.at + 1);  // to the first instruction after the block
+      if (distance > 255) return InvalidArgumentError(fmt::format("{}: rule too long", n));
+      (e.on_true ? block[e.at].jt : block[e.at].jf) = static_cast<uint8_t>(distance);
+    }
+    out.insert(out.end(), block.begin(), block.end());
+  }
+  return Status::Ok();
+}
+
+// The program run before libseccomp's: on the i386 ABI, the profile's i386_first rules in
+// order; then (and on any other ABI at once) libseccomp's program, which follows it.
+Result<std::vector<sock_filter>> I386Prologue(const SeccompProfile& profile) {
+  std::vector<sock_filter> rules;
+  for (const SeccompRule& rule : profile.i386_first) RETURN_IF_ERROR(AppendI386Rule(rule, rules));
+  if (rules.empty()) return std::vector<sock_filter>();
+  if (rules.size() > 255) return InvalidArgumentError("i386_first rules are too long");
+  std::vector<sock_filter> out;
+  out.push_back(Stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
+  out.push_back(
+      Jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, static_cast<uint8_t>(rules.size())));
+  out.insert(out.end(), rules.begin(), rules.end());
+  return out;
 }
 
 }  // namespace
@@ -90,6 +157,8 @@ Result<SeccompProgram> CompileSeccompProfile(const SeccompProfile& profile) {
   if (pread(mfd, filter.data(), static_cast<size_t>(size), 0) != size) {
     return ErrnoError("read exported seccomp program", errno);
   }
+  ASSIGN_OR_RETURN(std::vector<sock_filter> prologue, I386Prologue(profile));
+  filter.insert(filter.begin(), prologue.begin(), prologue.end());
   if (filter.size() > BPF_MAXINSNS) {
     return InternalError(
         fmt::format("seccomp program has {} instructions (max {})", filter.size(), BPF_MAXINSNS));

@@ -19,6 +19,8 @@ class SeccompProgram {
   explicit SeccompProgram(std::vector<sock_filter> filter);
 
   size_t instructions() const { return filter_.size(); }
+  // The classic BPF program as loaded (tests run it through os/testing/seccomp_sim.h).
+  const std::vector<sock_filter>& filter() const { return filter_; }
   // Syscall names of the profile this libseccomp does not know (left to the default action).
   const std::vector<std::string>& unknown_syscalls() const { return unknown_; }
 

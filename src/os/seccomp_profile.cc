@@ -30,7 +30,7 @@ SeccompProfile BuildDockerDefault() {
        "getsockopt", "get_thread_area", "gettid", "gettimeofday", "getuid", "getuid32", "getxattr",
        "inotify_add_watch", "inotify_init", "inotify_init1", "inotify_rm_watch", "io_cancel",
        "ioctl", "io_destroy", "io_getevents", "io_pgetevents", "io_pgetevents_time64", "ioprio_get",
-       "ioprio_set", "io_setup", "io_submit", "ipc", "kill", "landlock_add_rule",
+       "ioprio_set", "io_setup", "io_submit", "kill", "landlock_add_rule",
        "landlock_create_ruleset", "landlock_restrict_self", "lchown", "lchown32", "lgetxattr",
        "link", "linkat", "listen", "listxattr", "llistxattr", "_llseek", "lremovexattr", "lseek",
        "lsetxattr", "lstat", "lstat64", "madvise", "map_shadow_stack", "membarrier", "memfd_create",
@@ -58,9 +58,9 @@ SeccompProfile BuildDockerDefault() {
        "setresuid32", "setreuid", "setreuid32", "setrlimit", "set_robust_list", "setsid",
        "setsockopt", "set_thread_area", "set_tid_address", "setuid", "setuid32", "setxattr",
        "shmat", "shmctl", "shmdt", "shmget", "shutdown", "sigaltstack", "signalfd", "signalfd4",
-       "sigprocmask", "sigreturn", "socketcall", "socketpair", "splice", "stat", "stat64", "statfs",
-       "statfs64", "statx", "symlink", "symlinkat", "sync", "sync_file_range", "syncfs", "sysinfo",
-       "tee", "tgkill", "time", "timer_create", "timer_delete", "timer_getoverrun", "timer_gettime",
+       "sigprocmask", "sigreturn", "socketpair", "splice", "stat", "stat64", "statfs", "statfs64",
+       "statx", "symlink", "symlinkat", "sync", "sync_file_range", "syncfs", "sysinfo", "tee",
+       "tgkill", "time", "timer_create", "timer_delete", "timer_getoverrun", "timer_gettime",
        "timer_gettime64", "timer_settime", "timer_settime64", "timerfd_create", "timerfd_gettime",
        "timerfd_gettime64", "timerfd_settime", "timerfd_settime64", "times", "tkill", "truncate",
        "truncate64", "ugetrlimit", "umask", "uname", "unlink", "unlinkat", "utime", "utimensat",
@@ -86,6 +86,14 @@ SeccompProfile BuildDockerDefault() {
   // clone3() passes its flags in memory seccomp cannot read: answer ENOSYS so libc falls
   // back to clone().
   p->rules.push_back(SeccompRule{{"clone3"}, {}, ENOSYS});
+  // i386 ipc(call, ...): the SysV operations the allowlist grants directly (semop 1, semget 2,
+  // semctl 3, semtimedop 4, msgsnd 11, msgrcv 12, msgget 13, msgctl 14, shmat 21, shmdt 22,
+  // shmget 23, shmctl 24); the high 16 bits of `call` carry an ABI version. Nothing on x86_64.
+  for (uint64_t call : {1, 2, 3, 4, 11, 12, 13, 14, 21, 22, 23, 24}) {
+    p->rules.push_back(SeccompRule{{"ipc"}, {{0, SeccompOp::kMaskedEqual, call, 0xffff}}, 0});
+  }
+  // socketcall(SYS_SOCKET = 1, args): refused before libseccomp's own socketcall rules.
+  p->i386_first.push_back(SeccompRule{{"socketcall"}, {{0, SeccompOp::kEqual, 1, 0}}, EPERM});
   return profile;
 }
 

@@ -30,6 +30,13 @@ struct SeccompRule {
 struct SeccompProfile {
   int default_errno = 1;  // EPERM for every call no rule matches
   std::vector<SeccompRule> rules;
+  // Rules for the i386 ABI (32-bit binaries, `int $0x80`) checked before `rules`, compiled by
+  // hand because libseccomp cannot express them: it turns a socket() rule into an
+  // unconditional allow of socketcall(SYS_SOCKET, ...) there (the family sits in memory a
+  // filter cannot read), and refuses a competing rule for that call. Names are resolved on
+  // i386 only; args compare the low 32 bits. Not part of the OCI form (runc's libseccomp
+  // would produce the same hole).
+  std::vector<SeccompRule> i386_first;
 };
 
 // Docker's default profile (moby profiles/seccomp/default.json) for x86: the unconditional
@@ -38,6 +45,14 @@ struct SeccompProfile {
 // (kernel >= 4.8), and none of the calls Docker gates on capabilities we do not grant
 // (mount, unshare, setns, bpf, module loading, reboot, ...). SYS_CHROOT is granted, so
 // chroot() is allowed. io_uring is left out, as Docker does since 25.0.
+//
+// Where Docker's profile leaves the 32-bit multiplexers open, this one closes them, so no
+// ABI reaches what the socket() filter refuses: socketcall is allowed only for the sub-calls
+// the profile allows directly (bind, connect, ...: libseccomp derives those), and
+// socketcall(SYS_SOCKET) fails with EPERM whatever the family, since the filter cannot read
+// it (32-bit programs whose libc makes sockets through socketcall cannot make any; direct
+// socket() on i386 is filtered like x86_64's). ipc() is allowed only for the twelve SysV IPC
+// operations the profile allows directly. x32 calls meet the x86_64 rules (libseccomp).
 const SeccompProfile& DockerDefaultSeccompProfile();
 
 }  // namespace warren::os

@@ -79,6 +79,15 @@ Status ValidateSpec(const SandboxSpec& spec) {
       return InvalidArgumentError(
           fmt::format("sandbox {}: bind mount target must not be '/'", spec.id));
     }
+    if (!m.sub_path.empty()) {
+      bool dotdot = false;
+      for (std::string_view part : base::Split(m.sub_path, '/')) dotdot = dotdot || part == "..";
+      if (m.sub_path.front() == '/' || dotdot || HasNul(m.sub_path) || m.sub_path.size() >= 4096) {
+        return InvalidArgumentError(
+            fmt::format("sandbox {}: bind mount subPath '{}' must be relative, without '..'",
+                        spec.id, m.sub_path));
+      }
+    }
   }
   if (spec.user.uid == UINT32_MAX || spec.user.gid == UINT32_MAX) {
     return InvalidArgumentError(fmt::format("sandbox {}: uid/gid 4294967295 is invalid", spec.id));

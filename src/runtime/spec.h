@@ -15,12 +15,18 @@ namespace warren::runtime {
 
 // A host path made visible inside the sandbox. warren-envd reaches every sandbox this way
 // (read-only, then run as pid 1); emptyDir/hostPath volumes are read-write ones.
+// The source is resolved on the host at every Start without following a symlink (Create
+// makes `source` canonical first), and every bind mount is nodev.
 struct BindMount {
   std::string source;  // absolute host path, file or directory; must exist
   std::string target;  // absolute path inside the sandbox; created (in the writable layer)
                        // when missing; resolved inside the sandbox root, so image symlinks
                        // cannot redirect it to the host
   bool read_only = true;
+  // Kubernetes' subPath: relative, no "..". Resolved beneath `source` (RESOLVE_BENEATH, no
+  // symlinks: a volume's contents are the sandbox's to plant them in); missing directories
+  // are made with the source's mode and owner.
+  std::string sub_path;
 };
 
 // The identity pid 1 runs as. Numeric: resolving names needs the image's /etc/passwd, which

@@ -1,5 +1,6 @@
 #include "runtime/spec.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -42,6 +43,16 @@ TEST(SpecTest, IdsAreDnsLabels) {
   SandboxSpec s = Good();
   s.id = "../etc";
   ExpectInvalid(s, "sandbox id '../etc'");
+}
+
+TEST(SpecTest, SubPathsAreRelativeWithoutDotDot) {
+  SandboxSpec s = Good();
+  s.mounts.push_back(BindMount{"/srv/vol", "/data", false, "a/b..c/d"});
+  EXPECT_TRUE(ValidateSpec(s).ok());
+  for (const char* bad : {"/etc", "..", "a/../..", "a/.."}) {
+    s.mounts.back().sub_path = bad;
+    ExpectInvalid(s, fmt::format("subPath '{}' must be relative", bad));
+  }
 }
 
 TEST(SpecTest, PathsMustBeAbsoluteWithoutDotDot) {

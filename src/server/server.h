@@ -36,6 +36,9 @@ struct ServerOptions {
   // host or network ("host:port"; port 0 = ephemeral, written to <data_dir>/metrics.port).
   // Empty = none (the main listener's /metrics, behind an admin key, is always there).
   std::string metrics_address;
+  // For the node agent: the image registries it may pull from, comma-separated
+  // (image/registry_allowlist.h; `--allowed-registries`). Empty: none.
+  std::string allowed_registries;
 };
 
 // `warren server`: the object store, the API keys, the resource REST API

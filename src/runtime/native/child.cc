@@ -139,8 +139,10 @@ void MountDev(const ChildPlan& plan, int root_fd) {
   int target = os::MakePathInRootRaw(root_fd, "dev", true);
   Check(plan, target, ChildStep::kDev);
   static const char* const kDevOptions[] = {"mode", "0755", "size", "65536k", nullptr};
-  int dev =
-      os::MountFilesystemRaw("tmpfs", kDevOptions, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, target);
+  // nodev: the allowed nodes below are bind mounts of the host's (mounts of their own); a node
+  // made on this tmpfs itself would not open.
+  int dev = os::MountFilesystemRaw(
+      "tmpfs", kDevOptions, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, target);
   Check(plan, dev, ChildStep::kDev);
   close(target);
 
@@ -224,6 +226,10 @@ int ChildMain(void* arg) noexcept {
   close(plan.parent_fds[0]);
   close(plan.parent_fds[1]);
   SetUpStdio(plan);
+  // A session of its own, with no controlling terminal: the server's (a terminal it was
+  // started from) would otherwise be the sandbox's /dev/tty, open to reads, writes and
+  // TIOCSTI. The child is never a group leader (its pgid is the parent's), so this succeeds.
+  CheckErrno(plan, setsid(), ChildStep::kSession);
   os::ResetSignalsForExec();
 
   // The parent writes our uid/gid maps, then releases us. EOF means it gave up on us.
@@ -368,6 +374,7 @@ Status ChildFailureToStatus(const ChildFailure& f, const ChildPlan& plan) {
   }
   static const char* const kNames[] = {"?",
                                        "set up stdio",
+                                       "new session",
                                        "wait for parent",
                                        "join its cgroups",
                                        "become root",
@@ -397,6 +404,8 @@ Status ChildFailureToStatus(const ChildFailure& f, const ChildPlan& plan) {
                                        "close fds",
                                        "seccomp",
                                        "exec"};
+  static_assert(std::size(kNames) == static_cast<size_t>(ChildStep::kExec) + 1,
+                "one name per ChildStep");
   const char* name = f.step > 0 && f.step < static_cast<int32_t>(std::size(kNames))
                          ? kNames[f.step]
                          : "unknown step";

@@ -91,6 +91,7 @@ struct ChildPlan {
 // The step at which the child failed.
 enum class ChildStep : int32_t {
   kStdio = 1,
+  kSession,
   kWaitForParent,
   kCgroupPlacement,  // index into cgroup_task_fds
   kBecomeRoot,

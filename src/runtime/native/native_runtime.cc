@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "os/netns.h"
 #include "os/overlay.h"
 #include "os/seccomp.h"
+#include "runtime/native/bind_source.h"
 #include "runtime/native/dir_tree.h"
 #include "runtime/native/launcher.h"
 
@@ -286,11 +288,13 @@ Status NativeRuntime::Create(const SandboxSpec& spec) {
   for (const std::string& layer : spec.layers) {
     RETURN_IF_ERROR(os::CheckLayerDir(layer).WithPrefix("sandbox " + id));
   }
-  for (const BindMount& m : spec.mounts) {
-    if (!Exists(m.source)) {
-      return NotFoundError(
-          fmt::format("sandbox {}: bind mount source {} does not exist", id, m.source));
-    }
+  // Sources are resolved once here, following the host's symlinks as the caller meant them;
+  // every Start then opens the canonical path without following any (bind_source.h).
+  SandboxSpec canonical = spec;
+  for (BindMount& m : canonical.mounts) {
+    auto source = CanonicalBindSource(m.source);
+    if (!source.ok()) return source.status().WithPrefix("sandbox " + id);
+    m.source = std::move(source).value();
   }
   if (!Exists(Parent(spec.writable_dir))) {
     return NotFoundError(
@@ -379,7 +383,7 @@ Status NativeRuntime::Create(const SandboxSpec& spec) {
     return LimitError(st, id);
   }
 
-  sb->record.spec = spec;
+  sb->record.spec = std::move(canonical);
   sb->record.state = SandboxState::kCreated;
   sb->record.cgroup_version = std::string(os::CgroupVersionName(hierarchies_.version));
   sb->record.created_writable_dir = created_writable;
@@ -443,19 +447,19 @@ Status NativeRuntime::Start(std::string_view id_view) {
   plan.overlay.upper = spec.writable_dir + "/upper";
   plan.overlay.work = spec.writable_dir + "/work";
   plan.overlay.userxattr = spec.user_namespace;
+  // No device node in the image or the writable layer opens (with a user namespace the kernel
+  // makes the overlay nodev anyway).
+  plan.overlay.attrs = MOUNT_ATTR_NODEV;
   plan.rootfs_dir = SandboxDir(id) + "/rootfs";
 
+  // Resolved again at every Start (restarts and adopted sandboxes too): volumes are the
+  // sandbox's to fill, symlinks included.
   std::vector<base::UniqueFd> trees;
   for (const BindMount& m : spec.mounts) {
-    struct stat st;
-    if (stat(m.source.c_str(), &st) != 0) {
-      return NotFoundError(
-          fmt::format("sandbox {}: bind mount source {} does not exist", id, m.source));
-    }
-    auto tree = os::CloneMountTree(m.source, m.read_only);
-    if (!tree.ok()) return tree.status().WithPrefix("sandbox " + id);
-    plan.binds.push_back(ChildBind{tree->get(), m.target, S_ISDIR(st.st_mode)});
-    trees.push_back(std::move(tree).value());
+    auto bind = ResolveBindSource(m);
+    if (!bind.ok()) return bind.status().WithPrefix("sandbox " + id);
+    plan.binds.push_back(ChildBind{bind->tree.get(), m.target, bind->is_dir});
+    trees.push_back(std::move(bind->tree));
   }
 
   plan.rlimits.push_back(
@@ -472,7 +476,7 @@ Status NativeRuntime::Start(std::string_view id_view) {
   plan.uid = spec.user.uid;
   plan.gid = spec.user.gid;
   plan.groups.assign(spec.user.supplementary_gids.begin(), spec.user.supplementary_gids.end());
-  plan.capabilities = os::DockerDefaultCapabilities();
+  plan.capabilities = os::SandboxDefaultCapabilities();
   plan.last_cap = last_cap_;
   ASSIGN_OR_RETURN(plan.seccomp, os::DockerDefaultSeccompProgram());
   plan.working_dir = spec.working_dir;

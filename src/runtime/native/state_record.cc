@@ -45,7 +45,9 @@ std::string EncodeRecord(const SandboxRecord& r) {
   spec["user"] = {{"uid", s.user.uid}, {"gid", s.user.gid}, {"groups", s.user.supplementary_gids}};
   json mounts = json::array();
   for (const BindMount& m : s.mounts) {
-    mounts.push_back({{"source", m.source}, {"target", m.target}, {"read_only", m.read_only}});
+    json mount = {{"source", m.source}, {"target", m.target}, {"read_only", m.read_only}};
+    if (!m.sub_path.empty()) mount["sub_path"] = m.sub_path;
+    mounts.push_back(std::move(mount));
   }
   spec["mounts"] = mounts;
   spec["resources"] = {{"cpu_millicores", s.resources.cpu_millicores},
@@ -101,9 +103,9 @@ Result<SandboxRecord> DecodeRecord(std::string_view text) {
     r.spec.user.gid = u.at("gid").get<uint32_t>();
     r.spec.user.supplementary_gids = u.value("groups", std::vector<uint32_t>{});
     for (const json& m : s.value("mounts", json::array())) {
-      r.spec.mounts.push_back(BindMount{m.at("source").get<std::string>(),
-                                        m.at("target").get<std::string>(),
-                                        m.value("read_only", true)});
+      r.spec.mounts.push_back(
+          BindMount{m.at("source").get<std::string>(), m.at("target").get<std::string>(),
+                    m.value("read_only", true), m.value("sub_path", std::string())});
     }
     const json& res = s.at("resources");
     r.spec.resources.cpu_millicores = res.value("cpu_millicores", int64_t{0});

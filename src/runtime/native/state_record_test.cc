@@ -18,7 +18,7 @@ SandboxRecord Sample() {
   r.spec.env = {"A=1", "B=two words"};
   r.spec.working_dir = "/tmp";
   r.spec.user = User{1000, 1000, {10, 20}};
-  r.spec.mounts = {BindMount{"/src", "/dst", false}};
+  r.spec.mounts = {BindMount{"/src", "/dst", false}, BindMount{"/vol", "/sub", true, "a/b"}};
   r.spec.resources = Resources{250, 64 << 20, 32};
   r.spec.user_namespace = true;
   r.spec.rlimits = {os::Rlimit{RLIMIT_NOFILE, 512, 1024}};
@@ -45,6 +45,9 @@ TEST(StateRecordTest, RoundTripsEveryField) {
   EXPECT_EQ(back->spec.layers, r.spec.layers);
   EXPECT_EQ(back->spec.user.supplementary_gids, r.spec.user.supplementary_gids);
   EXPECT_EQ(back->spec.mounts[0].read_only, false);
+  ASSERT_EQ(back->spec.mounts.size(), 2u);
+  EXPECT_EQ(back->spec.mounts[0].sub_path, "");
+  EXPECT_EQ(back->spec.mounts[1].sub_path, "a/b");
   EXPECT_EQ(back->spec.resources.memory_bytes, 64 << 20);
   EXPECT_EQ(back->spec.rlimits, r.spec.rlimits);
   EXPECT_TRUE(back->spec.user_namespace);

@@ -7,7 +7,7 @@
 
 #include "image/image_store.h"
 #include "image/testing/oci_builder.h"
-#include "registry_fixture.h"
+#include "image/testing/registry_fixture.h"
 
 namespace warren::image {
 namespace {
@@ -33,6 +33,7 @@ class RegistryPullTest : public ::testing::Test {
     registry_ = std::move(registry).value();
     ImageStoreOptions options;
     options.root = tmp_.Sub("store");
+    options.allowed_registries = *RegistryAllowlist::Parse(registry_->address() + ",127.0.0.1:1");
     store_ = std::move(ImageStore::Open(options)).value();
 
     OciLayoutBuilder b(tmp_.Sub("layout"));

@@ -13,11 +13,18 @@ namespace warren::image::testing {
 // then waited for) on destruction. Owns the child process. Not thread-safe.
 class RegistryProcess {
  public:
-  static Result<std::unique_ptr<RegistryProcess>> Start(const std::string& storage_dir);
+  // With `redirect_to` (a base URL, "http://host:port/"), the registry answers every blob GET
+  // with a redirect to redirect_to + the blob's path in its storage
+  // ("docker/registry/v2/blobs/sha256/<2 hex>/<hex>/data"), as registries backed by object
+  // storage do.
+  static Result<std::unique_ptr<RegistryProcess>> Start(const std::string& storage_dir,
+                                                        const std::string& redirect_to = "");
   ~RegistryProcess();
   const std::string& address() const { return address_; }  // "127.0.0.1:PORT"
   // Where the registry keeps a blob's bytes (to corrupt it in tests).
   std::string BlobDataPath(const std::string& hex) const;
+  // The root of its filesystem storage: a redirect's path (see Start) is relative to it.
+  const std::string& storage_root() const { return storage_; }
 
  private:
   RegistryProcess() = default;

@@ -1,4 +1,4 @@
-#include "registry_fixture.h"
+#include "image/testing/registry_fixture.h"
 
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -95,17 +95,26 @@ int FreePort() {
 
 }  // namespace
 
-Result<std::unique_ptr<RegistryProcess>> RegistryProcess::Start(const std::string& storage_dir) {
+Result<std::unique_ptr<RegistryProcess>> RegistryProcess::Start(const std::string& storage_dir,
+                                                                const std::string& redirect_to) {
   auto p = std::unique_ptr<RegistryProcess>(new RegistryProcess);
   p->storage_ = storage_dir + "/data";
   int port = FreePort();
   p->address_ = fmt::format("127.0.0.1:{}", port);
   std::string config = storage_dir + "/config.yml";
+  std::string middleware;
+  if (!redirect_to.empty()) {
+    // distribution's redirect storage middleware (meant for a CDN): blob GETs answer 307 to
+    // <baseurl><storage path>.
+    middleware = fmt::format(
+        "middleware:\n  storage:\n    - name: redirect\n      options:\n        baseurl: {}\n",
+        redirect_to);
+  }
   WriteFile(config, fmt::format("version: 0.1\nlog:\n  level: error\n"
                                 "storage:\n  filesystem:\n    rootdirectory: {}\n"
                                 "  delete:\n    enabled: true\n"
-                                "http:\n  addr: {}\n",
-                                p->storage_, p->address_));
+                                "http:\n  addr: {}\n{}",
+                                p->storage_, p->address_, middleware));
   pid_t pid = fork();
   if (pid < 0) return ErrnoError("fork", errno);
   if (pid == 0) {
