@@ -60,10 +60,12 @@ class StorageAttack : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root (real sandboxes)";
+    if (!enforce_) setenv("WARREN_NODE_STORAGE", "off", 1);
     setenv("WARREN_ENVD_PATH", WARREN_ENVD_BIN, 1);
     setenv("WARREN_NODE_AGENT", "on", 1);
     setenv("WARREN_NODE_DESTROY_ON_STOP", "1", 1);  // nothing outlives the test's server
     server_ = std::make_unique<ServerProcess>();
+    unsetenv("WARREN_NODE_STORAGE");
     options_ = node::NodeAgentOptions::ForDataDir(server_->data_dir());
     image_ = options_.root + "/sandboxes.btrfs";
   }
@@ -161,6 +163,7 @@ class StorageAttack : public ::testing::Test {
     return last;
   }
 
+  bool enforce_ = true;
   std::unique_ptr<ServerProcess> server_;
   node::NodeAgentOptions options_;
   std::string image_;
@@ -253,6 +256,46 @@ TEST_F(StorageAttack, AnUploadPastEphemeralStorageIs507AndLeavesNoPartialFile) {
   EXPECT_EQ(response.substr(0, 12), "HTTP/1.1 507") << response;
   const std::string upper = node::SandboxPaths::For(options_.root, id).writable + "/upper";
   EXPECT_EQ(FileSize(upper + "/upload.bin"), -1) << "a partial upload was left behind";
+}
+
+// A node that cannot enforce ephemeral-storage (here: turned off) still serves, says so, and
+// never runs a sandbox without the storage limit its template asked for.
+class UnenforcedStorage : public StorageAttack {
+ protected:
+  void SetUp() override {
+    enforce_ = false;
+    StorageAttack::SetUp();
+  }
+};
+
+TEST_F(UnenforcedStorage, TheServerSaysSoAndRefusesTemplatesThatNameIt) {
+  net::ClientRequest req;
+  req.target = "/readyz";
+  auto ready = server_->http().Do(req);
+  for (int i = 0; i < 100 && ready.ok() && ready->status != 200; ++i) {
+    std::this_thread::sleep_for(100ms);
+    ready = server_->http().Do(req);
+  }
+  ASSERT_TRUE(ready.ok()) << ready.status();
+  EXPECT_EQ(ready->status, 200);
+  EXPECT_EQ(ready->body,
+            "ok\nnode: ephemeral-storage is not enforced (turned off (WARREN_NODE_STORAGE=off)): "
+            "sandboxes have no storage limit and templates that name one are refused");
+
+  Apply("asks", "{memory: 64Mi, ephemeral-storage: 64Mi}", "exec sleep 3600");
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  api::Json obj;
+  while (std::chrono::steady_clock::now() < deadline) {
+    obj = Get("asks");
+    if (obj["status"].value("phase", "") == "Failed") break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(obj["status"].value("phase", ""), "Failed") << api::DumpJson(obj);
+  EXPECT_TRUE(Contains(api::DumpJson(obj["status"]), "EphemeralStorageNotEnforced"))
+      << api::DumpJson(obj["status"]);
+
+  Apply("plain", "{memory: 64Mi}", "exec sleep 3600");
+  EXPECT_FALSE(WaitRunning("plain").empty()) << "a template without the limit still runs";
 }
 
 }  // namespace
