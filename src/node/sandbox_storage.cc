@@ -48,14 +48,28 @@ Status RunTool(const std::vector<std::string>& argv) {
   spawn.env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"};
   spawn.stdin_pipe = false;
   ASSIGN_OR_RETURN(os::SpawnedChild child, os::Spawn(spawn));
-  child.stdout_r.reset();
+  // Both pipes are drained to the end (a closed one would kill the tool with SIGPIPE); what
+  // it says on either, up to a few KiB, names what went wrong.
   std::string err;
+  pollfd fds[2] = {{child.stdout_r.get(), POLLIN, 0}, {child.stderr_r.get(), POLLIN, 0}};
+  int open_fds = 2;
   char buf[1024];
-  for (;;) {
-    ssize_t n = read(child.stderr_r.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (err.size() < kMaxToolOutput) err.append(buf, static_cast<size_t>(n));
+  while (open_fds > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (pollfd& p : fds) {
+      if (p.fd < 0 || p.revents == 0) continue;
+      ssize_t n = read(p.fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        p.fd = -1;
+        --open_fds;
+      } else if (err.size() < kMaxToolOutput) {
+        err.append(buf, static_cast<size_t>(n));
+      }
+    }
   }
   int status = 0;
   while (waitpid(child.pid, &status, 0) < 0) {

@@ -5,6 +5,7 @@
 // exactly what sandboxes take from the host disk, and they are not disturbed by whatever else
 // this machine writes at the same time.
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -49,6 +50,11 @@ int64_t FileSize(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return -1;
   return st.st_size;
+}
+
+std::string Phase(const api::Json& obj) {
+  if (!obj.is_object() || !obj.contains("status") || !obj["status"].is_object()) return "";
+  return obj["status"].value("phase", "");
 }
 
 std::string ReadFile(const std::string& path) {
@@ -116,7 +122,7 @@ class StorageAttack : public ::testing::Test {
     api::Json obj;
     while (std::chrono::steady_clock::now() < deadline) {
       obj = Get(name);
-      if (obj.is_object() && obj["status"].value("phase", "") == "Running") {
+      if (Phase(obj) == "Running") {
         return obj["metadata"]["labels"].value("agents.kruise.io/sandbox-id", "");
       }
       std::this_thread::sleep_for(50ms);
@@ -212,8 +218,7 @@ TEST_F(StorageAttack, AFloodOfLogIsBoundedByEphemeralStorage) {
   EXPECT_GT(logged, 16 * kMi) << "the log is written until the limit";
   EXPECT_LE(AllocatedBytes(image_) - before, 32 * kMi + kHostSlack);
   std::this_thread::sleep_for(1s);
-  EXPECT_EQ(Get("flood")["status"].value("phase", ""), "Running")
-      << "a full log must not take the sandbox down";
+  EXPECT_EQ(Phase(Get("flood")), "Running") << "a full log must not take the sandbox down";
 }
 
 TEST_F(StorageAttack, AnUploadPastEphemeralStorageIs507AndLeavesNoPartialFile) {
@@ -231,6 +236,7 @@ TEST_F(StorageAttack, AnUploadPastEphemeralStorageIs507AndLeavesNoPartialFile) {
   ASSERT_GT(pid, 0) << state_json;
   auto fd = os::DialInNetnsOfPid(pid, node::kEnvdPort, 5s);
   ASSERT_TRUE(fd.ok()) << fd.status();
+  fcntl(fd->get(), F_SETFL, fcntl(fd->get(), F_GETFL) & ~O_NONBLOCK);  // plain blocking I/O
 
   const size_t body_size = 96 * kMi;
   const std::string head = fmt::format(
@@ -238,22 +244,27 @@ TEST_F(StorageAttack, AnUploadPastEphemeralStorageIs507AndLeavesNoPartialFile) {
       "Content-Type: application/octet-stream\r\nContent-Length: {}\r\n"
       "X-Warren-Node-Secret: {}\r\n\r\n",
       body_size, secret->ForSandbox(id));
+  // The answer is read while the body goes out: envd answers as soon as the write fails and
+  // closes after draining a little more, which resets a connection still sending.
+  std::string response;
+  std::thread reader([&response, sock = fd->get()] {
+    char buf[4096];
+    for (;;) {
+      ssize_t n = recv(sock, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      response.append(buf, static_cast<size_t>(n));
+    }
+  });
   ASSERT_EQ(send(fd->get(), head.data(), head.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(head.size()));
   const std::string chunk(kMi, 'u');
   for (size_t sent = 0; sent < body_size; sent += chunk.size()) {
-    // envd answers and stops reading once the write fails: the rest may not go out.
     if (send(fd->get(), chunk.data(), chunk.size(), MSG_NOSIGNAL) < 0) break;
   }
   shutdown(fd->get(), SHUT_WR);
-  std::string response;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = recv(fd->get(), buf, sizeof buf, 0);
-    if (n <= 0) break;
-    response.append(buf, static_cast<size_t>(n));
-  }
-  EXPECT_EQ(response.substr(0, 12), "HTTP/1.1 507") << response;
+  reader.join();
+  EXPECT_EQ(response.substr(0, 12), "HTTP/1.1 507")
+      << response << "\nenvd: " << ReadFile(node::SandboxPaths::For(options_.root, id).envd_log);
   const std::string upper = node::SandboxPaths::For(options_.root, id).writable + "/upper";
   EXPECT_EQ(FileSize(upper + "/upload.bin"), -1) << "a partial upload was left behind";
 }
@@ -287,10 +298,10 @@ TEST_F(UnenforcedStorage, TheServerSaysSoAndRefusesTemplatesThatNameIt) {
   api::Json obj;
   while (std::chrono::steady_clock::now() < deadline) {
     obj = Get("asks");
-    if (obj["status"].value("phase", "") == "Failed") break;
+    if (Phase(obj) == "Failed") break;
     std::this_thread::sleep_for(50ms);
   }
-  EXPECT_EQ(obj["status"].value("phase", ""), "Failed") << api::DumpJson(obj);
+  EXPECT_EQ(Phase(obj), "Failed") << api::DumpJson(obj);
   EXPECT_TRUE(Contains(api::DumpJson(obj["status"]), "EphemeralStorageNotEnforced"))
       << api::DumpJson(obj["status"]);
 
