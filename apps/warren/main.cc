@@ -123,6 +123,9 @@ class NodeComponent final : public warren::server::Component {
   }
   void Stop() override { agent_->Stop(); }
   bool Ready() const override { return off_ || agent_->Ready(); }
+  std::vector<std::string> Degraded() const override {
+    return off_ ? std::vector<std::string>{} : agent_->Degraded();
+  }
   AgentNodeAccess& access() { return access_; }
   AgentPoolAccess& pool_access() { return pool_access_; }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "base/scope_guard.h"
+#include "node/sandbox_storage.h"
 #include "os/cgroup.h"
 #include "os/netns.h"
 #include "runc_driver.h"
@@ -33,6 +35,7 @@ double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(
 struct Args {
   int n = 200;
   int userns_n = 50;
+  int storage_n = 50;
   int runc_n = 200;
   int idle = 100;
   int warmup = 3;
@@ -41,6 +44,10 @@ struct Args {
 void AddFlags(CLI::App& app, Args& a) {
   app.add_option("--n", a.n, "native create+start+ready cycles")->check(CLI::Range(1, 1000000));
   app.add_option("--userns-n", a.userns_n, "cycles with a user namespace")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--storage-n", a.storage_n,
+                 "cycles with the writable layer in an ephemeral-storage subvolume (as the node "
+                 "agent makes it)")
       ->check(CLI::Range(0, 1000000));
   app.add_option("--runc-n", a.runc_n, "runc run + delete cycles (the reference)")
       ->check(CLI::Range(0, 1000000));
@@ -90,13 +97,25 @@ int Main(int argc, char** argv) {
     return 1;
   }
   auto& rt = **made;
+  // The node agent's sandbox storage (a btrfs image with quota groups), for --storage-n.
+  std::unique_ptr<node::SandboxStorage> storage;
+  if (args.storage_n > 0) {
+    node::StorageOptions so;
+    so.image_bytes = int64_t{4} << 30;
+    storage = node::SandboxStorage::Open(work.path() + "/node", so);
+    if (!storage->enforced()) {
+      fmt::print(stderr, "ephemeral-storage cycles skipped: {}\n", storage->reason());
+      args.storage_n = 0;
+    }
+  }
   runtime::Resources res{1000, 256 << 20, 512};
-  auto spec = [&](const std::string& id, bool userns = false) {
+  auto spec = [&](const std::string& id, bool userns = false,
+                  const std::string& writable_dir = "") {
     runtime::SandboxSpec s;
     s.user_namespace = userns;
     s.id = id;
     s.layers = {layer};
-    s.writable_dir = work.path() + "/rw-" + id;
+    s.writable_dir = writable_dir.empty() ? work.path() + "/rw-" + id : writable_dir;
     s.command = Server();
     s.env = {"PATH=/bin"};
     s.resources = res;
@@ -114,9 +133,11 @@ int Main(int argc, char** argv) {
       for (const std::string& d : h->DirsFor(opts.cgroup_parent)) rmdir(d.c_str());
     }
     runc.RemoveCgroupParent();
+    if (storage) storage->Close(/*sandboxes_remain=*/false);
   });
 
   std::vector<double> native_ready, native_create, native_start, native_destroy, userns_ready;
+  std::vector<double> storage_ready, storage_destroy;
   std::vector<double> runc_ready, runc_destroy;
   using runtime::native::LaunchPhase;
   constexpr int kPhases = static_cast<int>(LaunchPhase::kCount);
@@ -155,6 +176,23 @@ int Main(int argc, char** argv) {
     }
     return Status::Ok();
   };
+  // As the node agent does it: the sandbox's directory is a subvolume with its limit, the
+  // writable layer inside; destroy removes the subvolume.
+  auto storage_once = [&](const std::string& id) -> Status {
+    const std::string dir = storage->sandboxes_dir() + "/" + id;
+    auto t0 = Clock::now();
+    RETURN_IF_ERROR(storage->MakeSandboxDir(dir, int64_t{1} << 30));
+    RETURN_IF_ERROR(rt.Create(spec(id, false, dir + "/rootfs")));
+    RETURN_IF_ERROR(rt.Start(id));
+    RETURN_IF_ERROR(WaitReady([&] { return rt.Dial(id, kPort, std::chrono::seconds(1)); }));
+    auto t1 = Clock::now();
+    RETURN_IF_ERROR(rt.Destroy(id));
+    RETURN_IF_ERROR(storage->RemoveSandboxDir(dir));
+    auto t2 = Clock::now();
+    storage_ready.push_back(Ms(t1 - t0));
+    storage_destroy.push_back(Ms(t2 - t1));
+    return Status::Ok();
+  };
   auto runc_once = [&](const std::string& id, bool record) -> Status {
     auto t0 = Clock::now();
     runc_live.push_back(id);
@@ -185,11 +223,17 @@ int Main(int argc, char** argv) {
       }
     }
   }
-  int rounds = std::max(args.n, with_runc ? args.runc_n : 0);
+  int rounds = std::max({args.n, args.storage_n, with_runc ? args.runc_n : 0});
   for (int i = 0; i < rounds; ++i) {
     if (i < args.n) {
       if (Status st = native_once(fmt::format("cc-{}", i), true); !st.ok()) {
         fmt::print(stderr, "native #{}: {}\n", i, st.ToString());
+        return 1;
+      }
+    }
+    if (i < args.storage_n) {
+      if (Status st = storage_once(fmt::format("st-{}", i)); !st.ok()) {
+        fmt::print(stderr, "native ephemeral-storage #{}: {}\n", i, st.ToString());
         return 1;
       }
     }
@@ -325,6 +369,10 @@ int Main(int argc, char** argv) {
   fmt::print("{}\n", FormatRow("warren native: destroy", Summarize(native_destroy)));
   if (!userns_ready.empty()) {
     fmt::print("{}\n", FormatRow("warren native + userns: to ready", Summarize(userns_ready)));
+  }
+  if (!storage_ready.empty()) {
+    fmt::print("{}\n", FormatRow("warren native + storage limit: ready", Summarize(storage_ready)));
+    fmt::print("{}\n", FormatRow("  destroy + subvolume removal", Summarize(storage_destroy)));
   }
   if (with_runc) {
     Summary rr = Summarize(runc_ready);

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
 
 #include "base/strings.h"
 #include "envd/multipart.h"
@@ -28,6 +29,10 @@ Status WriteError(const std::string& path, int err) {
 }
 
 // One file being written: created with its parents, owned by the user, filled as bytes come.
+// Until Close succeeds the file is partial, and destroying the sink removes it: an upload that
+// fails (the disk or the sandbox's ephemeral-storage is full, the body breaks off) leaves no
+// half-written file behind. A file that existed is truncated at the start, as E2B's envd does,
+// so a failed upload over it removes it too.
 class FileSink {
  public:
   static Result<FileSink> Open(const std::string& path, const os::UserInfo& user,
@@ -44,11 +49,26 @@ class FileSink {
         return InvalidArgumentError(fmt::format("path '{}' is a directory", path));
       return WriteError(path, errno);
     }
-    if (fchown(fd.get(), user.uid, user.gid) != 0) {
+    FileSink sink(path, std::move(fd));
+    if (fchown(sink.fd_.get(), user.uid, user.gid) != 0) {
       return ErrnoError(fmt::format("chown '{}'", path), errno);
     }
-    RETURN_IF_ERROR(FilesystemOps::SetMetadata(fd.get(), metadata));
-    return FileSink(path, std::move(fd));
+    RETURN_IF_ERROR(FilesystemOps::SetMetadata(sink.fd_.get(), metadata));
+    return sink;
+  }
+
+  FileSink(FileSink&& other) noexcept
+      : path_(std::move(other.path_)),
+        fd_(std::move(other.fd_)),
+        partial_(std::exchange(other.partial_, false)) {}
+  FileSink& operator=(FileSink&&) = delete;
+  FileSink(const FileSink&) = delete;
+  FileSink& operator=(const FileSink&) = delete;
+  ~FileSink() {
+    if (partial_) {
+      fd_.reset();
+      unlink(path_.c_str());
+    }
   }
 
   Status Write(std::string_view data) {
@@ -63,8 +83,10 @@ class FileSink {
     return Status::Ok();
   }
 
+  // Completes the file (close reports delayed write errors, e.g. a full disk).
   Status Close() {
     if (close(fd_.release()) != 0) return WriteError(path_, errno);
+    partial_ = false;
     return Status::Ok();
   }
 
@@ -72,6 +94,7 @@ class FileSink {
   FileSink(std::string path, base::UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
   std::string path_;
   base::UniqueFd fd_;
+  bool partial_ = true;
 };
 
 std::string BaseName(const std::string& path) {

@@ -206,6 +206,41 @@ TEST_F(FilesystemOpsTest, UploadMultipartOctetStreamAndGzip) {
   EXPECT_EQ(ReceiveUpload(text, empty, ops_).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST_F(FilesystemOpsTest, FailedUploadLeavesNoPartialFile) {
+  // The body breaks off after some bytes were written (as when the disk fills: the write
+  // fails at the same point): the file that was being written is gone, a file completed
+  // before it in the same multipart body stays.
+  UploadRequest up;
+  up.user = me_;
+  up.content_type = "multipart/form-data; boundary=XX";
+  std::string body =
+      "--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"done.txt\"\r\n\r\n"
+      "complete\r\n--XX\r\nContent-Disposition: form-data; name=\"file\"; "
+      "filename=\"cut.txt\"\r\n\r\n" +
+      std::string(64 * 1024, 'x');
+  size_t off = 0;
+  auto breaks_off = [&](char* buf, size_t n) -> Result<size_t> {
+    if (off == body.size()) return UnavailableError("the client went away");
+    size_t k = std::min(n, body.size() - off);
+    std::memcpy(buf, body.data() + off, k);
+    off += k;
+    return k;
+  };
+  auto written = ReceiveUpload(up, breaks_off, ops_);
+  EXPECT_EQ(written.status().code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(fs::exists(root_ / "done.txt"));
+  EXPECT_FALSE(fs::exists(root_ / "cut.txt")) << "a partial upload must not be left behind";
+
+  UploadRequest raw;
+  raw.user = me_;
+  raw.content_type = "application/octet-stream";
+  raw.path = "raw.bin";
+  body = std::string(300 * 1024, 'y');  // more than one read
+  off = 0;
+  EXPECT_FALSE(ReceiveUpload(raw, breaks_off, ops_).ok());
+  EXPECT_FALSE(fs::exists(root_ / "raw.bin"));
+}
+
 TEST_F(FilesystemOpsTest, MetadataHeadersAreValidated) {
   auto ok = MetadataFromHeaders({{"X-Metadata-Owner", "me"}, {"Content-Type", "x"}});
   ASSERT_TRUE(ok.ok());

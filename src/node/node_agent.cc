@@ -97,6 +97,7 @@ Status NodeAgent::Start() {
     return s.WithPrefix("node agent root");
   }
   if (options_.user_namespace) EnsureSearchable(options_.root);
+  storage_ = SandboxStorage::Open(options_.root, options_.storage);
   ASSIGN_OR_RETURN(NodeSecret secret, NodeSecret::LoadOrCreate(options_.root + "/node.secret"));
   secret_ = std::move(secret);
   if (!images_) {
@@ -116,6 +117,7 @@ Status NodeAgent::Start() {
     runtime_ = std::move(native);
   }
   capacity_ = ReadNodeCapacity();
+  capacity_.ephemeral_storage_bytes = storage_->capacity_bytes();
   events_ = std::make_unique<EventRecorder>(store_, clock_, "warren-node", options_.node_name);
   runtime_->SetExitCallback(
       [this](const std::string& id, const runtime::ExitStatus&) { OnExit(id); });
@@ -149,8 +151,13 @@ void NodeAgent::Stop() {
   if (watch_thread_.joinable()) watch_thread_.join();
   if (sampler_thread_.joinable()) sampler_thread_.join();
   if (import_thread_.joinable()) import_thread_.join();
-  if (!started_) return;
+  if (!started_) {
+    // Adoption may not have run: sandboxes of an earlier agent may still use the storage.
+    if (storage_) storage_->Close(/*sandboxes_remain=*/true);
+    return;
+  }
   if (!options_.destroy_on_stop) {
+    storage_->Close(/*sandboxes_remain=*/!runtime_->List().empty());
     Log()->info("node agent stopped; sandboxes keep running");
     return;
   }
@@ -165,10 +172,22 @@ void NodeAgent::Stop() {
       Log()->error("destroy on stop failed id={} error=\"{}\"", id, s.ToString());
     }
   }
+  storage_->Close(/*sandboxes_remain=*/!runtime_->List().empty());
   Log()->info("node agent stopped; destroyed sandboxes={}", all.size());
 }
 
 bool NodeAgent::Ready() const { return started_ && !stopping_; }
+
+std::vector<std::string> NodeAgent::Degraded() const {
+  std::vector<std::string> out;
+  if (started_ && storage_ && !storage_->enforced()) {
+    out.push_back(fmt::format(
+        "ephemeral-storage is not enforced ({}): sandboxes have no storage limit and templates "
+        "that name one are refused",
+        storage_->reason()));
+  }
+  return out;
+}
 
 void NodeAgent::ImportLoop() {
   auto result = image::ImportBuiltinImages(*images_, options_.image_cache_dir);
@@ -238,7 +257,7 @@ Status NodeAgent::Adopt() {
       continue;
     }
     if (owner.ok()) (void)images_->ReleaseLease(LeaseId(owner->uid));
-    (void)image::RemoveTree(paths.dir);
+    (void)storage_->RemoveSandboxDir(paths.dir);
   }
   // Directories of sandboxes that have neither a runtime sandbox nor an object.
   for (const std::string& id : base::DirNames(SandboxPaths::SandboxesDir(options_.root))) {
@@ -248,7 +267,7 @@ Status NodeAgent::Adopt() {
       (void)images_->ReleaseLease(LeaseId(owner->uid));
     }
     log->info("removing files of a gone sandbox id={}", id);
-    (void)image::RemoveTree(paths.dir);
+    (void)storage_->RemoveSandboxDir(paths.dir);
   }
   // Leases this agent took for objects that are gone.
   const std::string prefix = LeaseId("");

@@ -25,6 +25,7 @@
 #include "node/options.h"
 #include "node/sandbox_paths.h"
 #include "node/sandbox_plan.h"
+#include "node/sandbox_storage.h"
 #include "node/stats_ring.h"
 #include "node/work_queue.h"
 #include "runtime/runtime.h"
@@ -81,6 +82,9 @@ class NodeAgent {
   void Stop();
   // Started (sandboxes that need a built-in image wait for its import).
   bool Ready() const;
+  // What this node cannot enforce, one sentence each, for /readyz and the log (e.g.
+  // "ephemeral-storage is not enforced: ..."); empty when everything is.
+  std::vector<std::string> Degraded() const;
 
   // A TCP connection to 127.0.0.1:port inside a running sandbox, by E2B sandbox id. NotFound
   // when this node runs no such sandbox, FailedPrecondition when it is paused or stopped,
@@ -201,6 +205,7 @@ class NodeAgent {
   runtime::RuntimePtr runtime_;
   runtime::native::NativeRuntime* native_ = nullptr;  // runtime_, when the agent made it
   std::unique_ptr<image::ImageStore> images_;
+  std::unique_ptr<SandboxStorage> storage_;  // set by Start; <root>/sandboxes
   std::optional<NodeSecret> secret_;
   std::unique_ptr<EventRecorder> events_;
   NodeCapacity capacity_;

@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "api/quantity.h"
 #include "base/encoding.h"
+#include "base/log.h"
 #include "image/builtin_images.h"
 
 namespace warren::node {
@@ -23,6 +25,19 @@ std::string AbsolutePath(const std::string& path) {
   auto abs = std::filesystem::absolute(path, ec);
   if (ec) return path;
   return abs.lexically_normal().string();
+}
+
+// A byte quantity from the environment ("10Gi"); `fallback` when unset, unparsable or not
+// positive (said in the log: a typo must not silently change a limit).
+int64_t BytesFromEnv(const char* name, int64_t fallback) {
+  std::string v = Env(name);
+  if (v.empty()) return fallback;
+  auto q = api::Quantity::Parse(v);
+  if (!q.ok() || q->Value() <= 0) {
+    base::Logger("node")->warn("ignoring {}=\"{}\": not a positive quantity such as 10Gi", name, v);
+    return fallback;
+  }
+  return q->Value();
 }
 
 std::string HostName() {
@@ -57,6 +72,10 @@ NodeAgentOptions NodeAgentOptions::ForDataDir(const std::string& data_dir) {
   }
   if (auto v = Env("WARREN_NODE_USERNS"); !v.empty()) o.user_namespace = v != "0";
   if (auto v = Env("WARREN_IMAGE_ROOT"); !v.empty()) o.image_root = v;
+  if (auto v = Env("WARREN_NODE_STORAGE"); v == "off" || v == "0") o.storage.enforce = false;
+  o.storage.image_bytes = BytesFromEnv("WARREN_NODE_STORAGE_SIZE", o.storage.image_bytes);
+  o.defaults.ephemeral_storage_bytes =
+      BytesFromEnv("WARREN_NODE_EPHEMERAL_STORAGE", o.defaults.ephemeral_storage_bytes);
   return o;
 }
 

@@ -18,6 +18,26 @@ struct DefaultResources {
   int64_t cpu_millicores = api::kDefaultCpuMillicores;
   int64_t memory_bytes = api::kDefaultMemoryBytes;
   int64_t pids = api::kDefaultPids;  // always applied: templates cannot name a pids limit
+  // ephemeral-storage: the writable layer, logs and emptyDir volumes together
+  // (WARREN_NODE_EPHEMERAL_STORAGE, a quantity).
+  int64_t ephemeral_storage_bytes = int64_t{10} << 30;
+};
+
+// Where sandboxes' files live and how their ephemeral-storage is enforced (sandbox_storage.h,
+// README "Ephemeral storage").
+struct StorageOptions {
+  // False (WARREN_NODE_STORAGE=off): no btrfs image; sandboxes' files go on the data dir's own
+  // file system, ephemeral-storage is not enforced, and templates that name it are refused.
+  bool enforce = true;
+  // Size of the btrfs image made under the agent's root (sparse: it takes host space only as
+  // sandboxes write). 0: the free space of the data dir's file system less the host reserve,
+  // when the image is first made (WARREN_NODE_STORAGE_SIZE, a quantity).
+  int64_t image_bytes = 0;
+  // Kept free on the data dir's file system for the host: the larger of this share of its
+  // size and min_reserve_bytes. The image is never made larger than the free space beyond it,
+  // and no sandbox is created while the free space is below it (DiskPressure).
+  int reserve_percent = 10;
+  int64_t min_reserve_bytes = int64_t{1} << 30;
 };
 
 // Everything the node agent is configured with. Value type. `ForDataDir` derives the defaults
@@ -51,6 +71,7 @@ struct NodeAgentOptions {
   bool user_namespace = true;
   uint32_t userns_host_id = 1'000'000'000;  // must match the runtime's (its default)
   DefaultResources defaults;
+  StorageOptions storage;
 
   int workers = 4;                                  // reconciles in parallel (one per sandbox)
   std::chrono::milliseconds ready_timeout{30'000};  // envd must answer /health within this
@@ -75,7 +96,9 @@ struct NodeAgentOptions {
   // store is the machine's (/var/lib/warren/images) whatever the data dir: it is safe to share
   // between processes, and leases are named per agent root. Then the environment may
   // override: WARREN_NODE_AGENT (off/0), WARREN_NODE_DESTROY_ON_STOP (1), WARREN_ENVD_PATH,
-  // WARREN_NODE_NAME, WARREN_NODE_USERNS (0/1), WARREN_IMAGE_ROOT, WARREN_IMAGE_CACHE.
+  // WARREN_NODE_NAME, WARREN_NODE_USERNS (0/1), WARREN_IMAGE_ROOT, WARREN_IMAGE_CACHE,
+  // WARREN_NODE_STORAGE (off), WARREN_NODE_STORAGE_SIZE and WARREN_NODE_EPHEMERAL_STORAGE
+  // (quantities: "20Gi"; an unparsable one is ignored with a warning).
   static NodeAgentOptions ForDataDir(const std::string& data_dir);
 };
 

@@ -28,6 +28,12 @@ inline constexpr const char* kBackOff = "CrashLoopBackOff";  // waiting to resta
 inline constexpr const char* kPauseFailed = "PauseFailed";
 inline constexpr const char* kResumeFailed = "ResumeFailed";
 inline constexpr const char* kInitFailed = "RuntimeInitFailed";  // replaying /init
+// The template names ephemeral-storage and this node cannot enforce it (README "Ephemeral
+// storage"); the sandbox is refused rather than run without the limit it asked for.
+inline constexpr const char* kEphemeralStorageNotEnforced = "EphemeralStorageNotEnforced";
+// The host file system the node keeps sandboxes on has less free space than its reserve:
+// nothing new starts until space comes back (retried), as a kubelet under DiskPressure.
+inline constexpr const char* kDiskPressure = "DiskPressure";
 
 // Normal progress.
 inline constexpr const char* kCreating = "Creating";

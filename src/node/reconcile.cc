@@ -385,12 +385,20 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   in.user_namespace = options_.user_namespace;
   in.defaults = options_.defaults;
   in.capacity = capacity_;
+  in.ephemeral_storage_unenforced = storage_->reason();
   PlanOutcome planned = PlanSandbox(in);
   if (!planned.plan) return Fail(obj, id, planned.failure);
   SandboxPlan& plan = *planned.plan;
+  if (std::optional<std::string> pressure = storage_->HostDiskPressure()) {
+    // As a kubelet under DiskPressure: nothing new starts until the host has room again.
+    log->warn("disk pressure, not creating id={} object={} why=\"{}\"", id, obj.Key(), *pressure);
+    events_->Warning(obj, reasons::kDiskPressure, *pressure);
+    return Next::kRetry;
+  }
 
-  // Our files first (owner.json says whose sandbox this is), then the runtime's.
-  if (Status d = MakeDirs(paths.dir); !d.ok()) {
+  // Our files first (owner.json says whose sandbox this is), then the runtime's. The sandbox
+  // directory is where its ephemeral-storage limit lives.
+  if (Status d = storage_->MakeSandboxDir(paths.dir, plan.ephemeral_storage_bytes); !d.ok()) {
     log->error("sandbox dir failed id={} error=\"{}\"", id, d.ToString());
     return Next::kRetry;
   }
@@ -427,9 +435,11 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     }
     return Fail(obj, id, f);
   }
-  log->info("sandbox created id={} object={} image={} cpu={}m memory={} userns={}", id, obj.Key(),
-            image_name, plan.spec.resources.cpu_millicores, plan.spec.resources.memory_bytes,
-            plan.spec.user_namespace);
+  log->info(
+      "sandbox created id={} object={} image={} cpu={}m memory={} ephemeral_storage={} "
+      "userns={}",
+      id, obj.Key(), image_name, plan.spec.resources.cpu_millicores,
+      plan.spec.resources.memory_bytes, plan.ephemeral_storage_bytes, plan.spec.user_namespace);
   return StartAndWait(obj, id);
 }
 
@@ -882,7 +892,7 @@ Status NodeAgent::DestroyLocal(const std::string& id, const std::string& uid, bo
   }
   (void)images_->ReleaseLease(LeaseId(uid));
   if (!keep_files) {
-    if (Status r = image::RemoveTree(paths.dir); !r.ok()) return r;
+    if (Status r = storage_->RemoveSandboxDir(paths.dir); !r.ok()) return r;
   }
   return Status::Ok();
 }

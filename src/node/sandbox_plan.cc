@@ -14,8 +14,10 @@
 namespace warren::node {
 namespace {
 
-constexpr int64_t kMinCpuMillicores = 10;      // the runtime's floor (CFS quota)
-constexpr int64_t kMinMemoryBytes = 4 << 20;   // the runtime's floor
+constexpr int64_t kMinCpuMillicores = 10;     // the runtime's floor (CFS quota)
+constexpr int64_t kMinMemoryBytes = 4 << 20;  // the runtime's floor
+// Room for the sandbox's log files and the subvolume's own metadata.
+constexpr int64_t kMinEphemeralStorageBytes = 1 << 20;
 constexpr const char* kEnvdLogLevel = "warn";  // pid 1's log goes to a host file: keep it small
 
 PlanOutcome Fail(std::string reason, std::string message) {
@@ -57,8 +59,42 @@ std::vector<std::string> TemplateCommand(const api::Container& c, const image::I
   return out;
 }
 
+std::optional<Failure> PlanEphemeralStorage(const api::Container& c, const PlanInput& in,
+                                            const std::string& path, int64_t& out) {
+  const api::Quantity* named = api::EffectiveResource(c.resources, "ephemeral-storage");
+  if (!in.ephemeral_storage_unenforced.empty()) {
+    if (named) {
+      return Failure{reasons::kEphemeralStorageNotEnforced,
+                     fmt::format("{}: ephemeral-storage {} cannot be enforced on this node: {}",
+                                 path, Text(*named), in.ephemeral_storage_unenforced)};
+    }
+    out = 0;
+    return std::nullopt;
+  }
+  if (auto it = c.resources.requests.find("ephemeral-storage");
+      it != c.resources.requests.end() && in.capacity.ephemeral_storage_bytes > 0 &&
+      it->second.Value() > in.capacity.ephemeral_storage_bytes) {
+    return Failure{
+        reasons::kInvalidResources,
+        fmt::format("{}: ephemeral-storage request {} exceeds this node's sandbox "
+                    "storage ({})",
+                    path, Text(it->second), HumanBytes(in.capacity.ephemeral_storage_bytes))};
+  }
+  out = in.defaults.ephemeral_storage_bytes;
+  if (named) {
+    if (named->Value() < kMinEphemeralStorageBytes) {
+      return Failure{reasons::kInvalidResources,
+                     fmt::format("{}: ephemeral-storage {} is below the minimum of 1Mi a sandbox "
+                                 "can run with",
+                                 path, Text(*named))};
+    }
+    out = named->Value();
+  }
+  return std::nullopt;
+}
+
 std::optional<Failure> PlanResources(const api::Container& c, const PlanInput& in,
-                                     runtime::Resources& out) {
+                                     runtime::Resources& out, int64_t& ephemeral_storage) {
   static const std::set<std::string> kKnown = {"cpu", "memory", "ephemeral-storage"};
   const std::string path = fmt::format("containers[{}].resources", c.name);
   for (const auto* m : {&c.resources.limits, &c.resources.requests}) {
@@ -106,7 +142,7 @@ std::optional<Failure> PlanResources(const api::Container& c, const PlanInput& i
     out.memory_bytes = mem->Value();
   }
   out.pids = in.defaults.pids;
-  return std::nullopt;
+  return PlanEphemeralStorage(c, in, path, ephemeral_storage);
 }
 
 std::optional<Failure> PlanVolumes(const api::PodSpec& pod, const api::Container& c,
@@ -205,7 +241,7 @@ PlanOutcome PlanSandbox(const PlanInput& in) {
   spec.working_dir = "/";
   spec.user = runtime::User{0, 0, {}};  // envd is root in its sandbox; the command's user below
 
-  if (auto f = PlanResources(c, in, spec.resources)) {
+  if (auto f = PlanResources(c, in, spec.resources, plan.ephemeral_storage_bytes)) {
     PlanOutcome out;
     out.failure = *f;
     return out;

@@ -21,6 +21,7 @@ enum class RestartPolicy { kAlways, kOnFailure, kNever };
 struct NodeCapacity {
   int64_t cpu_millicores = 0;  // 0 = unknown (not checked)
   int64_t memory_bytes = 0;
+  int64_t ephemeral_storage_bytes = 0;  // the sandbox file system's size
 };
 NodeCapacity ReadNodeCapacity();  // from sysconf and /proc/meminfo
 
@@ -55,6 +56,8 @@ struct PlanInput {
   bool user_namespace = true;
   DefaultResources defaults;
   NodeCapacity capacity;
+  // Empty when the node enforces ephemeral-storage; else why it cannot (for the refusal).
+  std::string ephemeral_storage_unenforced;
 };
 
 struct SandboxPlan {
@@ -63,6 +66,9 @@ struct SandboxPlan {
   // The template's own command (empty: envd alone, the usual agent sandbox).
   std::vector<std::string> command;
   std::vector<HostPath> host_paths;
+  // The limit on the sandbox's writable layer, logs and emptyDirs together; 0 when the node
+  // does not enforce ephemeral-storage.
+  int64_t ephemeral_storage_bytes = 0;
 };
 
 // Either a plan or the failure that makes one impossible.
@@ -79,10 +85,12 @@ struct PlanOutcome {
 //     bare Cmd is an interactive shell, which has no meaning under envd);
 //   - env: the image's, then the container's (envd passes them to everything it runs);
 //   - workingDir: the container's, else the image's; user: the image's, else root;
-//   - cpu/memory: limits, else requests, else NodeAgentOptions::defaults; pids always from
-//     defaults. Failures (reason InvalidResources): a limit below what a sandbox can run with
-//     (cpu < 10m, memory < 4Mi), a request above the node's capacity, a resource this node
-//     does not have (anything but cpu, memory, ephemeral-storage);
+//   - cpu/memory/ephemeral-storage: limits, else requests, else NodeAgentOptions::defaults;
+//     pids always from defaults. Failures (reason InvalidResources): a limit below what a
+//     sandbox can run with (cpu < 10m, memory < 4Mi, ephemeral-storage < 1Mi), a request above
+//     the node's capacity, a resource this node does not have (anything but cpu, memory,
+//     ephemeral-storage); ephemeral-storage named on a node that cannot enforce it (reason
+//     EphemeralStorageNotEnforced);
 //   - runtimeClassName "" or native (else RuntimeClassNotAvailable); restartPolicy Always,
 //     OnFailure or Never (else InvalidTemplate);
 //   - volumeMounts of emptyDir (a directory under the sandbox's dir) and hostPath volumes.

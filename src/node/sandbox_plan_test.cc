@@ -148,5 +148,53 @@ TEST(SandboxPlan, VolumesBecomeBindMounts) {
   EXPECT_EQ(PlanSandbox(in).failure.reason, "InvalidVolume");
 }
 
+TEST(SandboxPlan, EphemeralStorageIsTheLimitElseTheRequestElseTheDefault) {
+  PlanInput in = Input();
+  in.defaults.ephemeral_storage_bytes = int64_t{10} << 30;
+  in.capacity.ephemeral_storage_bytes = int64_t{50} << 30;
+  PlanOutcome out = PlanSandbox(in);
+  ASSERT_TRUE(out.plan) << out.failure.message;
+  EXPECT_EQ(out.plan->ephemeral_storage_bytes, int64_t{10} << 30) << "the node's default";
+
+  auto& resources = in.pod.spec.containers[0].resources;
+  resources.requests["ephemeral-storage"] = Q("2Gi");
+  EXPECT_EQ(PlanSandbox(in).plan->ephemeral_storage_bytes, int64_t{2} << 30);
+  resources.limits["ephemeral-storage"] = Q("64Mi");
+  EXPECT_EQ(PlanSandbox(in).plan->ephemeral_storage_bytes, int64_t{64} << 20);
+}
+
+TEST(SandboxPlan, EphemeralStorageOutOfRangeIsInvalidResources) {
+  PlanInput in = Input();
+  in.capacity.ephemeral_storage_bytes = int64_t{50} << 30;
+  auto& resources = in.pod.spec.containers[0].resources;
+  resources.limits["ephemeral-storage"] = Q("100Ki");
+  PlanOutcome out = PlanSandbox(in);
+  EXPECT_EQ(out.failure.reason, "InvalidResources");
+  EXPECT_NE(out.failure.message.find("below the minimum of 1Mi"), std::string::npos)
+      << out.failure.message;
+
+  resources.limits.clear();
+  resources.requests["ephemeral-storage"] = Q("60Gi");
+  out = PlanSandbox(in);
+  EXPECT_EQ(out.failure.reason, "InvalidResources");
+  EXPECT_NE(out.failure.message.find("exceeds this node's sandbox storage (50Gi)"),
+            std::string::npos)
+      << out.failure.message;
+}
+
+TEST(SandboxPlan, UnenforcedEphemeralStorageRefusesTemplatesThatNameIt) {
+  PlanInput in = Input();
+  in.ephemeral_storage_unenforced = "no btrfs";
+  PlanOutcome out = PlanSandbox(in);
+  ASSERT_TRUE(out.plan) << "a template without ephemeral-storage still runs";
+  EXPECT_EQ(out.plan->ephemeral_storage_bytes, 0);
+
+  in.pod.spec.containers[0].resources.limits["ephemeral-storage"] = Q("1Gi");
+  out = PlanSandbox(in);
+  EXPECT_FALSE(out.plan);
+  EXPECT_EQ(out.failure.reason, "EphemeralStorageNotEnforced");
+  EXPECT_NE(out.failure.message.find("no btrfs"), std::string::npos) << out.failure.message;
+}
+
 }  // namespace
 }  // namespace warren::node

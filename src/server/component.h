@@ -1,6 +1,8 @@
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -21,6 +23,9 @@ class Component {
   virtual void Stop() = 0;
   // Whether the component is ready to serve (reported by /readyz). Thread-safe.
   virtual bool Ready() const { return true; }
+  // What the component serves without (a limit it cannot enforce here), one sentence each;
+  // /readyz lists them under "ok" so an operator sees them. Thread-safe.
+  virtual std::vector<std::string> Degraded() const { return {}; }
 };
 
 }  // namespace warren::server

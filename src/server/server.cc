@@ -57,13 +57,15 @@ void Server::AddBuiltinRoutes() {
   router_.Add("GET", "/healthz",
               [](net::Request&&, net::Responder r) { r.Send(net::Response::Text(200, "ok")); });
   router_.Add("GET", "/readyz", [this](net::Request&&, net::Responder r) {
+    std::string body = "ok";
     for (const auto& c : components_) {
       if (!c->Ready()) {
         r.Send(net::Response::Text(503, fmt::format("{} is not ready", c->name())));
         return;
       }
+      for (const std::string& d : c->Degraded()) body += fmt::format("\n{}: {}", c->name(), d);
     }
-    r.Send(net::Response::Text(200, "ok"));
+    r.Send(net::Response::Text(200, body));
   });
   // Who the presented key is (the CLI's default namespace is the key's team).
   router_.Add("GET", "/whoami", [](net::Request&& req, net::Responder r) {

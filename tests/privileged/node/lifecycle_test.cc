@@ -1,15 +1,19 @@
 // The node agent making real sandboxes: Running and Ready, envd through a dial, logs, stats,
 // pause (frozen) and resume, delete (nothing left), restart policies, templateRef.
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <thread>
 
 #include "api/kinds.h"
 #include "api/object_codec.h"
 #include "api/yaml_codec.h"
 #include "node_fixture.h"
+#include "os/btrfs.h"
+#include "os/cgroup.h"
 
 namespace warren::node::testing {
 namespace {
@@ -218,6 +222,53 @@ spec:
   WaitPhase("byref", "Running");
   Delete("byref");
   WaitGone("byref");
+}
+
+// A template that names no resources still runs limited: the node's defaults (2 CPUs,
+// 512Mi, 2048 pids) in the sandbox's own cgroup, whichever cgroup version the host has, and its
+// directory is a subvolume limited to the default ephemeral-storage.
+TEST_F(NodeTest, ATemplateWithoutResourcesGetsTheDefaultLimits) {
+  StartAgent();
+  Apply(SandboxYaml("plain", "busybox", R"(["sleep", "3600"])"));
+  api::Object running = WaitPhase("plain", "Running");
+  const std::string id = SandboxId(running);
+  const DefaultResources defaults;
+  auto read = [](const std::string& path) {
+    std::ifstream f(path);
+    std::string v;
+    std::getline(f, v);
+    return v;
+  };
+  auto hierarchies = os::CgroupHierarchies::Detect();
+  ASSERT_TRUE(hierarchies.ok()) << hierarchies.status();
+  bool memory = false, pids = false, cpu = false;
+  for (const std::string& dir : hierarchies->DirsFor(Options().cgroup_parent + "/" + id)) {
+    if (std::string v = read(dir + "/memory.limit_in_bytes"); !v.empty()) {  // v1
+      EXPECT_EQ(v, std::to_string(defaults.memory_bytes));
+      memory = true;
+    }
+    if (std::string v = read(dir + "/memory.max"); !v.empty()) {  // v2
+      EXPECT_EQ(v, std::to_string(defaults.memory_bytes));
+      memory = true;
+    }
+    if (std::string v = read(dir + "/pids.max"); !v.empty()) {
+      EXPECT_EQ(v, std::to_string(defaults.pids));
+      pids = true;
+    }
+    if (std::string v = read(dir + "/cpu.cfs_quota_us"); !v.empty()) {  // v1, 100 ms period
+      EXPECT_EQ(v, std::to_string(defaults.cpu_millicores * 100));
+      cpu = true;
+    }
+    if (std::string v = read(dir + "/cpu.max"); !v.empty()) {  // v2
+      EXPECT_EQ(v, fmt::format("{} 100000", defaults.cpu_millicores * 100));
+      cpu = true;
+    }
+  }
+  EXPECT_TRUE(memory && pids && cpu) << "memory " << memory << " pids " << pids << " cpu " << cpu;
+  EXPECT_TRUE(os::IsSubvolume(SandboxPaths::For(Options().root, id).dir))
+      << "the sandbox's files are not under an ephemeral-storage limit";
+  Delete("plain");
+  WaitGone("plain");
 }
 
 }  // namespace

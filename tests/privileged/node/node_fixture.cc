@@ -1,6 +1,7 @@
 #include "node_fixture.h"
 
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,7 +46,11 @@ Leftovers LeftoversOf(const NodeAgentOptions& options, const std::string& id, in
   std::ifstream mounts("/proc/self/mountinfo");
   std::string line;
   const std::string sandbox_state = options.runtime_state_dir + "/" + id;
+  // The agent's sandbox storage (one btrfs for all its sandboxes) is mounted there while the
+  // agent runs; a mount of this sandbox's own would name its directory below it.
+  const std::string storage = " " + SandboxPaths::SandboxesDir(options.root) + " ";
   while (std::getline(mounts, line)) {
+    if (line.find(storage) != std::string::npos) continue;
     if (line.find(options.root) != std::string::npos ||
         line.find(sandbox_state) != std::string::npos) {
       l.items.push_back("mount " + line);
@@ -133,6 +138,9 @@ void NodeTest::TearDown() {
   }
   rmdir((o.runtime_state_dir + "/.idmap").c_str());
   rmdir(o.runtime_state_dir.c_str());
+  // The agent keeps its sandbox storage mounted while sandboxes run; with none left it is
+  // unmounted here (its loop device detaches itself), before the data dir goes.
+  umount2(SandboxPaths::SandboxesDir(o.root).c_str(), MNT_DETACH);
   // Leases this test's agent took.
   if (auto images = image::ImageStore::Open({.root = o.image_root}); images.ok()) {
     const std::string prefix = "sandbox:" + base::Sha256Hex(o.root).substr(0, 12) + ":";
