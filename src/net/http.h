@@ -3,6 +3,7 @@
 // Plain HTTP message types shared by the server, the client and every handler. No Asio or Beast
 // here: handlers in api/, server/, gateway/ and envd/ include only this and router.h.
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -60,6 +61,15 @@ struct Request {
   std::string request_id;  // the X-Request-ID the response will carry (the client's if it sent one)
   // Captures of "{name}" segments of the matched route pattern, percent-decoded.
   std::map<std::string, std::string, std::less<>> path_params;
+  // Set by the server: true once the client closed the connection this request came on.
+  std::weak_ptr<const std::atomic<bool>> client_gone_flag;
+
+  // Whether the client has gone away (noticed while the handler works, once the request is
+  // read). A handler that waits long checks it, so a client that gives up frees what it held.
+  bool client_gone() const {
+    auto flag = client_gone_flag.lock();
+    return flag && flag->load();
+  }
 
   // The first value of query parameter `name`, percent-decoded ('+' is a space), or nullopt.
   std::optional<std::string> Query(std::string_view name) const;

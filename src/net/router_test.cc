@@ -120,5 +120,21 @@ TEST(RouterTest, RouteOptionsComeBackWithTheMatch) {
   EXPECT_EQ(m.options->max_body_bytes, 123u);
 }
 
+TEST(RouterTest, DefaultFairnessKeyIsTheApiKeyElseAuthorizationElseTheClientAddress) {
+  Request a;
+  a.remote = "127.0.0.2:40001";
+  EXPECT_EQ(DefaultFairnessKey(a), "address 127.0.0.2");
+  Request b = a;
+  b.remote = "127.0.0.2:40002";  // another connection of the same client
+  EXPECT_EQ(DefaultFairnessKey(a), DefaultFairnessKey(b));
+  Request v6;
+  v6.remote = "[::1]:40003";
+  EXPECT_EQ(DefaultFairnessKey(v6), "address [::1]");
+  a.headers.Set("Authorization", "Bearer t1");
+  EXPECT_EQ(DefaultFairnessKey(a), "key Bearer t1");
+  a.headers.Set("X-API-Key", "e2b_k1");
+  EXPECT_EQ(DefaultFairnessKey(a), "key e2b_k1");
+}
+
 }  // namespace
 }  // namespace warren::net
