@@ -621,7 +621,7 @@ void Session::Dispatch(const Handler& handler, const RouteOptions& route,
   if (route.blocking) {
     const Request& req = ex->request;
     uint64_t key = std::hash<std::string>{}(route.fairness_key ? route.fairness_key(req)
-                                                                : DefaultFairnessKey(req));
+                                                               : DefaultFairnessKey(req));
     server_.blocking_pool->Post(key,
                                 [&handler, ex = std::move(ex), invoke] { invoke(handler, ex); });
   } else {
@@ -916,10 +916,9 @@ class ServerImpl final : public HttpServer {
     size_t max_connections = o.max_connections;
     if (max_connections == 0) {
       rlimit nofile{};
-      max_connections =
-          getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
-              ? std::max<size_t>(16, static_cast<size_t>(nofile.rlim_cur) / 4)
-              : 16384;
+      max_connections = getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
+                            ? std::max<size_t>(16, static_cast<size_t>(nofile.rlim_cur) / 4)
+                            : 16384;
     }
     shared_.limits =
         std::make_unique<ConnectionLimits>(max_connections, o.max_connections_per_address);

@@ -13,9 +13,9 @@ namespace warren::net {
 
 struct ServerOptions {
   std::string address = "127.0.0.1";
-  uint16_t port = 0;                         // 0 = an ephemeral port; see HttpServer::port()
-  int loop_threads = 0;                      // 0 = one per core
-  int blocking_threads = 16;                 // at most, for RouteOptions::blocking handlers
+  uint16_t port = 0;          // 0 = an ephemeral port; see HttpServer::port()
+  int loop_threads = 0;       // 0 = one per core
+  int blocking_threads = 16;  // at most, for RouteOptions::blocking handlers
   // At most this many blocking handlers of one fairness key (RouteOptions::fairness_key) run at
   // once, so one tenant's flood leaves threads for the others. 0 = three quarters of
   // blocking_threads (at least 1).
