@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "base/log.h"
+#include "os/rlimit.h"
 
 namespace warren::cli {
 namespace {
@@ -47,6 +48,13 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
   } else if (f.store_sync != "normal") {
     return app.Fail(InvalidArgumentError(
         fmt::format("--store-sync must be normal or full, got \"{}\"", f.store_sync)));
+  }
+  // Every client connection is a descriptor: serve as many as the hard limit allows (the
+  // listeners cap theirs at a share of it, net/http_server.h).
+  if (auto nofile = os::RaiseOpenFileLimit(); nofile.ok()) {
+    base::Logger("server")->info("open file limit={}", nofile->soft);
+  } else {
+    base::Logger("server")->warn("open file limit not raised: {}", nofile.status().ToString());
   }
   // Signals are taken by this thread alone: block them before any thread starts.
   sigset_t signals;

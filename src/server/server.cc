@@ -85,6 +85,7 @@ Status Server::Start() {
   http.port = options_.port;
   http.loop_threads = options_.loop_threads;
   http.blocking_threads = options_.blocking_threads;
+  http.max_connections_per_address = options_.max_connections_per_address;
   auto started = net::HttpServer::Start(http, std::move(router_));
   if (!started.ok()) {
     Stop(std::chrono::milliseconds(0));
@@ -92,6 +93,8 @@ Status Server::Start() {
         fmt::format("listen on {}:{}", options_.address, options_.port));
   }
   http_ = std::move(*started);
+  http_metrics_ = std::make_unique<obs::HttpServerMetrics>(
+      obs::Metrics::Default(), "api", [http = http_.get()] { return http->connection_stats(); });
   log->info("serving address={}:{} data_dir={} version={}", options_.address, http_->port(),
             options_.data_dir, Version());
   return Status::Ok();
@@ -102,6 +105,7 @@ uint16_t Server::port() const { return http_ ? http_->port() : 0; }
 void Server::Stop(std::chrono::milliseconds grace) {
   if (stopped_) return;
   stopped_ = true;
+  http_metrics_.reset();  // no scrape reaches into the server from here on
   if (http_) http_->Shutdown(grace);
   if (resources_) resources_->Shutdown();
   while (started_components_ > 0) {
