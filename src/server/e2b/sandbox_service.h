@@ -45,7 +45,10 @@ class SandboxService {
   // Creates from a SandboxSet's warm pool claim through it (null: cold creates only).
   void SetClaimer(controller::claim::Claimer* claimer) { claimer_ = claimer; }
 
-  Result<SandboxRecord> Create(const auth::Principal& who, const CreateRequest& request);
+  // `abandoned` (optional) says the client went away: a cold create waiting for its sandbox
+  // then stops waiting and deletes it, so the thread and the sandbox are freed at once.
+  Result<SandboxRecord> Create(const auth::Principal& who, const CreateRequest& request,
+                               const std::function<bool()>& abandoned = nullptr);
   Result<SandboxRecord> Get(const auth::Principal& who, std::string_view sandbox_id);
   Result<ListPage> List(const auth::Principal& who, const ListQuery& query);
   // NotFound when there is no such sandbox (or it is being deleted already).
@@ -81,7 +84,8 @@ class SandboxService {
   Result<api::Object> Modify(const api::Object& current,
                              const std::function<Status(api::Object&)>& mutate);
   // Waits until Running and Ready; a failed sandbox is an error with the node's message.
-  Result<api::Object> WaitReady(const api::Object& sandbox, std::chrono::milliseconds timeout);
+  Result<api::Object> WaitReady(const api::Object& sandbox, std::chrono::milliseconds timeout,
+                                const std::function<bool()>& abandoned = nullptr);
   // Sends the stored /init body to envd (after create or resume).
   Status InitEnvd(const api::Object& sandbox);
   Result<ConnectResult> ResumeObject(const api::Object& sandbox, int64_t timeout_seconds);
