@@ -90,8 +90,11 @@ TEST_F(LogStreamerTest, FollowsHoldNoWorkerAndAreCapped) {
     auto resp = c.ReadResponse(5s);
     ASSERT_TRUE(resp.ok()) << resp.status();
     served = resp->status == 200;
-    if (served) EXPECT_EQ(resp->body, "line 1\nline 2\nline 3\n");
-    if (!served) std::this_thread::sleep_for(20ms);
+    if (served) {
+      EXPECT_EQ(resp->body, "line 1\nline 2\nline 3\n");
+    } else {
+      std::this_thread::sleep_for(20ms);
+    }
   }
   EXPECT_TRUE(served);
 }
