@@ -158,6 +158,9 @@ int main(int argc, char** argv) {
   server_options.port = static_cast<uint16_t>(*port);
   server_options.loop_threads = threads;
   server_options.blocking_threads = blocking_threads;
+  // Every request comes from the sandbox's one owner, through the gateway: no key to share
+  // threads fairly between, so none is capped below the pool.
+  server_options.blocking_threads_per_key = blocking_threads;
   server_options.max_body_bytes = 16 * 1024 * 1024;
   auto server = net::HttpServer::Start(server_options, agent.BuildRouter());
   if (!server.ok()) {

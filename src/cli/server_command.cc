@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/log.h"
+#include "os/rlimit.h"
 
 namespace warren::cli {
 namespace {
@@ -76,6 +77,13 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
   options.quota.redis_timeout = std::chrono::milliseconds(f.quota_redis_timeout_ms);
   options.quota.breaker.open_for = std::chrono::milliseconds(f.quota_breaker_open_ms);
   options.quota.reconcile_interval = std::chrono::milliseconds(f.quota_reconcile_interval_ms);
+  // Every client connection is a descriptor: serve as many as the hard limit allows (the
+  // listeners cap theirs at a share of it, net/http_server.h).
+  if (auto nofile = os::RaiseOpenFileLimit(); nofile.ok()) {
+    base::Logger("server")->info("open file limit={}", nofile->soft);
+  } else {
+    base::Logger("server")->warn("open file limit not raised: {}", nofile.status().ToString());
+  }
   // Signals are taken by this thread alone: block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);

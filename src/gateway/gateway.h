@@ -39,8 +39,15 @@ struct IdleUpstreamOptions {
 inline constexpr uint16_t kDefaultGatewayPort = 7781;
 
 struct GatewayOptions {
-  net::ServerOptions server{
-      .address = "127.0.0.1", .port = kDefaultGatewayPort, .blocking_threads = 1};
+  // Connections per client address: an E2B SDK holds one per request in flight and one per
+  // open stream (each running command, PTY and directory watch), so at concurrency 100 with a
+  // few streams per sandbox about 500 from one address; 4096 leaves room for that eight times
+  // over, or for a NAT many SDK users share. The listener's cap is net's default (a quarter of
+  // the open-file limit; each relay holds a second descriptor into the sandbox).
+  net::ServerOptions server{.address = "127.0.0.1",
+                            .port = kDefaultGatewayPort,
+                            .blocking_threads = 1,
+                            .max_connections_per_address = 4096};
   // Host routing accepts `<port>-<id>.<domain>` for this domain only; empty = any domain.
   std::string domain;
   std::chrono::milliseconds dial_timeout{5000};
@@ -87,6 +94,10 @@ class Gateway {
   // routes by state, fences, open relays (in all and per sandbox), idle upstream connections.
   std::vector<MetricSample> MetricSamples() const;
   const GatewayCounters& counters() const { return counters_; }
+  // The listener's connections: open, refused over a limit, closed by a deadline.
+  net::ConnectionStats connection_stats() const {
+    return server_ ? server_->connection_stats() : net::ConnectionStats{};
+  }
   // Idle connections into sandboxes, over all loops.
   size_t idle_upstream_count() const { return server_ ? server_->upstream_pool().idle_count() : 0; }
 

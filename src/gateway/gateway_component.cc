@@ -32,11 +32,14 @@ Status GatewayComponent::Start() {
   }
   obs::Metrics& metrics = options_.metrics ? *options_.metrics : obs::Metrics::Default();
   metrics_ = std::make_unique<MetricsExport>(metrics, [this] { return Samples(); });
+  http_metrics_ = std::make_unique<obs::HttpServerMetrics>(
+      metrics, "gateway", [g = gateway_.get()] { return g->connection_stats(); });
   return Status::Ok();
 }
 
 void GatewayComponent::Stop() {
   metrics_.reset();  // no scrape reaches into what stops next
+  http_metrics_.reset();
   if (gateway_) gateway_->Shutdown(std::chrono::seconds(1));
   if (sync_) sync_->Stop();
   gateway_.reset();

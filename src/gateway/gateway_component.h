@@ -9,6 +9,7 @@
 #include "gateway/route_sync.h"
 #include "gateway/route_table.h"
 #include "gateway/sandbox_dialer.h"
+#include "obs/http_server_metrics.h"
 #include "obs/metrics.h"
 #include "server/component.h"
 #include "server/e2b/node_access.h"
@@ -72,6 +73,7 @@ class GatewayComponent final : public server::Component, public server::e2b::Rou
   std::unique_ptr<RouteSync> sync_;
   std::unique_ptr<Gateway> gateway_;
   std::unique_ptr<MetricsExport> metrics_;
+  std::unique_ptr<obs::HttpServerMetrics> http_metrics_;  // listener="gateway"
 };
 
 // A SandboxDialer over the node agent's dialing (the E2B layer's NodeAccess has the same

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <latch>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 namespace warren::net {
@@ -112,6 +114,60 @@ TEST(BlockingPoolTest, TasksPostedAfterJoinAreDroppedNotRun) {
   EXPECT_FALSE(ran);
   EXPECT_EQ(held.use_count(), 1);  // what the task captured was released
   EXPECT_EQ(pool.threads(), 0);
+}
+
+TEST(BlockingPoolTest, KeysTakeTurnsInsteadOfFirstComeFirstServed) {
+  std::mutex mu;
+  std::vector<std::string> order;
+  auto record = [&](std::string what) {
+    return [&, what] {
+      std::lock_guard lock(mu);
+      order.push_back(what);
+    };
+  };
+  {
+    BlockingPool pool(1);
+    std::latch holding(1);
+    std::latch release(1);
+    pool.Post(1, [&] {  // key 1's first task holds the only thread
+      holding.count_down();
+      release.wait();
+    });
+    holding.wait();
+    for (int i = 2; i <= 5; ++i) pool.Post(1, record("a" + std::to_string(i)));
+    pool.Post(2, record("b1"));
+    pool.Post(2, record("b2"));
+    EXPECT_EQ(pool.queued(1), 4u);
+    EXPECT_EQ(pool.queued(2), 2u);
+    release.count_down();
+    pool.Join();
+  }
+  // Key 2 posted after four tasks of key 1, yet waits for only one of them each time.
+  EXPECT_EQ(order, (std::vector<std::string>{"b1", "a2", "b2", "a3", "a4", "a5"}));
+}
+
+TEST(BlockingPoolTest, AKeyAtItsLimitLeavesThreadsForOtherKeys) {
+  BlockingPool pool(4, std::chrono::seconds(10), /*max_running_per_key=*/3);
+  std::latch flood_started(3);
+  std::latch release(1);
+  std::atomic<int> flood_ran{0};
+  for (int i = 0; i < 500; ++i) {
+    pool.Post(1, [&] {
+      if (flood_ran.fetch_add(1) < 3) flood_started.count_down();
+      release.wait();
+    });
+  }
+  flood_started.wait();
+  EXPECT_EQ(pool.queued(1), 497u);  // the limit holds the rest back
+  std::latch other_ran(1);
+  pool.Post(2, [&] { other_ran.count_down(); });
+  // Served while every one of key 1's tasks still blocks: the fourth thread was kept for it.
+  other_ran.wait();
+  EXPECT_EQ(flood_ran.load(), 3);
+  EXPECT_EQ(pool.threads(), 4);
+  release.count_down();
+  pool.Join();
+  EXPECT_EQ(flood_ran.load(), 500);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // Plain HTTP message types shared by the server, the client and every handler. No Asio or Beast
 // here: handlers in api/, server/, gateway/ and envd/ include only this and router.h.
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -64,6 +65,15 @@ struct Request {
   // Who sent it, set by an authenticating wrapper (Router::WrapAll) before the handler runs;
   // null on routes nobody authenticates.
   std::shared_ptr<const base::Principal> principal;
+  // Set by the server: true once the client closed the connection this request came on.
+  std::weak_ptr<const std::atomic<bool>> client_gone_flag;
+
+  // Whether the client has gone away (noticed while the handler works, once the request is
+  // read). A handler that waits long checks it, so a client that gives up frees what it held.
+  bool client_gone() const {
+    auto flag = client_gone_flag.lock();
+    return flag && flag->load();
+  }
 
   // The first value of query parameter `name`, percent-decoded ('+' is a space), or nullopt.
   std::optional<std::string> Query(std::string_view name) const;

@@ -8,6 +8,7 @@
 #include "net/http_server.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <array>
@@ -28,6 +29,7 @@
 namespace warren::net {
 
 using internal::Answer;
+using internal::Deadline;
 using internal::Exchange;
 using internal::Session;
 namespace asio = internal::asio;
@@ -224,11 +226,12 @@ std::string RemoteAddress(const tcp::socket& socket) {
 
 }  // namespace
 
-Session::Session(ServerShared& server, Loop& loop, tcp::socket socket)
+Session::Session(ServerShared& server, Loop& loop, tcp::socket socket, std::string address)
     : server_(server),
       loop_(loop),
       socket_(std::move(socket)),
       remote_(RemoteAddress(socket_)),
+      address_key_(std::move(address)),
       parser_(server.options.max_header_bytes),
       watchdog_(loop.ioc),
       signal_(loop.ioc),
@@ -238,6 +241,7 @@ Session::Session(ServerShared& server, Loop& loop, tcp::socket socket)
 }
 
 Session::~Session() {
+  server_.limits->Release(address_key_);
   // Notify under the lock: once it is released the server may be gone.
   std::lock_guard lock(server_.mu);
   --server_.live_sessions;
@@ -273,8 +277,9 @@ void Session::Close() {
 
 // --- deadlines
 
-void Session::SetReadDeadline(std::chrono::steady_clock::duration d) {
+void Session::SetReadDeadline(std::chrono::steady_clock::duration d, Deadline kind) {
   read_deadline_ = std::chrono::steady_clock::now() + d;
+  read_kind_ = kind;
   ArmWatchdog(read_deadline_);
 }
 void Session::ClearReadDeadline() { read_deadline_ = SteadyTime::max(); }
@@ -301,9 +306,15 @@ void Session::OnWatchdog(const error_code& ec) {
   armed_at_ = SteadyTime::max();
   SteadyTime next = std::min({read_deadline_, write_deadline_, relay_deadline_});
   if (next == SteadyTime::max()) return;
-  if (next <= std::chrono::steady_clock::now()) {
+  SteadyTime now = std::chrono::steady_clock::now();
+  if (next <= now) {
     timed_out_ = true;
-    server_.log->debug("connection timed out remote={} idle={}", remote_, idle_);
+    Deadline kind = read_deadline_ <= now    ? read_kind_
+                    : write_deadline_ <= now ? Deadline::kWrite
+                                             : Deadline::kRelay;
+    server_.counters.TimedOut(kind);
+    server_.log->debug("connection timed out remote={} idle={} deadline={}", remote_, idle_,
+                       static_cast<int>(kind));
     Close();
     return;
   }
@@ -437,13 +448,16 @@ asio::awaitable<void> Session::Serve() {
     if (in_.empty()) {
       // The first request must arrive within the head timeout of the accept; later ones may
       // wait for the keep-alive idle timeout.
-      SetReadDeadline(first ? std::chrono::steady_clock::duration(opts().header_timeout)
-                            : std::chrono::steady_clock::duration(opts().idle_timeout));
+      if (first) {
+        SetReadDeadline(opts().header_timeout, Deadline::kHead);
+      } else {
+        SetReadDeadline(opts().idle_timeout, Deadline::kIdle);
+      }
       if (!co_await ReadMore()) co_return;
     }
     first = false;
     idle_ = false;
-    SetReadDeadline(opts().header_timeout);
+    SetReadDeadline(opts().header_timeout, Deadline::kHead);
     parser_.Reset();
     for (;;) {
       Result<size_t> n = parser_.ParseHead(in_.view());
@@ -528,6 +542,8 @@ asio::awaitable<void> Session::HandleRequest() {
   req.remote = remote_;
   req.request_id = request_id_;
   req.path_params = std::move(match.params);
+  // Weak, through the exchange that owns the request: no cycle.
+  req.client_gone_flag = std::shared_ptr<const std::atomic<bool>>(ex, &ex->client_gone);
 
   if (route.stream_body) {
     std::weak_ptr<Session> weak = weak_from_this();
@@ -543,7 +559,7 @@ asio::awaitable<void> Session::HandleRequest() {
     req.body_reader = ex->body_pipe;
   } else if (!body_complete_) {
     if (head.expect_continue && !co_await Write("HTTP/1.1 100 Continue\r\n\r\n")) co_return;
-    SetReadDeadline(opts().body_timeout);
+    SetReadDeadline(opts().body_timeout, Deadline::kBody);
     for (;;) {
       Result<size_t> n = parser_.ParseBody(in_.view(), req.body);
       if (!n.ok()) {
@@ -564,7 +580,7 @@ asio::awaitable<void> Session::HandleRequest() {
 
   exchange_ = ex;
   answer_.reset();
-  Dispatch(*match.handler, route.blocking, std::move(ex));
+  Dispatch(*match.handler, route, std::move(ex));
   if (!answer_) co_await AwaitAnswer();  // inline handlers usually answered already
   if (!answer_ || closed_) co_return;
   Answer answer = std::move(*answer_);
@@ -590,7 +606,8 @@ asio::awaitable<void> Session::HandleRequest() {
   }
 }
 
-void Session::Dispatch(const Handler& handler, bool blocking, std::shared_ptr<Exchange> ex) {
+void Session::Dispatch(const Handler& handler, const RouteOptions& route,
+                       std::shared_ptr<Exchange> ex) {
   auto invoke = [](const Handler& h, const std::shared_ptr<Exchange>& ex) {
     try {
       h(std::move(ex->request), Responder(std::make_shared<Responder::Impl>(ex)));
@@ -601,8 +618,12 @@ void Session::Dispatch(const Handler& handler, bool blocking, std::shared_ptr<Ex
       base::Logger("net")->error("handler threw request_id={}", ex->request.request_id);
     }
   };
-  if (blocking) {
-    server_.blocking_pool->Post([&handler, ex = std::move(ex), invoke] { invoke(handler, ex); });
+  if (route.blocking) {
+    const Request& req = ex->request;
+    uint64_t key = std::hash<std::string>{}(route.fairness_key ? route.fairness_key(req)
+                                                               : DefaultFairnessKey(req));
+    server_.blocking_pool->Post(key,
+                                [&handler, ex = std::move(ex), invoke] { invoke(handler, ex); });
   } else {
     invoke(handler, ex);
   }
@@ -651,7 +672,7 @@ asio::awaitable<void> Session::FeedBody(std::shared_ptr<Session> self,
     done();
     co_return;
   }
-  self->SetReadDeadline(self->opts().body_timeout);
+  self->SetReadDeadline(self->opts().body_timeout, Deadline::kBody);
   for (;;) {
     std::string piece;
     Result<size_t> n = self->parser_.ParseBody(self->in_.view(), piece);
@@ -669,7 +690,7 @@ asio::awaitable<void> Session::FeedBody(std::shared_ptr<Session> self,
     while (!self->closed_ && pipe->PauseIfFull()) {
       self->ClearReadDeadline();
       co_await self->WaitSignal(self->feeder_signal_);
-      self->SetReadDeadline(self->opts().body_timeout);
+      self->SetReadDeadline(self->opts().body_timeout, Deadline::kBody);
     }
     if (!co_await self->ReadMore()) break;  // Close() failed the pipe
   }
@@ -820,7 +841,7 @@ asio::awaitable<void> Session::LingeringClose() {
     Close();
     co_return;
   }
-  SetReadDeadline(kLingerTime);
+  SetReadDeadline(kLingerTime, Deadline::kLinger);
   size_t drained = 0;
   while (!closed_ && drained < (1u << 20)) {
     drained += in_.size();
@@ -892,7 +913,19 @@ class ServerImpl final : public HttpServer {
       return ErrnoError(fmt::format("listen on {}:{}", o.address, o.port), ec.value());
     }
     port_ = acceptor_->local_endpoint().port();
-    shared_.blocking_pool = std::make_unique<BlockingPool>(o.blocking_threads);
+    size_t max_connections = o.max_connections;
+    if (max_connections == 0) {
+      rlimit nofile{};
+      max_connections = getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
+                            ? std::max<size_t>(16, static_cast<size_t>(nofile.rlim_cur) / 4)
+                            : 16384;
+    }
+    shared_.limits =
+        std::make_unique<ConnectionLimits>(max_connections, o.max_connections_per_address);
+    int per_key = o.blocking_threads_per_key > 0 ? o.blocking_threads_per_key
+                                                 : std::max(1, o.blocking_threads * 3 / 4);
+    shared_.blocking_pool =
+        std::make_unique<BlockingPool>(o.blocking_threads, std::chrono::seconds(10), per_key);
     for (auto& loop : loops_) {
       loop->work.emplace(loop->ioc.get_executor());
       loop->thread = std::thread([l = loop.get()] {
@@ -902,12 +935,36 @@ class ServerImpl final : public HttpServer {
     }
     asio::co_spawn(loops_[0]->ioc, Accept(this), LogCoroutineException);
     started_ = true;
-    shared_.log->info("http server listening address={} port={} loops={}", o.address, port_, loops);
+    shared_.log->info(
+        "http server listening address={} port={} loops={} max_connections={} per_address={}",
+        o.address, port_, loops, max_connections, o.max_connections_per_address);
     return Status::Ok();
   }
 
   uint16_t port() const override { return port_; }
   UpstreamPool& upstream_pool() override { return upstream_pool_; }
+
+  ConnectionStats connection_stats() const override {
+    const internal::ConnectionCounters& c = shared_.counters;
+    auto get = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+    auto timed_out = [&](Deadline d) { return get(c.timed_out[static_cast<int>(d)]); };
+    ConnectionStats s;
+    s.accepted = get(c.accepted);
+    s.rejected_listener_full = get(c.rejected_listener_full);
+    s.rejected_address_full = get(c.rejected_address_full);
+    s.timed_out_head = timed_out(Deadline::kHead);
+    s.timed_out_body = timed_out(Deadline::kBody);
+    s.timed_out_idle = timed_out(Deadline::kIdle);
+    s.timed_out_write = timed_out(Deadline::kWrite);
+    s.timed_out_relay = timed_out(Deadline::kRelay);
+    if (shared_.limits) {
+      s.open = shared_.limits->open();
+      s.max_connections = shared_.limits->max_connections();
+      s.max_connections_per_address = shared_.limits->max_per_address();
+    }
+    if (shared_.blocking_pool) s.blocking_queued = shared_.blocking_pool->queued();
+    return s;
+  }
 
   void Shutdown(std::chrono::milliseconds grace) override {
     std::lock_guard shutdown_lock(shutdown_mu_);
@@ -988,11 +1045,63 @@ class ServerImpl final : public HttpServer {
         co_await pause.async_wait(kNoThrow);
         continue;
       }
+      error_code ep_error;
+      asio::ip::address peer = socket.remote_endpoint(ep_error).address();
+      std::string address = ep_error ? std::string() : AddressKey(peer);
+      Admission admission = server->shared_.limits->TryAdmit(address);
+      if (admission != Admission::kAdmitted) {
+        server->Refuse(socket.native_handle(), admission, peer);
+        error_code ignored;
+        socket.close(ignored);
+        continue;
+      }
+      server->shared_.counters.accepted.fetch_add(1, std::memory_order_relaxed);
       error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
-      auto session = std::make_shared<Session>(server->shared_, loop, std::move(socket));
+      auto session =
+          std::make_shared<Session>(server->shared_, loop, std::move(socket), std::move(address));
       asio::co_spawn(loop.ioc, Session::Run(std::move(session)), LogCoroutineException);
     }
+  }
+
+  // The client's address as ConnectionLimits counts it: 4 bytes for IPv4 (IPv4-mapped IPv6
+  // included), 16 for IPv6.
+  static std::string AddressKey(asio::ip::address a) {
+    if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+      a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+    }
+    if (a.is_v4()) {
+      auto bytes = a.to_v4().to_bytes();
+      return std::string(bytes.begin(), bytes.end());
+    }
+    auto bytes = a.to_v6().to_bytes();
+    return std::string(bytes.begin(), bytes.end());
+  }
+
+  // Answers a connection over a limit with a 503 naming the limit; the caller closes it. One
+  // non-blocking send into an empty socket buffer: nothing waits on the client, so a flood of
+  // connections costs an accept and a close each and holds nothing.
+  void Refuse(int fd, Admission admission, const asio::ip::address& peer) {
+    const ConnectionLimits& limits = *shared_.limits;
+    std::string message;
+    if (admission == Admission::kListenerFull) {
+      shared_.counters.rejected_listener_full.fetch_add(1, std::memory_order_relaxed);
+      message = fmt::format("the server has too many open connections (limit {}); try again later",
+                            limits.max_connections());
+    } else {
+      shared_.counters.rejected_address_full.fetch_add(1, std::memory_order_relaxed);
+      message = fmt::format("too many connections from {} (limit {} per client address)",
+                            peer.to_string(), limits.max_per_address());
+    }
+    shared_.log->debug("connection refused {}", message);
+    std::string body = ErrorJson(503, message);
+    std::string response = fmt::format(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+        "Content-Length: {}\r\nConnection: close\r\nRetry-After: 1\r\n\r\n{}",
+        body.size(), body);
+    [[maybe_unused]] ssize_t sent =
+        ::send(fd, response.data(), response.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    ::shutdown(fd, SHUT_WR);
   }
 
   ServerShared shared_;

@@ -16,7 +16,7 @@ using testing::Notification;
 using testing::RawClient;
 using namespace std::chrono_literals;
 
-constexpr RouteOptions kBlocking{.blocking = true};
+const RouteOptions kBlocking{.blocking = true};
 
 class ServerTest : public ::testing::Test {
  protected:

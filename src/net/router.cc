@@ -205,4 +205,14 @@ Router::Match Router::Find(std::string_view method, std::string_view path) const
   return match;
 }
 
+std::string DefaultFairnessKey(const Request& request) {
+  // Tagged, so a key that happens to read like an address is not that address's key.
+  if (auto key = request.headers.Get("X-API-Key")) return "key " + std::string(*key);
+  if (auto auth = request.headers.Get("Authorization")) return "key " + std::string(*auth);
+  std::string_view remote = request.remote;
+  auto colon = remote.rfind(':');  // "1.2.3.4:port", "[::1]:port"
+  if (colon != std::string_view::npos) remote = remote.substr(0, colon);
+  return "address " + std::string(remote);
+}
+
 }  // namespace warren::net

@@ -131,6 +131,17 @@ class Responder {
 // server's blocking pool and may block (SQLite, fork/exec, waiting on a process).
 using Handler = std::function<void(Request&& request, Responder responder)>;
 
+// Who a blocking request is run for, when the blocking pool shares its threads: requests with
+// the same key queue behind each other, keys take turns, and one key runs at most
+// ServerOptions::blocking_threads_per_key handlers at once. Called on the loop thread with the
+// request (head, and the body on buffered routes) before the handler is queued: it must be cheap
+// and must not block. Only a hash of the result is kept.
+using FairnessKey = std::function<std::string(const Request& request)>;
+
+// The key blocking routes get when they set none: the X-API-Key header's value, else the
+// Authorization header's, else the client's address without its port ("127.0.0.2").
+std::string DefaultFairnessKey(const Request& request);
+
 struct RouteOptions {
   bool blocking = false;
   // The handler reads the body itself through Request::body_reader (large uploads); the
@@ -142,6 +153,8 @@ struct RouteOptions {
   // Largest body accepted for this route; larger → 413 before the handler runs. 0 = server
   // default.
   size_t max_body_bytes = 0;
+  // Blocking routes: see FairnessKey. Unset = DefaultFairnessKey.
+  FairnessKey fairness_key;
 };
 
 // Maps method + path pattern to handlers. Patterns are literal segments and "{name}" captures
@@ -162,11 +175,12 @@ class Router {
   void SetFallback(Handler handler, RouteOptions options = {});
 
   // Replaces every route's handler (and the fallback's, whose pattern is "") with what `wrap`
-  // returns for it: one place to put a check in front of every route, such as authentication,
-  // so that a route added anywhere is covered without knowing about it. Call it once the router
-  // is complete, before the server starts.
+  // returns for it, and lets it adjust the route's options (a fairness key): one place to put a
+  // check in front of every route, such as authentication, so that a route added anywhere is
+  // covered without knowing about it. Call it once the router is complete, before the server
+  // starts.
   using Wrapper = std::function<Handler(std::string_view method, std::string_view pattern,
-                                        const RouteOptions& options, Handler handler)>;
+                                        RouteOptions& options, Handler handler)>;
   void WrapAll(const Wrapper& wrap);
 
   struct Match {

@@ -133,9 +133,10 @@ TEST(RouterTest, WrapAllReachesEveryRouteWithItsPattern) {
   r.Add("GET", "/health", Named("health", &called));
   r.SetFallback(Named("fallback", &called));
   std::vector<std::string> seen;
-  r.WrapAll([&](std::string_view method, std::string_view pattern, const RouteOptions& options,
+  r.WrapAll([&](std::string_view method, std::string_view pattern, RouteOptions& options,
                 Handler inner) -> Handler {
     seen.push_back(fmt::format("{} {} {}", method, pattern, options.blocking));
+    if (options.blocking) options.max_body_bytes = 7;
     if (pattern == "/health") return inner;
     return [inner = std::move(inner), &called](Request&& req, Responder r) {
       inner(std::move(req), std::move(r));
@@ -155,6 +156,24 @@ TEST(RouterTest, WrapAllReachesEveryRouteWithItsPattern) {
     (*m.handler)(Request{}, Responder(nullptr));
     EXPECT_EQ(called, want) << path;
   }
+  EXPECT_EQ(r.Find("GET", "/a/1").options->max_body_bytes, 7u) << "options can be adjusted";
+  EXPECT_EQ(r.Find("PUT", "/a/1").options->max_body_bytes, 0u);
+}
+
+TEST(RouterTest, DefaultFairnessKeyIsTheApiKeyElseAuthorizationElseTheClientAddress) {
+  Request a;
+  a.remote = "127.0.0.2:40001";
+  EXPECT_EQ(DefaultFairnessKey(a), "address 127.0.0.2");
+  Request b = a;
+  b.remote = "127.0.0.2:40002";  // another connection of the same client
+  EXPECT_EQ(DefaultFairnessKey(a), DefaultFairnessKey(b));
+  Request v6;
+  v6.remote = "[::1]:40003";
+  EXPECT_EQ(DefaultFairnessKey(v6), "address [::1]");
+  a.headers.Set("Authorization", "Bearer t1");
+  EXPECT_EQ(DefaultFairnessKey(a), "key Bearer t1");
+  a.headers.Set("X-API-Key", "e2b_k1");
+  EXPECT_EQ(DefaultFairnessKey(a), "key e2b_k1");
 }
 
 }  // namespace

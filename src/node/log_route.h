@@ -1,6 +1,7 @@
 #pragma once
 
 #include "net/router.h"
+#include "node/log_streamer.h"
 #include "node/node_agent.h"
 #include "store/store.h"
 
@@ -12,11 +13,18 @@ namespace warren::node {
 //       [?follow=true] [?tailLines=N] [?limitBytes=N]
 // 200 text/plain (chunked); with follow the body stays open and grows until the sandbox ends,
 // is deleted, or the client leaves. Errors are Kubernetes Status objects (404 for an unknown
-// Sandbox, 400 for bad parameters). Read from the log file envd writes into the sandbox's
-// directory on the host (opened without following links: the sandbox writes there), so logs
-// are there while the sandbox is paused and after it ended. The caller (net::Request::principal,
-// set by the server's route guard) must see the namespace: another team's sandbox is 404. The agent
-// and store must outlive the router. Handlers run on the HTTP server's blocking pool.
-void RegisterLogRoute(net::Router& router, NodeAgent& agent, store::Store& store);
+// Sandbox, 400 for bad parameters, 429 when LogStreamOptions::max_streams are open). Read from
+// the log file envd writes into the sandbox's directory on the host (opened without following
+// links: the sandbox writes there), so logs are there while the sandbox is paused and after it
+// ended. The caller (net::Request::principal, set by the server's route guard) must see the
+// namespace: another team's sandbox is 404. The handler only looks the Sandbox up on the
+// blocking pool; the log itself is written
+// by a LogStreamer thread (log_streamer.h), so open follows hold no HTTP worker. The agent and
+// store must outlive the router, which owns the streamer.
+void RegisterLogRoute(net::Router& router, NodeAgent& agent, store::Store& store,
+                      LogStreamOptions options = {});
+// The same route over any log source (tests).
+void RegisterLogRoute(net::Router& router, LogSource source, store::Store& store,
+                      LogStreamOptions options = {});
 
 }  // namespace warren::node

@@ -70,6 +70,17 @@ Result<Rlimit> CurrentRlimit(int resource) {
   return Rlimit{resource, r.rlim_cur, r.rlim_max};
 }
 
+Result<Rlimit> RaiseOpenFileLimit() {
+  ASSIGN_OR_RETURN(Rlimit limit, CurrentRlimit(RLIMIT_NOFILE));
+  if (limit.soft >= limit.hard) return limit;
+  struct rlimit r = {limit.hard, limit.hard};
+  if (setrlimit(RLIMIT_NOFILE, &r) != 0) {
+    return ErrnoError(fmt::format("raise RLIMIT_NOFILE to {}", limit.hard), errno);
+  }
+  limit.soft = limit.hard;
+  return limit;
+}
+
 int ApplyRlimitsRaw(const Rlimit* limits, size_t count, size_t* failed) noexcept {
   for (size_t i = 0; i < count; ++i) {
     struct rlimit r = {limits[i].soft, limits[i].hard};

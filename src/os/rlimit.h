@@ -25,6 +25,12 @@ Status ValidateRlimit(const Rlimit& limit);
 // The calling process's current limit.
 Result<Rlimit> CurrentRlimit(int resource);
 
+// Raises the calling process's soft open-file limit (RLIMIT_NOFILE) to its hard limit, so a
+// server can hold as many connections as the administrator allowed (systemd and most shells
+// start processes at a soft 1024). Returns the limit now in force. Inherited by children: the
+// runtime sets each sandbox's own limits.
+Result<Rlimit> RaiseOpenFileLimit();
+
 // Child side (async-signal-safe): applies each limit; returns 0 or -errno with *failed set to
 // the index of the limit that failed.
 int ApplyRlimitsRaw(const Rlimit* limits, size_t count, size_t* failed) noexcept;

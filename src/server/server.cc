@@ -109,6 +109,7 @@ Status Server::Start() {
   http.port = options_.port;
   http.loop_threads = options_.loop_threads;
   http.blocking_threads = options_.blocking_threads;
+  http.max_connections_per_address = options_.max_connections_per_address;
   auto started = net::HttpServer::Start(http, std::move(router_));
   if (!started.ok()) {
     Stop(std::chrono::milliseconds(0));
@@ -116,6 +117,8 @@ Status Server::Start() {
         fmt::format("listen on {}:{}", options_.address, options_.port));
   }
   http_ = std::move(*started);
+  http_metrics_ = std::make_unique<obs::HttpServerMetrics>(
+      obs::Metrics::Default(), "api", [http = http_.get()] { return http->connection_stats(); });
   if (Status s = StartMetricsListener(); !s.ok()) {
     Stop(std::chrono::milliseconds(0));
     return s;
@@ -160,6 +163,7 @@ uint16_t Server::metrics_port() const { return metrics_http_ ? metrics_http_->po
 void Server::Stop(std::chrono::milliseconds grace) {
   if (stopped_) return;
   stopped_ = true;
+  http_metrics_.reset();  // no scrape reaches into the server from here on
   if (metrics_http_) metrics_http_->Shutdown(std::chrono::milliseconds(0));
   if (http_) http_->Shutdown(grace);
   if (resources_) resources_->Shutdown();

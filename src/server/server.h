@@ -11,6 +11,7 @@
 #include "base/result.h"
 #include "net/http_server.h"
 #include "net/router.h"
+#include "obs/http_server_metrics.h"
 #include "server/auth/key_store.h"
 #include "server/component.h"
 #include "server/quota/quota_service.h"
@@ -28,6 +29,11 @@ struct ServerOptions {
   int loop_threads = 0;                      // 0 = one per core
   int blocking_threads = 32;                 // resource handlers block on the store
   size_t max_request_body_bytes = 3u << 20;  // larger → 413, as the Kubernetes API server
+  // Connections from one client address. An E2B SDK at concurrency 100 keeps about 100 (one
+  // per request in flight; undici and httpx pool keep-alive ones); ten times that leaves room
+  // for a NAT or proxy that many users share. The listener's own cap is net's default (a
+  // quarter of the open-file limit).
+  size_t max_connections_per_address = 1024;
   const api::KindRegistry* kinds = nullptr;  // nullptr = api::BuiltinKinds()
   std::string key_dir;                       // the API keys; empty = <data_dir>/auth
   // Per-team quota: the ledger (embedded, or Redis) and its anti-drift (quota/quota_service.h).
@@ -98,6 +104,7 @@ class Server {
   size_t started_components_ = 0;
   std::unique_ptr<net::HttpServer> http_;
   std::unique_ptr<net::HttpServer> metrics_http_;
+  std::unique_ptr<obs::HttpServerMetrics> http_metrics_;  // listener="api"
   bool stopped_ = false;
 };
 

@@ -29,6 +29,7 @@
 #include "base/unique_fd.h"
 #include "net/blocking_pool.h"
 #include "net/body_pipe.h"
+#include "net/connection_limits.h"
 #include "net/http_server.h"
 #include "net/internal/loop_upstreams.h"
 #include "net/message_parser.h"
@@ -71,6 +72,21 @@ struct Loop {
   LoopUpstreams upstreams;
 };
 
+// Which deadline closed a connection (ConnectionStats).
+enum class Deadline { kHead, kBody, kIdle, kWrite, kRelay, kLinger };
+
+// The listener's counters, bumped without locks. Thread-safe.
+struct ConnectionCounters {
+  std::atomic<uint64_t> accepted{0};
+  std::atomic<uint64_t> rejected_listener_full{0};
+  std::atomic<uint64_t> rejected_address_full{0};
+  std::atomic<uint64_t> timed_out[6] = {};  // by Deadline
+
+  void TimedOut(Deadline d) {
+    timed_out[static_cast<int>(d)].fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
 // What every session of one server shares. Owned by the server; outlives every session.
 struct ServerShared {
   ServerOptions options;
@@ -78,6 +94,8 @@ struct ServerShared {
   std::shared_ptr<spdlog::logger> log;
   std::atomic<bool> stopping{false};
   std::unique_ptr<BlockingPool> blocking_pool;
+  std::unique_ptr<ConnectionLimits> limits;
+  ConnectionCounters counters;
 
   std::mutex mu;
   std::condition_variable sessions_changed;
@@ -177,7 +195,8 @@ class InputBuffer {
 // and proxy handles hold weak_ptrs, so a connection never outlives its server.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(ServerShared& server, Loop& loop, tcp::socket socket);
+  // `address` is the key ConnectionLimits admitted the connection under; released at the end.
+  Session(ServerShared& server, Loop& loop, tcp::socket socket, std::string address);
   ~Session();
 
   // Serves the connection until it closes. Runs on the loop.
@@ -232,7 +251,7 @@ class Session : public std::enable_shared_from_this<Session> {
   asio::awaitable<void> LingeringClose();
   static asio::awaitable<void> FeedBody(std::shared_ptr<Session> self,
                                         std::shared_ptr<BodyPipe> pipe);
-  void Dispatch(const Handler& handler, bool blocking, std::shared_ptr<Exchange> ex);
+  void Dispatch(const Handler& handler, const RouteOptions& route, std::shared_ptr<Exchange> ex);
 
   // proxy.cc
   asio::awaitable<void> RunProxy(ProxyJob job);
@@ -256,7 +275,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Deadlines: the connection is dropped when any passes. Setting one later than the armed
   // watchdog costs nothing; the watchdog re-arms itself when it fires early.
-  void SetReadDeadline(std::chrono::steady_clock::duration d);
+  void SetReadDeadline(std::chrono::steady_clock::duration d, Deadline kind);
   void ClearReadDeadline();
   void SetWriteDeadline(std::chrono::steady_clock::duration d);
   void ClearWriteDeadline();
@@ -286,6 +305,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Loop& loop_;
   tcp::socket socket_;
   std::string remote_;
+  const std::string address_key_;  // in server_.limits
   InputBuffer in_;
   RequestParser parser_;
 
@@ -294,6 +314,7 @@ class Session : public std::enable_shared_from_this<Session> {
   SteadyTime read_deadline_ = SteadyTime::max();
   SteadyTime write_deadline_ = SteadyTime::max();
   SteadyTime relay_deadline_ = SteadyTime::max();
+  Deadline read_kind_ = Deadline::kHead;  // what read_deadline_ bounds
   bool timed_out_ = false;
 
   asio::steady_timer signal_;         // wakes the main coroutine

@@ -14,9 +14,21 @@
 
 namespace warren::net::testing {
 
-Result<RawClient> RawClient::Connect(uint16_t port) {
+Result<RawClient> RawClient::Connect(uint16_t port) { return ConnectFrom("", port); }
+
+Result<RawClient> RawClient::ConnectFrom(const std::string& local_ip, uint16_t port) {
   base::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) return ErrnoError("socket", errno);
+  if (!local_ip.empty()) {
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    if (inet_pton(AF_INET, local_ip.c_str(), &local.sin_addr) != 1) {
+      return InvalidArgumentError(fmt::format("bad IPv4 address \"{}\"", local_ip));
+    }
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) {
+      return ErrnoError(fmt::format("bind {}", local_ip), errno);
+    }
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);

@@ -18,6 +18,9 @@ class RawClient {
  public:
   // Connects to 127.0.0.1:port.
   static Result<RawClient> Connect(uint16_t port);
+  // Connects to 127.0.0.1:port from `local_ip` (any of 127.0.0.0/8 works on loopback, so a test
+  // can be several clients); empty = the kernel's choice.
+  static Result<RawClient> ConnectFrom(const std::string& local_ip, uint16_t port);
 
   Status Send(std::string_view bytes);
   // Reads until `needle` appears in what was received (kept in received()), or the timeout.

@@ -61,8 +61,16 @@ std::string_view PresentedKey(const net::Headers& headers) {
 void GuardRoutes(net::Router& router, std::shared_ptr<KeyStore> keys,
                  const RouteGuardOptions& options) {
   router.WrapAll([&options, &keys](std::string_view, std::string_view pattern,
-                                   const net::RouteOptions&, net::Handler inner) -> net::Handler {
+                                   net::RouteOptions& route, net::Handler inner) -> net::Handler {
     if (Matches(options.public_patterns, pattern)) return inner;
+    if (route.blocking && !route.fairness_key) {
+      // Blocking work is shared out by team: one team's flood queues behind itself, not in front
+      // of everyone else (all callers without a valid key share one queue).
+      route.fairness_key = [keys](const net::Request& req) -> std::string {
+        auto who = keys->Authenticate(PresentedKey(req.headers));
+        return who.ok() ? "team " + who->team : "unauthenticated";
+      };
+    }
     ErrorStyle style = StyleFor(pattern);
     bool admin_only = Matches(options.admin_patterns, pattern);
     return

@@ -31,7 +31,7 @@ net::Response CreateHandler(const Context& ctx, const auth::Principal& who, cons
                             const TimeoutRules& rules) {
   auto parsed = ParseCreateRequest(req.body, rules);
   if (!parsed.ok()) return ErrorResponse(parsed.status());
-  auto created = ctx.service->Create(who, *parsed);
+  auto created = ctx.service->Create(who, *parsed, [&req] { return req.client_gone(); });
   if (!created.ok()) return ErrorResponse(created.status());
   return Json(201, EncodeSandbox(*created, ctx.service->options().response));
 }

@@ -354,6 +354,44 @@ TEST_F(E2bApiTest, ACreateThatNeverGetsReadyIs504AndLeavesNothingBehind) {
   for (const auto& o : list->items) EXPECT_TRUE(o.metadata.deletion_timestamp) << o.Key();
 }
 
+TEST_F(E2bApiTest, ACreateWhoseClientGivesUpStopsWaitingAndLeavesNothingBehind) {
+  StartNode();
+  AddTemplate("slow", "slow");
+  // Asks to wait ten minutes for a sandbox that never gets ready, then hangs up.
+  std::string body =
+      R"({"templateID":"slow","metadata":{"e2b.agents.kruise.io/wait-ready-timeout-seconds":"600"}})";
+  auto fd = net::DialTcp("127.0.0.1", server_->port(), 5s);
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  std::string req =
+      "POST /v2/sandboxes HTTP/1.1\r\nHost: t\r\nX-API-Key: " + alpha_ +
+      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body;
+  ASSERT_EQ(write(fd->get(), req.data(), req.size()), static_cast<ssize_t>(req.size()));
+  auto created = [&] {
+    auto list = server_->store().List(api::SandboxKind(), {});
+    return list.ok() && !list->items.empty();
+  };
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!created() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(created());
+  fd->reset();
+  // The wait ends at once and the sandbox is deleted, long before its ten minutes.
+  auto discarded = [&] {
+    auto list = server_->store().List(api::SandboxKind(), {});
+    if (!list.ok()) return false;
+    for (const auto& o : list->items) {
+      if (!o.metadata.deletion_timestamp) return false;
+    }
+    return true;
+  };
+  deadline = std::chrono::steady_clock::now() + 10s;
+  while (!discarded() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(discarded());
+}
+
 TEST_F(E2bApiTest, ACreateThatFailsReportsTheNodesReason) {
   StartNode();
   AddTemplate("broken", "nope");

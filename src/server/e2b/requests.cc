@@ -111,6 +111,17 @@ Result<std::chrono::seconds> PositiveSeconds(std::string_view key, std::string_v
   return std::chrono::seconds(*n);
 }
 
+// A wait the server holds a thread for: positive and at most `max_seconds`.
+Result<std::chrono::seconds> WaitSeconds(std::string_view key, std::string_view value,
+                                         int64_t max_seconds) {
+  ASSIGN_OR_RETURN(std::chrono::seconds s, PositiveSeconds(key, value));
+  if (s.count() > max_seconds) {
+    return InvalidArgumentError(fmt::format("metadata \"{}\" is {} s, above the maximum of {} s",
+                                            key, s.count(), max_seconds));
+  }
+  return s;
+}
+
 Result<bool> BoolText(std::string_view key, std::string_view value) {
   if (value == "true") return true;
   if (value == "false") return false;
@@ -119,7 +130,7 @@ Result<bool> BoolText(std::string_view key, std::string_view value) {
 }
 
 // Moves OpenKruise's metadata extensions into the request; rejects reserved keys.
-Status TakeExtensions(CreateRequest& r) {
+Status TakeExtensions(CreateRequest& r, const TimeoutRules& rules) {
   for (auto it = r.metadata.begin(); it != r.metadata.end();) {
     const std::string& key = it->first;
     if (key.starts_with(kExtensionPrefix)) {
@@ -127,9 +138,10 @@ Status TakeExtensions(CreateRequest& r) {
       if (ext == "never-timeout") {
         ASSIGN_OR_RETURN(r.never_timeout, BoolText(key, it->second));
       } else if (ext == "wait-ready-timeout-seconds") {
-        ASSIGN_OR_RETURN(r.wait_ready_timeout, PositiveSeconds(key, it->second));
+        ASSIGN_OR_RETURN(r.wait_ready_timeout,
+                         WaitSeconds(key, it->second, rules.max_wait_seconds));
       } else if (ext == "claim-timeout-seconds") {
-        ASSIGN_OR_RETURN(r.claim_timeout, PositiveSeconds(key, it->second));
+        ASSIGN_OR_RETURN(r.claim_timeout, WaitSeconds(key, it->second, rules.max_wait_seconds));
       } else if (ext == "create-on-no-stock") {
         ASSIGN_OR_RETURN(r.create_on_no_stock, BoolText(key, it->second));
       } else {
@@ -169,7 +181,7 @@ Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRul
   RETURN_IF_ERROR(CheckTimeout(r.timeout_seconds, rules, false));
 
   ASSIGN_OR_RETURN(r.metadata, StringMapField(obj, "metadata"));
-  RETURN_IF_ERROR(TakeExtensions(r));
+  RETURN_IF_ERROR(TakeExtensions(r, rules));
   ASSIGN_OR_RETURN(r.env_vars, StringMapField(obj, "envVars"));
   for (const auto& [k, v] : r.env_vars) {
     if (auto err = api::CheckEnvVarName(k)) {

@@ -20,6 +20,9 @@ namespace warren::server::e2b {
 struct TimeoutRules {
   int64_t default_seconds = 300;  // v2; v1 documents 15
   int64_t max_seconds = 86400;
+  // The longest a create may ask to wait for its sandbox (the wait-ready-timeout-seconds and
+  // claim-timeout-seconds extensions): each wait holds an API thread, so it is bounded.
+  int64_t max_wait_seconds = 600;
 };
 
 // POST /sandboxes and POST /v2/sandboxes.

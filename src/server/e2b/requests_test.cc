@@ -1,5 +1,6 @@
 #include "server/e2b/requests.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "base/time_format.h"
@@ -94,6 +95,22 @@ TEST(CreateRequestTest, ExtensionsAreTakenOutOfMetadata) {
   EXPECT_EQ(r->wait_ready_timeout, std::chrono::seconds(90));
   EXPECT_EQ(r->metadata.size(), 1u);
   EXPECT_EQ(r->metadata.at("keep"), "me");
+}
+
+TEST(CreateRequestTest, WaitsAboveTheMaximumAreRefusedNamingIt) {
+  for (const char* ext : {"wait-ready-timeout-seconds", "claim-timeout-seconds"}) {
+    std::string body = fmt::format(
+        R"({{"templateID":"base","metadata":{{"e2b.agents.kruise.io/{}":"86400"}}}})", ext);
+    Status s = CreateError(body);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << ext;
+    EXPECT_NE(s.message().find(ext), std::string::npos) << s;
+    EXPECT_NE(s.message().find("maximum of 600 s"), std::string::npos) << s;
+  }
+  auto r = ParseCreateRequest(
+      R"({"templateID":"base","metadata":{"e2b.agents.kruise.io/claim-timeout-seconds":"600"}})",
+      kRules);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->claim_timeout, std::chrono::seconds(600));
 }
 
 TEST(ConnectAndTimeoutTest, BodiesParse) {

@@ -145,9 +145,10 @@ Result<api::Object> SandboxService::Modify(const api::Object& current,
 }
 
 Result<api::Object> SandboxService::WaitReady(const api::Object& sandbox,
-                                              std::chrono::milliseconds timeout) {
+                                              std::chrono::milliseconds timeout,
+                                              const std::function<bool()>& abandoned) {
   return WaitForSandbox(store_, sandbox.metadata.namespace_, sandbox.metadata.name, ReadyCheck,
-                        timeout, "Running and Ready");
+                        timeout, "Running and Ready", abandoned);
 }
 
 Status SandboxService::InitEnvd(const api::Object& sandbox) {
@@ -172,7 +173,8 @@ void SandboxService::Discard(const api::Object& sandbox, const Status& why) {
 }
 
 Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
-                                             const CreateRequest& request) {
+                                             const CreateRequest& request,
+                                             const std::function<bool()>& abandoned) {
   const std::string& ns = who.team;
   ASSIGN_OR_RETURN(ResolvedTemplate tpl,
                    ResolveTemplate(store_, ns, request.template_id, options_.shared_namespace));
@@ -230,7 +232,7 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
               request.template_id, who.key_id);
   std::chrono::milliseconds wait = options_.ready_timeout;
   if (request.wait_ready_timeout) wait = *request.wait_ready_timeout;
-  auto ready = WaitReady(*created, wait);
+  auto ready = WaitReady(*created, wait, abandoned);
   if (!ready.ok()) {
     Discard(*created, ready.status());
     return ready.status();

@@ -52,7 +52,10 @@ class SandboxService {
   // Cold creates reserve their sandbox against the team's quota here (null: none).
   void SetQuota(controller::QuotaGate* quota) { quota_ = quota; }
 
-  Result<SandboxRecord> Create(const auth::Principal& who, const CreateRequest& request);
+  // `abandoned` (optional) says the client went away: a cold create waiting for its sandbox
+  // then stops waiting and deletes it, so the thread and the sandbox are freed at once.
+  Result<SandboxRecord> Create(const auth::Principal& who, const CreateRequest& request,
+                               const std::function<bool()>& abandoned = nullptr);
   Result<SandboxRecord> Get(const auth::Principal& who, std::string_view sandbox_id);
   Result<ListPage> List(const auth::Principal& who, const ListQuery& query);
   // NotFound when there is no such sandbox (or it is being deleted already).
@@ -88,7 +91,8 @@ class SandboxService {
   Result<api::Object> Modify(const api::Object& current,
                              const std::function<Status(api::Object&)>& mutate);
   // Waits until Running and Ready; a failed sandbox is an error with the node's message.
-  Result<api::Object> WaitReady(const api::Object& sandbox, std::chrono::milliseconds timeout);
+  Result<api::Object> WaitReady(const api::Object& sandbox, std::chrono::milliseconds timeout,
+                                const std::function<bool()>& abandoned = nullptr);
   // Sends the stored /init body to envd (after create or resume).
   Status InitEnvd(const api::Object& sandbox);
   Result<ConnectResult> ResumeObject(const api::Object& sandbox, int64_t timeout_seconds);

@@ -9,7 +9,10 @@ namespace warren::server::e2b {
 
 Result<api::Object> WaitForSandbox(store::Store& store, std::string_view namespace_,
                                    std::string_view name, const SandboxCheck& check,
-                                   std::chrono::milliseconds timeout, std::string_view what) {
+                                   std::chrono::milliseconds timeout, std::string_view what,
+                                   const std::function<bool()>& abandoned) {
+  // How long one watch wait lasts when a client may give up meanwhile.
+  constexpr std::chrono::milliseconds kAbandonCheck{250};
   auto deadline = std::chrono::steady_clock::now() + timeout;
   store::WatchOptions options;
   options.namespace_ = std::string(namespace_);
@@ -23,8 +26,12 @@ Result<api::Object> WaitForSandbox(store::Store& store, std::string_view namespa
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
-    ASSIGN_OR_RETURN(auto event, watcher->Next(left));
-    if (!event) break;
+    if (abandoned && abandoned()) {
+      return CancelledError(
+          fmt::format("the client went away while waiting for sandbox {} to be {}", name, what));
+    }
+    ASSIGN_OR_RETURN(auto event, watcher->Next(abandoned ? std::min(left, kAbandonCheck) : left));
+    if (!event) continue;  // the deadline and the client are checked at the top
     const api::Object& o = *event->object;
     if (event->type == store::EventType::kDeleted) {
       return NotFoundError(
