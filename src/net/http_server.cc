@@ -374,7 +374,7 @@ void Session::OnClientRead(const error_code& ec, size_t n) {
     in_.commit(n);  // the client's next request: it is there
   } else {
     client_read_failed_ = true;
-    if (relaying_ && !closed_) ClientGone();
+    if (relay_phase_ != RelayPhase::kNone && !closed_) ClientGone();
   }
   Signal();
 }

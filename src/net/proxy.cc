@@ -87,15 +87,29 @@ asio::awaitable<void> CopyBytes(From& from, To& to, Session& session) {
 }  // namespace
 
 void Session::AbortProxy(const std::shared_ptr<Exchange>& ex) {
-  if (!relaying_ || ex != exchange_) return;
-  server_.log->debug("request_id={} relay aborted", request_id_);
-  if (abort_response_ && !relay_head_sent_) {
-    // RunProxy answers once the upstream operation it waits on returns, cancelled here.
-    abort_answer_ = true;
-    error_code ignored;
-    if (upstream_) upstream_->cancel(ignored);
-    return;
+  if (ex != exchange_) return;
+  switch (relay_phase_) {
+    case RelayPhase::kNone:
+    case RelayPhase::kAbortAnswer:
+      return;
+    case RelayPhase::kComplete:
+      server_.log->debug("request_id={} relay abort ignored: the response is complete",
+                         request_id_);
+      return;
+    case RelayPhase::kRequest:
+      if (abort_response_) {
+        server_.log->debug("request_id={} relay aborted before the response", request_id_);
+        // RunProxy answers once the upstream operation it waits on returns, cancelled here.
+        relay_phase_ = RelayPhase::kAbortAnswer;
+        error_code ignored;
+        if (upstream_) upstream_->cancel(ignored);
+        return;
+      }
+      break;
+    case RelayPhase::kResponse:
+      break;
   }
+  server_.log->debug("request_id={} relay aborted", request_id_);
   Close();
 }
 
@@ -128,16 +142,14 @@ bool Session::AdoptUpstream(base::UniqueFd upstream) {
 asio::awaitable<void> Session::RunProxy(ProxyJob job) {
   std::function<void()> on_done = std::move(job.options.on_done);
   auto finish = base::ScopeExit([&] {
-    relaying_ = false;
-    relay_head_sent_ = false;
-    abort_answer_ = false;
+    relay_phase_ = RelayPhase::kNone;
     abort_response_.reset();
     ClearRelayDeadline();
     error_code ignored;
     if (upstream_) upstream_->close(ignored);
     if (on_done) on_done();
   });
-  relaying_ = true;
+  relay_phase_ = RelayPhase::kRequest;
   upload_ok_ = true;
   abort_response_ = std::move(job.options.abort_response);
   relay_idle_ = job.options.idle_timeout;
@@ -197,7 +209,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     TouchRelay();
     auto [wec, n] = co_await asio::async_write(*upstream_, buffers, kNoThrow);
     if (closed_) co_return;
-    if (abort_answer_) {
+    if (relay_phase_ == RelayPhase::kAbortAnswer) {
       co_await AnswerAbortedRelay(close_after_error());
       co_return;
     }
@@ -256,7 +268,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
         if (auto upgrade = head.headers.Get("Upgrade")) headers.Set("Upgrade", *upgrade);
         f.connection = "Upgrade";
         AppendResponseHead(out_, head.status, headers, f);
-        relay_head_sent_ = true;
+        relay_phase_ = RelayPhase::kResponse;
         if (!co_await Write(out_)) co_return;
         co_await Tunnel(upstream_in);
         co_return;
@@ -276,10 +288,11 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
       f.connection = ConnectionValue();
       AppendResponseHead(out_, head.status, headers, f);
       head_sent = true;
-      relay_head_sent_ = true;
+      relay_phase_ = RelayPhase::kResponse;
     }
     if (chunked_out && !body.empty()) AppendChunkHeader(out_, body.size());
     bool last = response.done();
+    if (last) relay_phase_ = RelayPhase::kComplete;
     buffers.clear();
     if (!out_.empty()) buffers.push_back(asio::buffer(out_));
     if (!body.empty()) {
@@ -313,13 +326,13 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
       TouchRelay();
     }
     if (last) break;
-    if (abort_answer_) {
+    if (relay_phase_ == RelayPhase::kAbortAnswer) {
       co_await AnswerAbortedRelay(close_after_error());
       co_return;
     }
     auto [rec, r] = co_await upstream_->async_read_some(upstream_in.prepare(kReadChunk), kNoThrow);
     if (closed_) co_return;
-    if (abort_answer_ && !head_sent) {
+    if (relay_phase_ == RelayPhase::kAbortAnswer) {
       co_await AnswerAbortedRelay(close_after_error());
       co_return;
     }
@@ -336,6 +349,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
         Close();  // a truncated upstream body stays truncated for the client
         co_return;
       }
+      relay_phase_ = RelayPhase::kComplete;
       if (chunked_out) {
         if (!co_await Write(kLastChunk)) co_return;
       }
@@ -363,7 +377,7 @@ asio::awaitable<void> Session::Upload(std::shared_ptr<Session> self) {
   auto done = base::ScopeExit([&] {
     self->upload_running_ = false;
     // An upgrade with a body is refused by Tunnel, so no tunnel reads the socket after this.
-    if (self->body_complete_ && self->relaying_) self->StartClientRead();
+    if (self->body_complete_ && self->relay_phase_ != RelayPhase::kNone) self->StartClientRead();
     self->Signal();
   });
   const bool chunked = self->exchange_->info.chunked;

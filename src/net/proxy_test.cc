@@ -535,5 +535,73 @@ TEST_F(ProxyTest, ReusableUpstreamIsHandedBackAndReused) {
   (*server)->Shutdown(0ms);
 }
 
+// Issue 19: a sandbox killed just after it answered. Its relay has the whole response and is
+// handing it to the client when the gateway aborts it; the client, already holding the response,
+// may have sent its next request (for another sandbox) on the same connection. The abort must
+// change nothing then: the client gets every byte and the connection serves the next request.
+// The hand-back callback runs on the loop at exactly that moment (response complete, relay not yet
+// ended), so the abort lands there every time instead of once in a few thousand cycles.
+TEST_F(ProxyTest, AnAbortOnceTheResponseIsCompleteLeavesTheConnectionServing) {
+  auto listener = RawListener::Listen();
+  ASSERT_TRUE(listener.ok());
+  std::thread upstream([&] {
+    auto conn = listener->Accept();
+    if (!conn.ok() || !conn->ReadUntil("\r\n\r\n").ok()) return;
+    // A Connect stream's shape: chunked, its end-of-stream message last.
+    (void)conn->Send(
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "5\r\nstart\r\n3\r\nend\r\n0\r\n\r\n");
+    conn->WaitClosed(10s);
+  });
+  auto join = base::ScopeExit([&] { upstream.join(); });
+  std::mutex mu;
+  std::shared_ptr<ProxyHandle> handle;  // guarded by mu
+  std::atomic<int> handed_back{0};
+  Router proxy_router;
+  uint16_t upstream_port = listener->port();
+  proxy_router.SetFallback(
+      [&, upstream_port](Request&& req, Responder r) {
+        if (req.path == "/next") {
+          r.Send(Response::Text(200, "next served"));
+          return;
+        }
+        auto fd = DialTcp("127.0.0.1", upstream_port, 2s);
+        if (!fd.ok()) {
+          r.Send(Response::Text(500, "dial failed"));
+          return;
+        }
+        ProxyOptions options;
+        options.abort_response = Response::Text(502, "gone");
+        options.on_upstream_idle = [&](base::UniqueFd) {
+          ++handed_back;
+          std::shared_ptr<ProxyHandle> h;
+          {
+            std::lock_guard lock(mu);
+            h = handle;
+          }
+          if (h) h->Abort();  // the sandbox is killed now
+        };
+        std::lock_guard lock(mu);
+        handle = r.Proxy(std::move(*fd), std::move(options));
+      },
+      RouteOptions{.stream_body = true});
+  auto server = HttpServer::Start(ServerOptions{.loop_threads = 1}, std::move(proxy_router));
+  ASSERT_TRUE(server.ok()) << server.status();
+  RawClient c = RawClient::Connect((*server)->port()).value();
+  ASSERT_TRUE(c.Send("POST /process.Process/Start HTTP/1.1\r\nHost: sbx\r\n"
+                     "Content-Length: 2\r\n\r\n{}")
+                  .ok());
+  auto first = c.ReadResponse();
+  ASSERT_TRUE(first.ok()) << first.status() << " received: " << c.received();
+  EXPECT_EQ(first->status, 200);
+  EXPECT_EQ(first->body, "startend");
+  EXPECT_EQ(handed_back.load(), 1);
+  ASSERT_TRUE(c.Send("GET /next HTTP/1.1\r\nHost: sbx\r\n\r\n").ok());
+  auto next = c.ReadResponse();
+  ASSERT_TRUE(next.ok()) << "the connection was cut under the next request: " << next.status();
+  EXPECT_EQ(next->body, "next served");
+  (*server)->Shutdown(0ms);
+}
+
 }  // namespace
 }  // namespace warren::net

@@ -75,6 +75,9 @@ struct ProxyOptions {
 };
 
 // Cancels a relay in flight, from any thread (the gateway aborts a killed sandbox's connections).
+// Before the response head: the abort_response, or a cut; mid-response: a cut; once the response
+// is complete (its last bytes are being written): nothing, the client gets all of it and keeps
+// its connection.
 class ProxyHandle {
  public:
   virtual ~ProxyHandle() = default;
