@@ -60,9 +60,10 @@ Headers EndToEnd(const Headers& in) {
 }
 
 // Copies bytes one way until EOF (passed on as a half-close) or an error (which ends the
-// whole relay).
+// whole relay, named as `read_step` or `write_step`).
 template <typename From, typename To>
-asio::awaitable<void> CopyBytes(From& from, To& to, Session& session) {
+asio::awaitable<void> CopyBytes(From& from, To& to, Session& session, RelayStep read_step,
+                                RelayStep write_step) {
   std::vector<char> buf(kReadChunk);
   for (;;) {
     auto [ec, n] = co_await from.async_read_some(asio::buffer(buf), kNoThrow);
@@ -72,11 +73,13 @@ asio::awaitable<void> CopyBytes(From& from, To& to, Session& session) {
       co_return;
     }
     if (ec) {
+      session.RelayFailed(read_step, ec.message());
       session.Close();
       co_return;
     }
     auto [wec, written] = co_await asio::async_write(to, asio::buffer(buf.data(), n), kNoThrow);
     if (wec) {
+      session.RelayFailed(write_step, wec.message());
       session.Close();
       co_return;
     }
@@ -99,6 +102,9 @@ void Session::AbortProxy(const std::shared_ptr<Exchange>& ex) {
     case RelayPhase::kRequest:
       if (abort_response_) {
         server_.log->debug("request_id={} relay aborted before the response", request_id_);
+        RelayFailed(RelayStep::kAborted,
+                    fmt::format("aborted before the upstream's response; answered {}",
+                                abort_response_->status));
         // RunProxy answers once the upstream operation it waits on returns, cancelled here.
         relay_phase_ = RelayPhase::kAbortAnswer;
         error_code ignored;
@@ -110,10 +116,24 @@ void Session::AbortProxy(const std::shared_ptr<Exchange>& ex) {
       break;
   }
   server_.log->debug("request_id={} relay aborted", request_id_);
+  RelayFailed(RelayStep::kAborted, relay_phase_ == RelayPhase::kResponse
+                                       ? "aborted mid-response; the client connection was cut"
+                                       : "aborted before the upstream's response; cut");
   Close();
 }
 
 void Session::TouchRelay() { SetRelayDeadline(relay_idle_); }
+
+void Session::RelayFailed(RelayStep step, std::string_view cause) {
+  if (relay_phase_ == RelayPhase::kNone || !relay_outcome_.ok()) return;
+  // Once the response is complete, only its last bytes not reaching the client is a failure.
+  if (relay_phase_ == RelayPhase::kComplete && step != RelayStep::kWriteResponse &&
+      step != RelayStep::kTimedOut) {
+    return;
+  }
+  relay_outcome_.failed_step = step;
+  relay_outcome_.cause = std::string(cause);
+}
 
 bool Session::AdoptUpstream(base::UniqueFd upstream) {
   // Whatever its family: TCP inside a sandbox, or a Unix socket.
@@ -140,14 +160,17 @@ bool Session::AdoptUpstream(base::UniqueFd upstream) {
 }
 
 asio::awaitable<void> Session::RunProxy(ProxyJob job) {
-  std::function<void()> on_done = std::move(job.options.on_done);
+  std::function<void(const RelayOutcome&)> on_done = std::move(job.options.on_done);
   auto finish = base::ScopeExit([&] {
+    RelayOutcome outcome = std::exchange(relay_outcome_, RelayOutcome{});
+    outcome.response_started =
+        relay_phase_ == RelayPhase::kResponse || relay_phase_ == RelayPhase::kComplete;
     relay_phase_ = RelayPhase::kNone;
     abort_response_.reset();
     ClearRelayDeadline();
     error_code ignored;
     if (upstream_) upstream_->close(ignored);
-    if (on_done) on_done();
+    if (on_done) on_done(outcome);
   });
   relay_phase_ = RelayPhase::kRequest;
   upload_ok_ = true;
@@ -158,10 +181,12 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
   auto close_after_error = [&] { return upload_running_ || !body_complete_; };
 
   if (job.handle->aborted()) {
+    RelayFailed(RelayStep::kAborted, "aborted before the relay began");
     co_await AnswerAbortedRelay(close_after_error());
     co_return;
   }
   if (exchange_->body_pipe && exchange_->body_pipe->started()) {
+    RelayFailed(RelayStep::kSendRequest, "the handler read the request body before Proxy");
     co_await SendError(502, "the handler read the request body before Proxy", true);
     co_return;
   }
@@ -171,6 +196,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     // Already registered with this loop and set up when it was first adopted.
     upstream_.emplace(std::move(*job.pooled));
   } else if (!AdoptUpstream(std::move(job.upstream))) {
+    RelayFailed(RelayStep::kUpstream, "the upstream socket is not usable");
     co_await SendError(502, "the upstream socket is not usable", close_after_error());
     co_return;
   }
@@ -215,6 +241,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     }
     if (wec) {
       std::string message = fmt::format("writing to the upstream failed: {}", wec.message());
+      RelayFailed(RelayStep::kSendRequest, wec.message());
       co_await SendError(502, message, close_after_error());
       co_return;
     }
@@ -241,10 +268,11 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     body.clear();
     Result<size_t> n = response.Parse(upstream_in.view(), body);
     if (!n.ok()) {
+      std::string message = fmt::format("the upstream's {}", n.status().message());
+      RelayFailed(RelayStep::kReadResponse, message);
       if (head_sent) {
         Close();
       } else {
-        std::string message = fmt::format("the upstream's {}", n.status().message());
         co_await SendError(502, message, close_after_error());
       }
       co_return;
@@ -262,6 +290,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
       f.request_id = request_id_;
       if (head.status == 101) {
         if (!info.upgrade) {
+          RelayFailed(RelayStep::kReadResponse, "the upstream switched protocols unasked");
           co_await SendError(502, "the upstream switched protocols unasked", true);
           co_return;
         }
@@ -320,6 +349,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     if (!buffers.empty()) {
       auto [wec, written] = co_await asio::async_write(socket_, buffers, kNoThrow);
       if (wec || closed_) {
+        if (wec) RelayFailed(RelayStep::kWriteResponse, wec.message());
         Close();
         co_return;
       }
@@ -342,10 +372,15 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
             rec && rec != asio::error::eof
                 ? fmt::format("reading from the upstream failed: {}", rec.message())
                 : std::string("the upstream closed the connection before responding");
+        RelayFailed(RelayStep::kReadResponse, message);
         co_await SendError(502, message, close_after_error());
         co_return;
       }
       if ((rec && rec != asio::error::eof) || !response.ParseEof().ok()) {
+        RelayFailed(RelayStep::kReadResponse,
+                    rec && rec != asio::error::eof
+                        ? fmt::format("the upstream's response broke off: {}", rec.message())
+                        : std::string("the upstream closed the connection mid-response"));
         Close();  // a truncated upstream body stays truncated for the client
         co_return;
       }
@@ -390,6 +425,7 @@ asio::awaitable<void> Session::Upload(std::shared_ptr<Session> self) {
       // A malformed or oversized body cannot be relayed coherently: end the relay.
       self->server_.log->debug("request_id={} relay upload stopped: {}", self->request_id_,
                                n.status().message());
+      self->RelayFailed(RelayStep::kRequestBody, n.status().message());
       self->Close();
       co_return;
     }
@@ -423,7 +459,8 @@ asio::awaitable<void> Session::Upload(std::shared_ptr<Session> self) {
     auto [ec, r] = co_await self->socket_.async_read_some(self->in_.prepare(kReadChunk), kNoThrow);
     if (self->closed_) co_return;
     if (ec || r == 0) {
-      self->Close();  // the client gave up in the middle of its body
+      self->RelayFailed(RelayStep::kClientGone, "the client left in the middle of its body");
+      self->Close();
       co_return;
     }
     self->in_.commit(r);
@@ -435,6 +472,7 @@ asio::awaitable<void> Session::Tunnel(InputBuffer& upstream_in) {
   StopClientWatch();
   if (upload_running_) {
     // An upgrade request with a body is not a thing; refuse to mix the two.
+    RelayFailed(RelayStep::kRequestBody, "an upgrade request with a body");
     Close();
     co_return;
   }
@@ -442,6 +480,7 @@ asio::awaitable<void> Session::Tunnel(InputBuffer& upstream_in) {
   if (!upstream_in.empty()) {
     auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(upstream_in.view()), kNoThrow);
     if (ec || closed_) {
+      if (ec) RelayFailed(RelayStep::kWriteResponse, ec.message());
       Close();
       co_return;
     }
@@ -450,6 +489,7 @@ asio::awaitable<void> Session::Tunnel(InputBuffer& upstream_in) {
   if (!in_.empty()) {
     auto [ec, n] = co_await asio::async_write(*upstream_, asio::buffer(in_.view()), kNoThrow);
     if (ec || closed_) {
+      if (ec) RelayFailed(RelayStep::kSendRequest, ec.message());
       Close();
       co_return;
     }
@@ -462,16 +502,20 @@ asio::awaitable<void> Session::Tunnel(InputBuffer& upstream_in) {
   asio::co_spawn(loop_.ioc, Pump(self, /*to_upstream=*/true), LogCoroutineException);
   co_await Pump(self, /*to_upstream=*/false);
   while (pump_running_ && !closed_) co_await WaitSignal(signal_);
+  // Both directions ended with a half-close: the tunnel is done, not failed.
+  if (!closed_) relay_phase_ = RelayPhase::kComplete;
   Close();
 }
 
 asio::awaitable<void> Session::Pump(std::shared_ptr<Session> self, bool to_upstream) {
   if (to_upstream) {
-    co_await CopyBytes(self->socket_, *self->upstream_, *self);
+    co_await CopyBytes(self->socket_, *self->upstream_, *self, RelayStep::kClientGone,
+                       RelayStep::kSendRequest);
     self->pump_running_ = false;
     self->Signal();
   } else {
-    co_await CopyBytes(*self->upstream_, self->socket_, *self);
+    co_await CopyBytes(*self->upstream_, self->socket_, *self, RelayStep::kReadResponse,
+                       RelayStep::kWriteResponse);
   }
 }
 

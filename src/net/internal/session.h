@@ -32,6 +32,7 @@
 #include "net/http_server.h"
 #include "net/internal/loop_upstreams.h"
 #include "net/message_parser.h"
+#include "net/router.h"
 #include "net/stream_state.h"
 
 namespace warren::net::internal {
@@ -221,6 +222,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void Wake() { Signal(); }
   // A relay made progress: push its idle deadline out.
   void TouchRelay();
+  // Names why the relay in progress fails, unless a cause is already named or there is none.
+  void RelayFailed(RelayStep step, std::string_view cause);
   // Waiting for a request, not in the middle of one.
   bool idle() const { return idle_; }
   // An idle pooled upstream connection of this loop for `key`, if one is usable.
@@ -345,6 +348,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool upload_ok_ = true;
   bool pump_running_ = false;
   std::optional<Response> abort_response_;  // ProxyOptions::abort_response
+  RelayOutcome relay_outcome_;              // the first failure of the relay, for on_done
 
   std::string out_;  // scratch for heads and chunk framing
 };
