@@ -86,7 +86,7 @@ class SandboxService {
   Status InitEnvd(const api::Object& sandbox);
   Result<ConnectResult> ResumeObject(const api::Object& sandbox, int64_t timeout_seconds);
   // Deletes a sandbox a create gave up on, logging rather than failing.
-  void Discard(const api::Object& sandbox, const Status& why);
+  void Discard(const api::Object& sandbox, std::string_view step, const Status& why);
   base::WallTime EndFromNow(int64_t seconds) const;
   // A create whose template is a SandboxSet in the caller's namespace: a claim from its pool
   // (the claimer does envd /init and the route), cold only when the pool is empty.
