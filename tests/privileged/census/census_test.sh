@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/census --compare blames what appeared after the first census (a warren cgroup, a mount
 # under /tmp, a warren process) and nothing that was there before. Other tests run beside this one,
-# so it asserts on its own entries only. Needs root; exit 77 = skipped.
+# so it asserts on its own entries only; what another checkout's tests provably own is not
+# blamed either. Needs root; exit 77 = skipped.
 #   census_test.sh CENSUS_SCRIPT
 set -euo pipefail
 census=$1
@@ -20,6 +21,7 @@ cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   umount "$work/mnt" 2>/dev/null || true
   rmdir "$cg/warren-$tag-old" "$cg/warren-$tag-new" 2>/dev/null || true
+  [ -n "${foreign:-}" ] && rmdir "$cg/warren-foreigntest-$foreign-0" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -33,12 +35,22 @@ pids+=($!)
 grep -q "$hierarchy:warren-$tag-old" "$work/before" || fail "the census misses a warren cgroup"
 grep -q "warren-$tag-old" <(grep '^process' "$work/before") || fail "the census misses a warren process"
 
+# Made after it by another checkout's test (a warren binary outside this tree, and a cgroup
+# named after its pid): not blamed.
+mkdir "$work/elsewhere"
+cp "$(command -v sleep)" "$work/elsewhere/warren-foreign"
+"$work/elsewhere/warren-foreign" 300 &
+foreign=$!
+pids+=($foreign)
+mkdir "$cg/warren-foreigntest-$foreign-0"
+
 # Made after it: each one blamed.
 mkdir "$cg/warren-$tag-new"
 mkdir "$work/mnt"
 mount -t tmpfs "warren-$tag" "$work/mnt"
 (exec -a "warren-$tag-new" sleep 300) &
-pids+=($!)
+new=$!
+pids+=($new)
 status=0
 "$census" --compare "$work/before" --settle 0 >/dev/null 2>"$work/report" || status=$?
 [ "$status" = 1 ] || fail "--compare exited $status with leaks, not 1"
@@ -48,10 +60,14 @@ done
 if grep -q "warren-$tag-old" "$work/report"; then
   fail "blamed what was there before: $(grep "warren-$tag-old" "$work/report")"
 fi
+if grep -q "foreign" "$work/report"; then
+  fail "blamed another checkout's test: $(grep "foreign" "$work/report")"
+fi
+rmdir "$cg/warren-foreigntest-$foreign-0"
 
 # Gone again: none of it reported (anything else another test has under way may be).
-kill "${pids[1]}"
-wait "${pids[1]}" 2>/dev/null || true
+kill "$new"
+wait "$new" 2>/dev/null || true
 umount "$work/mnt"
 rmdir "$cg/warren-$tag-new"
 "$census" --compare "$work/before" --settle 0 >/dev/null 2>"$work/report" || true
