@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/scope_guard.h"
+#include "common/stop_signal.h"
 #include "node/sandbox_storage.h"
 #include "os/cgroup.h"
 #include "os/netns.h"
@@ -81,7 +82,15 @@ int Main(int argc, char** argv) {
     fmt::print("cold_create: needs root (namespaces, cgroups, mounts); skipped\n");
     return kSkip;
   }
+  // Ctrl-C (or a SIGTERM) returns from here instead of killing the process, so `cleanup` and
+  // the runtime's destructor remove the sandboxes, cgroups and idmapped layer views it made.
+  InstallStopSignals();
+  auto stopped = [] {
+    fmt::print(stderr, "cold_create: stopped by a signal; removing what it made\n");
+    return StoppedExitCode();
+  };
   runtime::testing::TempDir work("warren-bench", "/var/tmp");
+  fmt::print(stderr, "cold_create: work dir {}, cgroups warren-bench-{}\n", work.path(), getpid());
   std::string layer = work.path() + "/layer";
   if (Status st = runtime::testing::MakeBusyboxLayer(layer); !st.ok()) {
     fmt::print(stderr, "layer: {}\n", st.ToString());
@@ -211,8 +220,10 @@ int Main(int argc, char** argv) {
   };
 
   for (int i = 0; i < args.warmup; ++i) {
+    if (StopRequested()) return stopped();
     // One warm-up with a user namespace makes the idmapped layer (kept for the runtime's life).
     if (Status st = native_once(fmt::format("warm-{}", i), false, i == 0); !st.ok()) {
+      if (StopRequested()) return stopped();  // an interrupted step
       fmt::print(stderr, "native warmup: {}\n", st.ToString());
       return 1;
     }
@@ -225,26 +236,31 @@ int Main(int argc, char** argv) {
   }
   int rounds = std::max({args.n, args.storage_n, with_runc ? args.runc_n : 0});
   for (int i = 0; i < rounds; ++i) {
+    if (StopRequested()) return stopped();
     if (i < args.n) {
       if (Status st = native_once(fmt::format("cc-{}", i), true); !st.ok()) {
+        if (StopRequested()) return stopped();  // an interrupted step
         fmt::print(stderr, "native #{}: {}\n", i, st.ToString());
         return 1;
       }
     }
     if (i < args.storage_n) {
       if (Status st = storage_once(fmt::format("st-{}", i)); !st.ok()) {
+        if (StopRequested()) return stopped();  // an interrupted step
         fmt::print(stderr, "native ephemeral-storage #{}: {}\n", i, st.ToString());
         return 1;
       }
     }
     if (i < args.userns_n) {
       if (Status st = native_once(fmt::format("uns-{}", i), true, true); !st.ok()) {
+        if (StopRequested()) return stopped();  // an interrupted step
         fmt::print(stderr, "native userns #{}: {}\n", i, st.ToString());
         return 1;
       }
     }
     if (with_runc && i < args.runc_n) {
       if (Status st = runc_once(fmt::format("rc-{}", i), true); !st.ok()) {
+        if (StopRequested()) return stopped();  // an interrupted step
         fmt::print(stderr, "runc #{}: {}\n", i, st.ToString());
         return 1;
       }
@@ -260,6 +276,7 @@ int Main(int argc, char** argv) {
     uint64_t before = MemAvailableBytes();
     std::vector<std::string> ids;
     for (int i = 0; i < args.idle; ++i) {
+      if (StopRequested()) return stopped();
       std::string id = fmt::format("idle-{}", i);
       Status st = rt.Create(spec(id));
       if (st.ok()) st = rt.Start(id);
@@ -267,6 +284,7 @@ int Main(int argc, char** argv) {
         st = WaitReady([&] { return rt.Dial(id, kPort, std::chrono::seconds(1)); });
       }
       if (!st.ok()) {
+        if (StopRequested()) return stopped();  // an interrupted step
         fmt::print(stderr, "idle #{}: {}\n", i, st.ToString());
         return 1;
       }
@@ -300,6 +318,7 @@ int Main(int argc, char** argv) {
       before = MemAvailableBytes();
       std::vector<std::string> rids;
       for (int i = 0; i < args.idle; ++i) {
+        if (StopRequested()) return stopped();
         std::string id = fmt::format("ridle-{}", i);
         runc_live.push_back(id);
         auto pid = runc.Run(id, Server());
@@ -309,6 +328,7 @@ int Main(int argc, char** argv) {
               WaitReady([&] { return os::DialInNetnsOfPid(*pid, kPort, std::chrono::seconds(1)); });
         }
         if (!st.ok()) {
+          if (StopRequested()) return stopped();  // an interrupted step
           fmt::print(stderr, "runc idle #{}: {}\n", i, st.ToString());
           return 1;
         }

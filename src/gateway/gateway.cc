@@ -27,10 +27,11 @@ class RelayRecord final : public OpenRelay {
     if (abort) handle->Abort();
   }
 
-  void Abort() override {
+  void Abort(std::string_view reason) override {
     std::shared_ptr<net::ProxyHandle> handle;
     {
       std::lock_guard lock(mu_);
+      if (!abort_requested_) abort_reason_ = std::string(reason);
       abort_requested_ = true;
       handle = handle_;
     }
@@ -40,13 +41,39 @@ class RelayRecord final : public OpenRelay {
   // The relay ended (net's on_done), or never started.
   void Done() { routes_.DetachRelay(sandbox_id_, this); }
 
+  // Why the route went down, once it has.
+  std::string abort_reason() {
+    std::lock_guard lock(mu_);
+    return abort_reason_;
+  }
+
  private:
   RouteTable& routes_;
   const std::string sandbox_id_;
   std::mutex mu_;
   std::shared_ptr<net::ProxyHandle> handle_;  // guarded by mu_
   bool abort_requested_ = false;              // guarded by mu_
+  std::string abort_reason_;                  // guarded by mu_
 };
+
+// A relay that did not deliver its whole response is a failure on the data path: logged at
+// warning with the sandbox, the step and the cause. A client that left is the client's doing
+// and a stopping server its operator's: debug.
+void LogRelayEnd(const net::RelayOutcome& outcome, const SandboxAddress& address,
+                 RelayRecord& record, bool pooled) {
+  if (outcome.ok()) return;
+  std::string cause = outcome.cause;
+  if (outcome.failed_step == net::RelayStep::kAborted) {
+    cause = fmt::format("{}: {}", record.abort_reason(), cause);
+  }
+  bool client_side = outcome.failed_step == net::RelayStep::kClientGone ||
+                     outcome.failed_step == net::RelayStep::kShutdown;
+  base::Logger("gateway")->log(
+      client_side ? spdlog::level::debug : spdlog::level::warn,
+      "relay failed sandbox_id={} port={} step={} upstream={} response_started={} cause=\"{}\"",
+      address.sandbox_id, address.port, net::RelayStepName(outcome.failed_step),
+      pooled ? "reused" : "dialed", outcome.response_started, cause);
+}
 
 // A Responder is move-only and std::function wants copies: jobs carry it in a shared_ptr.
 using SharedResponder = std::shared_ptr<net::Responder>;
@@ -189,8 +216,12 @@ void Gateway::DialAndRelay(net::Responder responder, const SandboxAddress& addre
   Result<base::UniqueFd> fd = dialer_.Dial(address.sandbox_id, address.port, options_.dial_timeout);
   if (!fd.ok()) {
     StatusCode code = fd.status().code();
-    base::Logger("gateway")->debug("dial failed sandbox_id={} port={} error={}", address.sandbox_id,
-                                   address.port, fd.status().ToString());
+    // Nothing listening on a sandbox's own port is the usual answer while its server starts
+    // (clients poll for it): debug. envd not answering, or any other dial error, is a failure.
+    bool port_not_open = code == StatusCode::kUnavailable && address.port != kEnvdPort;
+    base::Logger("gateway")->log(port_not_open ? spdlog::level::debug : spdlog::level::warn,
+                                 "relay failed sandbox_id={} port={} step=dial cause=\"{}\"",
+                                 address.sandbox_id, address.port, fd.status().ToString());
     if (code == StatusCode::kNotFound || code == StatusCode::kFailedPrecondition) {
       counters_.Count(RequestResult::kNotFound);
       responder.Send(SandboxNotFound(address.sandbox_id));
@@ -215,7 +246,10 @@ bool Gateway::Relay(net::Responder& responder, const SandboxAddress& address,
   net::ProxyOptions options;
   options.idle_timeout = options_.relay_idle_timeout;
   // on_done owns the record until the relay ends.
-  options.on_done = [record] { record->Done(); };
+  options.on_done = [record, address, pooled](const net::RelayOutcome& outcome) {
+    record->Done();
+    LogRelayEnd(outcome, address, *record, pooled);
+  };
   // A request in flight when its sandbox is killed or paused gets the answer a request made
   // just after would get, not a cut connection (the SDK's isRunning() is false exactly on it).
   options.abort_response = SandboxNotFound(address.sandbox_id);

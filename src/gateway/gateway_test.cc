@@ -5,11 +5,13 @@
 #include "gateway/gateway.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
 
 #include <atomic>
 #include <map>
 #include <thread>
 
+#include "base/log.h"
 #include "base/scope_guard.h"
 #include "gateway/testing/loopback_dialer.h"
 #include "net/dial.h"
@@ -460,6 +462,77 @@ TEST_F(GatewayTest, AFailedResumeIsA502) {
   EXPECT_EQ(r.status, 502);
   EXPECT_EQ(r.body, R"({"sandboxId":"ia","message":"The sandbox was not found","code":502})");
   EXPECT_EQ(gateway_->counters().Get(RequestResult::kResumeFailed), 1u);
+}
+
+// Issue 19: calls failed and the server logged nothing. Every failure on the data path is a
+// warning naming the sandbox, the step and the cause; a user's port that is not listening yet
+// (clients poll for it) is not.
+TEST_F(GatewayTest, DataPathFailuresAreWarningsNamingSandboxStepAndCause) {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
+  sink->set_level(spdlog::level::warn);
+  auto log = base::Logger("gateway");
+  log->sinks().push_back(sink);
+  auto unhook = base::ScopeExit([&] {
+    if (gateway_) gateway_->Shutdown(0ms);  // nothing logs from its threads after this
+    log->sinks().pop_back();
+  });
+  // A line containing every one of `parts`, within a few seconds (relays end on the loops).
+  auto warned = [&](std::vector<std::string> parts) {
+    for (int i = 0; i < 300; ++i) {
+      for (const std::string& line : sink->last_formatted()) {
+        bool all = true;
+        for (const std::string& p : parts) all = all && line.find(p) != std::string::npos;
+        if (all) return true;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  };
+  auto dump = [&] {
+    std::string out;
+    for (const std::string& line : sink->last_formatted()) out += line;
+    return out;
+  };
+
+  // envd resets the connection without answering.
+  auto listener = RawListener::Listen();
+  ASSERT_TRUE(listener.ok());
+  std::thread upstream([&] {
+    auto conn = listener->Accept();
+    if (conn.ok() && conn->ReadUntil("\r\n\r\n").ok()) conn->Close();
+  });
+  dialer_.Map("ia", kEnvdPort, listener->port());
+  table_.Upsert(RunningRoute("ia", 1));
+  // ib's envd is not listening; its port 3000 is not either.
+  dialer_.Map("ib", 8080, listener->port());
+  table_.Upsert(RunningRoute("ib", 1));
+  // ic streams until it is killed.
+  auto c_upstream = StartUpstream("sandbox-c");
+  dialer_.Map("ic", kEnvdPort, c_upstream->port());
+  table_.Upsert(RunningRoute("ic", 1));
+  StartGateway();
+
+  EXPECT_EQ(Get("/x", Routing("ia")).status, 502);
+  upstream.join();
+  EXPECT_TRUE(warned(
+      {"relay failed", "sandbox_id=ia", "port=49983", "step=read_response", "before responding"}))
+      << dump();
+
+  EXPECT_EQ(Get("/x", Routing("ib")).status, 502);
+  EXPECT_TRUE(warned({"relay failed", "sandbox_id=ib", "port=49983", "step=dial"})) << dump();
+  EXPECT_EQ(Get("/x", Routing("ib", "3000")).status, 502);
+
+  auto c = RawClient::Connect(gateway_->port());
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c->Send("GET /forever HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: ic\r\n\r\n").ok());
+  ASSERT_TRUE(c->ReadUntil("tick;").ok()) << c->received();
+  EXPECT_TRUE(table_.Remove("ic", 2));
+  ASSERT_TRUE(c->WaitClosed());
+  EXPECT_TRUE(warned({"relay failed", "sandbox_id=ic", "step=aborted", "response_started=true",
+                      "the sandbox was removed"}))
+      << dump();
+
+  EXPECT_FALSE(warned({"port=3000"})) << "a port not listening yet was logged at warning";
 }
 
 }  // namespace

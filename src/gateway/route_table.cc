@@ -35,12 +35,13 @@ RouteTable::RelayList RouteTable::TakeDownLocked(Entry& entry) {
   return relays;
 }
 
-void RouteTable::AfterDown(const std::string& sandbox_id, RelayList relays) {
+void RouteTable::AfterDown(const std::string& sandbox_id, RelayList relays,
+                           std::string_view reason) {
   if (!relays.empty()) {
-    base::Logger("gateway")->info("aborting relays sandbox_id={} count={}", sandbox_id,
-                                  relays.size());
+    base::Logger("gateway")->info("aborting relays sandbox_id={} count={} reason=\"{}\"",
+                                  sandbox_id, relays.size(), reason);
   }
-  for (auto& relay : relays) relay->Abort();
+  for (auto& relay : relays) relay->Abort(reason);
   std::lock_guard lock(observer_mu_);
   if (down_observer_) down_observer_(sandbox_id);
 }
@@ -48,6 +49,7 @@ void RouteTable::AfterDown(const std::string& sandbox_id, RelayList relays) {
 UpdateResult RouteTable::Upsert(Route route) {
   RelayList aborted;
   bool down = false;
+  std::string_view reason;
   std::string id = route.sandbox_id;
   {
     std::lock_guard lock(mu_);
@@ -82,11 +84,22 @@ UpdateResult RouteTable::Upsert(Route route) {
     down = old.state == RouteState::kRunning &&
            (route.state != RouteState::kRunning || route.uid != old.uid ||
             route.access_token != old.access_token);
-    if (down) aborted = TakeDownLocked(entry);
+    if (down) {
+      aborted = TakeDownLocked(entry);
+      if (route.state == RouteState::kPaused) {
+        reason = "the sandbox was paused";
+      } else if (route.state != RouteState::kRunning) {
+        reason = "the sandbox stopped running (killed, deleted or failed)";
+      } else if (route.uid != old.uid) {
+        reason = "the sandbox id now names another sandbox";
+      } else {
+        reason = "the sandbox's access token changed";
+      }
+    }
     entry.route = std::make_shared<const Route>(std::move(route));
     changed_.notify_all();
   }
-  if (down) AfterDown(id, std::move(aborted));
+  if (down) AfterDown(id, std::move(aborted), reason);
   return UpdateResult::kApplied;
 }
 
@@ -125,7 +138,7 @@ bool RouteTable::Remove(std::string_view sandbox_id, int64_t resource_version,
     entries_.erase(it);
     changed_.notify_all();
   }
-  AfterDown(id, std::move(aborted));
+  AfterDown(id, std::move(aborted), "the sandbox was removed (killed or deleted)");
   return true;
 }
 

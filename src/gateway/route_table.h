@@ -25,7 +25,8 @@ namespace warren::gateway {
 class OpenRelay {
  public:
   virtual ~OpenRelay() = default;
-  virtual void Abort() = 0;
+  // `reason` says why the route went down ("the sandbox was removed (killed or deleted)").
+  virtual void Abort(std::string_view reason) = 0;
 };
 
 struct RouteTableOptions {
@@ -136,7 +137,7 @@ class RouteTable {
 
   // Takes the entry's relays out and moves it to a new generation. Under mu_.
   RelayList TakeDownLocked(Entry& entry);
-  void AfterDown(const std::string& sandbox_id, RelayList relays);
+  void AfterDown(const std::string& sandbox_id, RelayList relays, std::string_view reason);
 
   base::Clock& clock_;
   const RouteTableOptions options_;

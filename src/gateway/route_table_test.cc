@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "base/testing/fake_clock.h"
@@ -25,11 +26,21 @@ Route Running(std::string id, int64_t rv, std::string token = "tok", std::string
   return r;
 }
 
-// A relay that only records whether it was cut.
+// A relay that only records whether it was cut, and why.
 class CountingRelay final : public OpenRelay {
  public:
-  void Abort() override { ++aborts; }
+  void Abort(std::string_view reason) override {
+    std::lock_guard lock(mu);
+    last_reason = std::string(reason);
+    ++aborts;
+  }
+  std::string reason() {
+    std::lock_guard lock(mu);
+    return last_reason;
+  }
   std::atomic<int> aborts{0};
+  std::mutex mu;
+  std::string last_reason;  // guarded by mu
 };
 
 class RouteTableTest : public ::testing::Test {
@@ -134,6 +145,7 @@ TEST_F(RouteTableTest, GoingDownAbortsRelaysAndRefusesLateAttaches) {
   paused.state = RouteState::kPaused;
   ASSERT_EQ(table_.Upsert(paused), UpdateResult::kApplied);
   EXPECT_EQ(a->aborts.load(), 1);
+  EXPECT_EQ(a->reason(), "the sandbox was paused");  // what the gateway's warning says
   EXPECT_EQ(b->aborts.load(), 0);
   EXPECT_EQ(other->aborts.load(), 0);
   EXPECT_EQ(downs, std::vector<std::string>{"i1"});
@@ -148,10 +160,12 @@ TEST_F(RouteTableTest, GoingDownAbortsRelaysAndRefusesLateAttaches) {
   ASSERT_TRUE(table_.AttachRelay("i1", table_.Lookup("i1")->generation, c));
   ASSERT_EQ(table_.Upsert(Running("i1", 6, "other-token")), UpdateResult::kApplied);
   EXPECT_EQ(c->aborts.load(), 1);
+  EXPECT_EQ(c->reason(), "the sandbox's access token changed");
 
   // Removal cuts i2's.
   EXPECT_TRUE(table_.Remove("i2", 7));
   EXPECT_EQ(other->aborts.load(), 1);
+  EXPECT_EQ(other->reason(), "the sandbox was removed (killed or deleted)");
   EXPECT_EQ(downs, (std::vector<std::string>{"i1", "i1", "i2"}));
   EXPECT_EQ(table_.Stats().open_relays, 0u);
   table_.SetDownObserver(nullptr);

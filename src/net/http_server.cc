@@ -83,7 +83,7 @@ class Responder::Impl {
     if (answer.proxy && answer.proxy->options.on_done) {
       auto done = std::move(answer.proxy->options.on_done);
       answer.proxy->options.on_done = nullptr;
-      done();
+      done(RelayOutcome{RelayStep::kClientGone, "the connection closed before the relay began"});
     }
   }
 
@@ -257,6 +257,17 @@ asio::awaitable<void> Session::Run(std::shared_ptr<Session> self) {
 
 void Session::Close() {
   if (closed_) return;
+  // A relay cut here without a cause named at the failing step: say why the connection went.
+  // (Closing once the response is complete, or a tunnel is done, is no failure.)
+  if (timed_out_) {
+    RelayFailed(RelayStep::kTimedOut, "nothing moved before the connection's deadline");
+  } else if (relay_phase_ != RelayPhase::kComplete) {
+    if (server_.stopping.load()) {
+      RelayFailed(RelayStep::kShutdown, "the server is stopping");
+    } else {
+      RelayFailed(RelayStep::kClientGone, "the client connection closed");
+    }
+  }
   closed_ = true;
   error_code ignored;
   socket_.close(ignored);
@@ -358,6 +369,7 @@ asio::awaitable<bool> Session::Write(std::span<const asio::const_buffer> buffers
   auto [ec, n] = co_await asio::async_write(socket_, buffers, kNoThrow);
   ClearWriteDeadline();
   if (ec) {
+    RelayFailed(RelayStep::kWriteResponse, ec.message());
     Close();
     co_return false;
   }
@@ -385,7 +397,7 @@ void Session::OnClientRead(const error_code& ec, size_t n) {
     in_.commit(n);  // the client's next request: it is there
   } else {
     client_read_failed_ = true;
-    if (relaying_ && !closed_) ClientGone();
+    if (relay_phase_ != RelayPhase::kNone && !closed_) ClientGone();
   }
   Signal();
 }
@@ -428,6 +440,7 @@ void Session::OnWatchReady(const error_code& ec, uint64_t generation) {
 }
 
 void Session::ClientGone() {
+  RelayFailed(RelayStep::kClientGone, "the client closed its connection");
   client_gone_ = true;
   server_.log->debug("client went away remote={}", remote_);
   Close();

@@ -60,9 +60,10 @@ Headers EndToEnd(const Headers& in) {
 }
 
 // Copies bytes one way until EOF (passed on as a half-close) or an error (which ends the
-// whole relay).
+// whole relay, named as `read_step` or `write_step`).
 template <typename From, typename To>
-asio::awaitable<void> CopyBytes(From& from, To& to, Session& session) {
+asio::awaitable<void> CopyBytes(From& from, To& to, Session& session, RelayStep read_step,
+                                RelayStep write_step) {
   std::vector<char> buf(kReadChunk);
   for (;;) {
     auto [ec, n] = co_await from.async_read_some(asio::buffer(buf), kNoThrow);
@@ -72,11 +73,13 @@ asio::awaitable<void> CopyBytes(From& from, To& to, Session& session) {
       co_return;
     }
     if (ec) {
+      session.RelayFailed(read_step, ec.message());
       session.Close();
       co_return;
     }
     auto [wec, written] = co_await asio::async_write(to, asio::buffer(buf.data(), n), kNoThrow);
     if (wec) {
+      session.RelayFailed(write_step, wec.message());
       session.Close();
       co_return;
     }
@@ -87,19 +90,50 @@ asio::awaitable<void> CopyBytes(From& from, To& to, Session& session) {
 }  // namespace
 
 void Session::AbortProxy(const std::shared_ptr<Exchange>& ex) {
-  if (!relaying_ || ex != exchange_) return;
-  server_.log->debug("request_id={} relay aborted", request_id_);
-  if (abort_response_ && !relay_head_sent_) {
-    // RunProxy answers once the upstream operation it waits on returns, cancelled here.
-    abort_answer_ = true;
-    error_code ignored;
-    if (upstream_) upstream_->cancel(ignored);
-    return;
+  if (ex != exchange_) return;
+  switch (relay_phase_) {
+    case RelayPhase::kNone:
+    case RelayPhase::kAbortAnswer:
+      return;
+    case RelayPhase::kComplete:
+      server_.log->debug("request_id={} relay abort ignored: the response is complete",
+                         request_id_);
+      return;
+    case RelayPhase::kRequest:
+      if (abort_response_) {
+        server_.log->debug("request_id={} relay aborted before the response", request_id_);
+        RelayFailed(RelayStep::kAborted,
+                    fmt::format("aborted before the upstream's response; answered {}",
+                                abort_response_->status));
+        // RunProxy answers once the upstream operation it waits on returns, cancelled here.
+        relay_phase_ = RelayPhase::kAbortAnswer;
+        error_code ignored;
+        if (upstream_) upstream_->cancel(ignored);
+        return;
+      }
+      break;
+    case RelayPhase::kResponse:
+      break;
   }
+  server_.log->debug("request_id={} relay aborted", request_id_);
+  RelayFailed(RelayStep::kAborted, relay_phase_ == RelayPhase::kResponse
+                                       ? "aborted mid-response; the client connection was cut"
+                                       : "aborted before the upstream's response; cut");
   Close();
 }
 
 void Session::TouchRelay() { SetRelayDeadline(relay_idle_); }
+
+void Session::RelayFailed(RelayStep step, std::string_view cause) {
+  if (relay_phase_ == RelayPhase::kNone || !relay_outcome_.ok()) return;
+  // Once the response is complete, only its last bytes not reaching the client is a failure.
+  if (relay_phase_ == RelayPhase::kComplete && step != RelayStep::kWriteResponse &&
+      step != RelayStep::kTimedOut) {
+    return;
+  }
+  relay_outcome_.failed_step = step;
+  relay_outcome_.cause = std::string(cause);
+}
 
 bool Session::AdoptUpstream(base::UniqueFd upstream) {
   // Whatever its family: TCP inside a sandbox, or a Unix socket.
@@ -126,18 +160,19 @@ bool Session::AdoptUpstream(base::UniqueFd upstream) {
 }
 
 asio::awaitable<void> Session::RunProxy(ProxyJob job) {
-  std::function<void()> on_done = std::move(job.options.on_done);
+  std::function<void(const RelayOutcome&)> on_done = std::move(job.options.on_done);
   auto finish = base::ScopeExit([&] {
-    relaying_ = false;
-    relay_head_sent_ = false;
-    abort_answer_ = false;
+    RelayOutcome outcome = std::exchange(relay_outcome_, RelayOutcome{});
+    outcome.response_started =
+        relay_phase_ == RelayPhase::kResponse || relay_phase_ == RelayPhase::kComplete;
+    relay_phase_ = RelayPhase::kNone;
     abort_response_.reset();
     ClearRelayDeadline();
     error_code ignored;
     if (upstream_) upstream_->close(ignored);
-    if (on_done) on_done();
+    if (on_done) on_done(outcome);
   });
-  relaying_ = true;
+  relay_phase_ = RelayPhase::kRequest;
   upload_ok_ = true;
   abort_response_ = std::move(job.options.abort_response);
   relay_idle_ = job.options.idle_timeout;
@@ -146,10 +181,12 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
   auto close_after_error = [&] { return upload_running_ || !body_complete_; };
 
   if (job.handle->aborted()) {
+    RelayFailed(RelayStep::kAborted, "aborted before the relay began");
     co_await AnswerAbortedRelay(close_after_error());
     co_return;
   }
   if (exchange_->body_pipe && exchange_->body_pipe->started()) {
+    RelayFailed(RelayStep::kSendRequest, "the handler read the request body before Proxy");
     co_await SendError(502, "the handler read the request body before Proxy", true);
     co_return;
   }
@@ -159,6 +196,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     // Already registered with this loop and set up when it was first adopted.
     upstream_.emplace(std::move(*job.pooled));
   } else if (!AdoptUpstream(std::move(job.upstream))) {
+    RelayFailed(RelayStep::kUpstream, "the upstream socket is not usable");
     co_await SendError(502, "the upstream socket is not usable", close_after_error());
     co_return;
   }
@@ -197,12 +235,13 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     TouchRelay();
     auto [wec, n] = co_await asio::async_write(*upstream_, buffers, kNoThrow);
     if (closed_) co_return;
-    if (abort_answer_) {
+    if (relay_phase_ == RelayPhase::kAbortAnswer) {
       co_await AnswerAbortedRelay(close_after_error());
       co_return;
     }
     if (wec) {
       std::string message = fmt::format("writing to the upstream failed: {}", wec.message());
+      RelayFailed(RelayStep::kSendRequest, wec.message());
       co_await SendError(502, message, close_after_error());
       co_return;
     }
@@ -229,10 +268,11 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     body.clear();
     Result<size_t> n = response.Parse(upstream_in.view(), body);
     if (!n.ok()) {
+      std::string message = fmt::format("the upstream's {}", n.status().message());
+      RelayFailed(RelayStep::kReadResponse, message);
       if (head_sent) {
         Close();
       } else {
-        std::string message = fmt::format("the upstream's {}", n.status().message());
         co_await SendError(502, message, close_after_error());
       }
       co_return;
@@ -250,13 +290,14 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
       f.request_id = request_id_;
       if (head.status == 101) {
         if (!info.upgrade) {
+          RelayFailed(RelayStep::kReadResponse, "the upstream switched protocols unasked");
           co_await SendError(502, "the upstream switched protocols unasked", true);
           co_return;
         }
         if (auto upgrade = head.headers.Get("Upgrade")) headers.Set("Upgrade", *upgrade);
         f.connection = "Upgrade";
         AppendResponseHead(out_, head.status, headers, f);
-        relay_head_sent_ = true;
+        relay_phase_ = RelayPhase::kResponse;
         if (!co_await Write(out_)) co_return;
         co_await Tunnel(upstream_in);
         co_return;
@@ -276,10 +317,11 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
       f.connection = ConnectionValue();
       AppendResponseHead(out_, head.status, headers, f);
       head_sent = true;
-      relay_head_sent_ = true;
+      relay_phase_ = RelayPhase::kResponse;
     }
     if (chunked_out && !body.empty()) AppendChunkHeader(out_, body.size());
     bool last = response.done();
+    if (last) relay_phase_ = RelayPhase::kComplete;
     buffers.clear();
     if (!out_.empty()) buffers.push_back(asio::buffer(out_));
     if (!body.empty()) {
@@ -307,19 +349,20 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     if (!buffers.empty()) {
       auto [wec, written] = co_await asio::async_write(socket_, buffers, kNoThrow);
       if (wec || closed_) {
+        if (wec) RelayFailed(RelayStep::kWriteResponse, wec.message());
         Close();
         co_return;
       }
       TouchRelay();
     }
     if (last) break;
-    if (abort_answer_) {
+    if (relay_phase_ == RelayPhase::kAbortAnswer) {
       co_await AnswerAbortedRelay(close_after_error());
       co_return;
     }
     auto [rec, r] = co_await upstream_->async_read_some(upstream_in.prepare(kReadChunk), kNoThrow);
     if (closed_) co_return;
-    if (abort_answer_ && !head_sent) {
+    if (relay_phase_ == RelayPhase::kAbortAnswer) {
       co_await AnswerAbortedRelay(close_after_error());
       co_return;
     }
@@ -329,13 +372,19 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
             rec && rec != asio::error::eof
                 ? fmt::format("reading from the upstream failed: {}", rec.message())
                 : std::string("the upstream closed the connection before responding");
+        RelayFailed(RelayStep::kReadResponse, message);
         co_await SendError(502, message, close_after_error());
         co_return;
       }
       if ((rec && rec != asio::error::eof) || !response.ParseEof().ok()) {
+        RelayFailed(RelayStep::kReadResponse,
+                    rec && rec != asio::error::eof
+                        ? fmt::format("the upstream's response broke off: {}", rec.message())
+                        : std::string("the upstream closed the connection mid-response"));
         Close();  // a truncated upstream body stays truncated for the client
         co_return;
       }
+      relay_phase_ = RelayPhase::kComplete;
       if (chunked_out) {
         if (!co_await Write(kLastChunk)) co_return;
       }
@@ -363,7 +412,7 @@ asio::awaitable<void> Session::Upload(std::shared_ptr<Session> self) {
   auto done = base::ScopeExit([&] {
     self->upload_running_ = false;
     // An upgrade with a body is refused by Tunnel, so no tunnel reads the socket after this.
-    if (self->body_complete_ && self->relaying_) self->StartClientRead();
+    if (self->body_complete_ && self->relay_phase_ != RelayPhase::kNone) self->StartClientRead();
     self->Signal();
   });
   const bool chunked = self->exchange_->info.chunked;
@@ -376,6 +425,7 @@ asio::awaitable<void> Session::Upload(std::shared_ptr<Session> self) {
       // A malformed or oversized body cannot be relayed coherently: end the relay.
       self->server_.log->debug("request_id={} relay upload stopped: {}", self->request_id_,
                                n.status().message());
+      self->RelayFailed(RelayStep::kRequestBody, n.status().message());
       self->Close();
       co_return;
     }
@@ -409,7 +459,8 @@ asio::awaitable<void> Session::Upload(std::shared_ptr<Session> self) {
     auto [ec, r] = co_await self->socket_.async_read_some(self->in_.prepare(kReadChunk), kNoThrow);
     if (self->closed_) co_return;
     if (ec || r == 0) {
-      self->Close();  // the client gave up in the middle of its body
+      self->RelayFailed(RelayStep::kClientGone, "the client left in the middle of its body");
+      self->Close();
       co_return;
     }
     self->in_.commit(r);
@@ -421,6 +472,7 @@ asio::awaitable<void> Session::Tunnel(InputBuffer& upstream_in) {
   StopClientWatch();
   if (upload_running_) {
     // An upgrade request with a body is not a thing; refuse to mix the two.
+    RelayFailed(RelayStep::kRequestBody, "an upgrade request with a body");
     Close();
     co_return;
   }
@@ -428,6 +480,7 @@ asio::awaitable<void> Session::Tunnel(InputBuffer& upstream_in) {
   if (!upstream_in.empty()) {
     auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(upstream_in.view()), kNoThrow);
     if (ec || closed_) {
+      if (ec) RelayFailed(RelayStep::kWriteResponse, ec.message());
       Close();
       co_return;
     }
@@ -436,6 +489,7 @@ asio::awaitable<void> Session::Tunnel(InputBuffer& upstream_in) {
   if (!in_.empty()) {
     auto [ec, n] = co_await asio::async_write(*upstream_, asio::buffer(in_.view()), kNoThrow);
     if (ec || closed_) {
+      if (ec) RelayFailed(RelayStep::kSendRequest, ec.message());
       Close();
       co_return;
     }
@@ -448,16 +502,20 @@ asio::awaitable<void> Session::Tunnel(InputBuffer& upstream_in) {
   asio::co_spawn(loop_.ioc, Pump(self, /*to_upstream=*/true), LogCoroutineException);
   co_await Pump(self, /*to_upstream=*/false);
   while (pump_running_ && !closed_) co_await WaitSignal(signal_);
+  // Both directions ended with a half-close: the tunnel is done, not failed.
+  if (!closed_) relay_phase_ = RelayPhase::kComplete;
   Close();
 }
 
 asio::awaitable<void> Session::Pump(std::shared_ptr<Session> self, bool to_upstream) {
   if (to_upstream) {
-    co_await CopyBytes(self->socket_, *self->upstream_, *self);
+    co_await CopyBytes(self->socket_, *self->upstream_, *self, RelayStep::kClientGone,
+                       RelayStep::kSendRequest);
     self->pump_running_ = false;
     self->Signal();
   } else {
-    co_await CopyBytes(*self->upstream_, self->socket_, *self);
+    co_await CopyBytes(*self->upstream_, self->socket_, *self, RelayStep::kReadResponse,
+                       RelayStep::kWriteResponse);
   }
 }
 

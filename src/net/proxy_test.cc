@@ -25,8 +25,15 @@ using namespace std::chrono_literals;
 struct Relays {
   std::mutex mu;
   std::vector<std::shared_ptr<ProxyHandle>> handles;  // guarded by mu
+  std::vector<RelayOutcome> outcomes;                 // guarded by mu, as the relays ended
   std::atomic<int> done{0};
   Notification any_done;
+
+  // How the i-th relay to end ended (call after WaitDone or any_done).
+  RelayOutcome Outcome(size_t i) {
+    std::lock_guard lock(mu);
+    return i < outcomes.size() ? outcomes[i] : RelayOutcome{RelayStep::kNone, "(not ended)"};
+  }
 
   // on_done runs just after the last byte is written, so the client may see the response first.
   bool WaitDone(int n) {
@@ -58,7 +65,11 @@ class ProxyTest : public ::testing::Test {
           options.set_request_headers.Set("X-Forwarded-For", req.remote);
           options.remove_request_headers.push_back("Authorization");
           options.abort_response = abort_response_;
-          options.on_done = [this] {
+          options.on_done = [this](const RelayOutcome& outcome) {
+            {
+              std::lock_guard lock(relays_.mu);
+              relays_.outcomes.push_back(outcome);
+            }
             ++relays_.done;
             relays_.any_done.Notify();
           };
@@ -148,6 +159,7 @@ TEST_F(ProxyTest, RelaysAChunkedStreamIncrementally) {
   EXPECT_TRUE(waited_ok) << "the proxy held the first chunk back";
   EXPECT_EQ(seen, "first\nsecond\n");
   ASSERT_TRUE(relays_.any_done.WaitFor());
+  EXPECT_TRUE(relays_.Outcome(0).ok()) << relays_.Outcome(0).cause;
 }
 
 TEST_F(ProxyTest, ClientConnectionStaysAliveAndBodiesAndHeadersAreRelayed) {
@@ -251,6 +263,7 @@ TEST_F(ProxyTest, UpgradeTunnelsBothWaysAndAbortCutsIt) {
   handle->Abort();
   EXPECT_TRUE(c.WaitClosed());
   ASSERT_TRUE(relays_.any_done.WaitFor());
+  EXPECT_EQ(relays_.Outcome(0).failed_step, RelayStep::kAborted);
   upstream.join();  // the upstream saw its side close too
 }
 
@@ -282,7 +295,11 @@ TEST_F(ProxyTest, AbortCutsAStreamAndTheClientSeesATruncatedBody) {
   ASSERT_FALSE(resp.ok());
   EXPECT_EQ(resp.status().code(), StatusCode::kUnavailable) << resp.status();
   EXPECT_NE(seen.find("tick;"), std::string::npos);
-  EXPECT_TRUE(relays_.any_done.WaitFor());
+  ASSERT_TRUE(relays_.any_done.WaitFor());
+  RelayOutcome outcome = relays_.Outcome(0);
+  EXPECT_EQ(outcome.failed_step, RelayStep::kAborted) << outcome.cause;
+  EXPECT_TRUE(outcome.response_started);
+  EXPECT_NE(outcome.cause.find("mid-response"), std::string::npos) << outcome.cause;
 }
 
 TEST_F(ProxyTest, AnAbortBeforeTheResponseHeadAnswersWithTheAbortResponse) {
@@ -312,7 +329,11 @@ TEST_F(ProxyTest, AnAbortBeforeTheResponseHeadAnswersWithTheAbortResponse) {
   ASSERT_TRUE(resp.ok()) << resp.status() << " received: " << c.received();
   EXPECT_EQ(resp->status, 502);
   EXPECT_EQ(resp->body, "gone");
-  EXPECT_TRUE(relays_.any_done.WaitFor());
+  ASSERT_TRUE(relays_.any_done.WaitFor());
+  EXPECT_EQ(relays_.Outcome(0).failed_step, RelayStep::kAborted);
+  EXPECT_FALSE(relays_.Outcome(0).response_started);
+  EXPECT_NE(relays_.Outcome(0).cause.find("answered 502"), std::string::npos)
+      << relays_.Outcome(0).cause;
   // The request was complete, so the connection carries on with the next one.
   c.received().clear();
   ASSERT_TRUE(c.Send("POST /echo HTTP/1.1\r\nHost: sbx\r\nContent-Length: 2\r\n\r\nok").ok());
@@ -363,7 +384,8 @@ TEST_F(ProxyTest, IdleRelayTimesOut) {
                   .ok());
   ASSERT_TRUE(c.ReadUntil("hello-from-upstream;").ok());
   EXPECT_TRUE(c.WaitClosed(15s)) << "an idle tunnel was not closed";
-  EXPECT_TRUE(relays_.any_done.WaitFor());
+  ASSERT_TRUE(relays_.any_done.WaitFor());
+  EXPECT_EQ(relays_.Outcome(0).failed_step, RelayStep::kTimedOut) << relays_.Outcome(0).cause;
   upstream.join();
 }
 
@@ -395,7 +417,15 @@ TEST_F(ProxyTest, UpstreamFailuresBecome502AndTheClientConnectionSurvives) {
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(b->status, 502);
   upstream.join();
-  EXPECT_TRUE(relays_.WaitDone(2)) << relays_.done.load();
+  ASSERT_TRUE(relays_.WaitDone(2)) << relays_.done.load();
+  // What the proxy's owner logs: the step that failed and why.
+  for (size_t i : {0u, 1u}) {
+    RelayOutcome outcome = relays_.Outcome(i);
+    EXPECT_EQ(outcome.failed_step, RelayStep::kReadResponse) << i << ": " << outcome.cause;
+    EXPECT_FALSE(outcome.response_started);
+  }
+  EXPECT_NE(relays_.Outcome(0).cause.find("before responding"), std::string::npos)
+      << relays_.Outcome(0).cause;
 }
 
 // A client that gives up while the upstream is still thinking ends the relay: the upstream
@@ -419,7 +449,8 @@ TEST_F(ProxyTest, AClientLeavingMidRelayClosesTheUpstream) {
   }  // the client goes away
   upstream.join();
   EXPECT_TRUE(upstream_closed.load()) << "the relay outlived its client";
-  EXPECT_TRUE(relays_.WaitDone(1));
+  ASSERT_TRUE(relays_.WaitDone(1));
+  EXPECT_EQ(relays_.Outcome(0).failed_step, RelayStep::kClientGone) << relays_.Outcome(0).cause;
 }
 
 // Requests pipelined behind one being relayed wait their turn and are answered in order.
@@ -440,7 +471,8 @@ TEST_F(ProxyTest, PipelinedRequestsAreRelayedInOrder) {
   auto d = c.ReadResponse();
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->body, "three");
-  EXPECT_TRUE(relays_.WaitDone(3));
+  ASSERT_TRUE(relays_.WaitDone(3));
+  for (size_t i : {0u, 1u, 2u}) EXPECT_TRUE(relays_.Outcome(i).ok()) << relays_.Outcome(i).cause;
 }
 
 // ProxyOptions::on_upstream_idle: a complete keep-alive response hands the upstream socket back
@@ -532,6 +564,85 @@ TEST_F(ProxyTest, ReusableUpstreamIsHandedBackAndReused) {
     idle.clear();  // the upstream thread waits for this connection to close
   }
   upstream.join();
+  (*server)->Shutdown(0ms);
+}
+
+// Issue 19: a sandbox killed just after it answered. Its relay has the whole response and is
+// handing it to the client when the gateway aborts it; the client, already holding the response,
+// may have sent its next request (for another sandbox) on the same connection. The abort must
+// change nothing then: the client gets every byte and the connection serves the next request.
+// The hand-back callback runs on the loop at exactly that moment (response complete, relay not yet
+// ended), so the abort lands there every time instead of once in a few thousand cycles.
+TEST_F(ProxyTest, AnAbortOnceTheResponseIsCompleteLeavesTheConnectionServing) {
+  auto listener = RawListener::Listen();
+  ASSERT_TRUE(listener.ok());
+  std::thread upstream([&] {
+    auto conn = listener->Accept();
+    if (!conn.ok() || !conn->ReadUntil("\r\n\r\n").ok()) return;
+    // A Connect stream's shape: chunked, its end-of-stream message last.
+    (void)conn->Send(
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "5\r\nstart\r\n3\r\nend\r\n0\r\n\r\n");
+    conn->WaitClosed(10s);
+  });
+  auto join = base::ScopeExit([&] { upstream.join(); });
+  std::mutex mu;
+  std::shared_ptr<ProxyHandle> handle;  // guarded by mu
+  std::optional<RelayOutcome> outcome;  // guarded by mu
+  std::atomic<int> handed_back{0};
+  Router proxy_router;
+  uint16_t upstream_port = listener->port();
+  proxy_router.SetFallback(
+      [&, upstream_port](Request&& req, Responder r) {
+        if (req.path == "/next") {
+          r.Send(Response::Text(200, "next served"));
+          return;
+        }
+        auto fd = DialTcp("127.0.0.1", upstream_port, 2s);
+        if (!fd.ok()) {
+          r.Send(Response::Text(500, "dial failed"));
+          return;
+        }
+        ProxyOptions options;
+        options.abort_response = Response::Text(502, "gone");
+        options.on_upstream_idle = [&](base::UniqueFd) {
+          ++handed_back;
+          std::shared_ptr<ProxyHandle> h;
+          {
+            std::lock_guard lock(mu);
+            h = handle;
+          }
+          if (h) h->Abort();  // the sandbox is killed now
+        };
+        options.on_done = [&](const RelayOutcome& o) {
+          std::lock_guard lock(mu);
+          outcome = o;
+        };
+        std::lock_guard lock(mu);
+        handle = r.Proxy(std::move(*fd), std::move(options));
+      },
+      RouteOptions{.stream_body = true});
+  auto server = HttpServer::Start(ServerOptions{.loop_threads = 1}, std::move(proxy_router));
+  ASSERT_TRUE(server.ok()) << server.status();
+  RawClient c = RawClient::Connect((*server)->port()).value();
+  ASSERT_TRUE(c.Send("POST /process.Process/Start HTTP/1.1\r\nHost: sbx\r\n"
+                     "Content-Length: 2\r\n\r\n{}")
+                  .ok());
+  auto first = c.ReadResponse();
+  ASSERT_TRUE(first.ok()) << first.status() << " received: " << c.received();
+  EXPECT_EQ(first->status, 200);
+  EXPECT_EQ(first->body, "startend");
+  EXPECT_EQ(handed_back.load(), 1);
+  ASSERT_TRUE(c.Send("GET /next HTTP/1.1\r\nHost: sbx\r\n\r\n").ok());
+  auto next = c.ReadResponse();
+  ASSERT_TRUE(next.ok()) << "the connection was cut under the next request: " << next.status();
+  EXPECT_EQ(next->body, "next served");
+  {
+    std::lock_guard lock(mu);
+    ASSERT_TRUE(outcome.has_value());
+    EXPECT_TRUE(outcome->ok()) << "a relay that delivered everything reported "
+                               << RelayStepName(outcome->failed_step) << ": " << outcome->cause;
+  }
   (*server)->Shutdown(0ms);
 }
 

@@ -7,6 +7,32 @@
 
 namespace warren::net {
 
+std::string_view RelayStepName(RelayStep step) {
+  switch (step) {
+    case RelayStep::kNone:
+      return "none";
+    case RelayStep::kUpstream:
+      return "upstream_socket";
+    case RelayStep::kSendRequest:
+      return "send_request";
+    case RelayStep::kRequestBody:
+      return "request_body";
+    case RelayStep::kReadResponse:
+      return "read_response";
+    case RelayStep::kWriteResponse:
+      return "write_response";
+    case RelayStep::kClientGone:
+      return "client_gone";
+    case RelayStep::kAborted:
+      return "aborted";
+    case RelayStep::kTimedOut:
+      return "timed_out";
+    case RelayStep::kShutdown:
+      return "shutdown";
+  }
+  return "unknown";
+}
+
 // One node per pattern segment. Captures are unnamed in the tree; each route keeps the names
 // of its captures in order, so "/a/{id}" (GET) and "/a/{name}" (PUT) can share a node.
 struct Router::Node {

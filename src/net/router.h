@@ -46,6 +46,30 @@ class ResponseStream {
   virtual void OnClose(std::function<void()> callback) = 0;
 };
 
+// Where a relay stopped short. net knows what failed; the caller knows what the upstream is (the
+// gateway: which sandbox), so net reports and the caller logs.
+enum class RelayStep {
+  kNone,           // it did not fail: the whole response reached the client's socket
+  kUpstream,       // the socket handed to Proxy was not usable
+  kSendRequest,    // writing the request (head, body, tunnel bytes) to the upstream
+  kRequestBody,    // the client's streamed body was malformed or too large
+  kReadResponse,   // the upstream reset, closed early or answered what is not HTTP
+  kWriteResponse,  // writing to the client failed
+  kClientGone,     // the client closed its connection mid-relay
+  kAborted,        // ProxyHandle::Abort (answered with abort_response, or cut)
+  kTimedOut,       // nothing moved for idle_timeout (or a write stalled)
+  kShutdown,       // the server stopped
+};
+std::string_view RelayStepName(RelayStep step);
+
+// How a relay ended: given to ProxyOptions::on_done.
+struct RelayOutcome {
+  RelayStep failed_step = RelayStep::kNone;
+  std::string cause;              // what failed, in words ("Connection reset by peer")
+  bool response_started = false;  // part of the upstream's response reached the client
+  bool ok() const { return failed_step == RelayStep::kNone; }
+};
+
 struct ProxyOptions {
   // Bytes of the client's request already read past the headers are forwarded first; the
   // server arranges that. Upstream connect has already happened (the socket is connected).
@@ -53,8 +77,9 @@ struct ProxyOptions {
   // Headers to set on the request forwarded upstream (e.g. rewritten Host), and to remove.
   Headers set_request_headers;
   std::vector<std::string> remove_request_headers;
-  // Called once when the relay ends (either side closed, idle timeout, or Abort via the handle).
-  std::function<void()> on_done;
+  // Called once when the relay ends (either side closed, idle timeout, or Abort via the handle),
+  // on the loop thread, with what went wrong if anything did. It must not block.
+  std::function<void(const RelayOutcome&)> on_done;
   // Upstream keep-alive. When set, the upstream is not asked to close, and after a response
   // that leaves its connection reusable (complete and length- or chunk-delimited, the upstream
   // did not say close, the request body fully relayed, no upgrade, no stray bytes) the socket
@@ -75,6 +100,9 @@ struct ProxyOptions {
 };
 
 // Cancels a relay in flight, from any thread (the gateway aborts a killed sandbox's connections).
+// Before the response head: the abort_response, or a cut; mid-response: a cut; once the response
+// is complete (its last bytes are being written): nothing, the client gets all of it and keeps
+// its connection.
 class ProxyHandle {
  public:
   virtual ~ProxyHandle() = default;

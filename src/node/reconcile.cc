@@ -515,6 +515,8 @@ NodeAgent::Next NodeAgent::ReplayInit(api::Object& obj, const std::string& id) {
   Status s = !sealed.ok() ? sealed.status() : envd ? envd->Init(body, 5s) : NotFoundError("gone");
   const base::WallTime now = clock_.Now();
   if (!s.ok()) {
+    Log()->warn("sandbox init failed object={} id={} step=envd_init error=\"{}\"", obj.Key(), id,
+                s.ToString());
     events_->Warning(obj, reasons::kInitFailed,
                      fmt::format("replaying {} to envd failed: {}",
                                  api::annotations::kSealedInitRequest, s.message()));

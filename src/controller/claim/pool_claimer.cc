@@ -219,7 +219,7 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
   if (!settled) settled = settle();
   if (cancelled_ && !settled) {
     Status why = UnavailableError("the server is shutting down");
-    if (latest) DeleteFailed(*latest, why);
+    if (latest) DeleteFailed(*latest, "wait_ready", why);
     return why;
   }
   if (!latest || latest->metadata.uid != created.metadata.uid) {
@@ -234,7 +234,7 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
                       fmt::format("sandbox {}/{} created for the claim was not ready within {} ms "
                                   "({})",
                                   ns, name, wait.count(), FailureOf(*latest)));
-    DeleteFailed(*latest, why);
+    DeleteFailed(*latest, "wait_ready", why);
     return why;
   }
   ASSIGN_OR_RETURN(auto committed, Finish(*latest, request, deadline, lock, "", deferred));
@@ -249,7 +249,7 @@ Result<api::Object> PoolClaimer::Finish(const api::Object& claimed, const ClaimR
     auto timeout = std::min(Remaining(deadline), options_.init_timeout);
     Status init = EnvdInit(*connector_, id, InitBody(request), timeout, pool_token);
     if (!init.ok()) {
-      DeleteFailed(claimed, init);
+      DeleteFailed(claimed, "envd_init", init);
       return UnavailableError(fmt::format("claim of sandbox {}/{}: {}", claimed.metadata.namespace_,
                                           claimed.metadata.name, init.message()));
     }
@@ -266,7 +266,7 @@ Result<api::Object> PoolClaimer::Finish(const api::Object& claimed, const ClaimR
   auto committed = Commit(claimed, deadline, lock);
   if (!committed.ok()) {
     if (committed.status().code() != StatusCode::kAborted)
-      DeleteFailed(claimed, committed.status());
+      DeleteFailed(claimed, "commit", committed.status());
     return committed.status();
   }
   return committed;
@@ -297,10 +297,11 @@ Result<api::Object> PoolClaimer::Commit(api::Object current, Deadline deadline,
                                   current.metadata.namespace_, current.metadata.name));
 }
 
-void PoolClaimer::DeleteFailed(const api::Object& sandbox, const Status& why) {
+void PoolClaimer::DeleteFailed(const api::Object& sandbox, std::string_view step,
+                               const Status& why) {
   base::Logger("controller")
-      ->warn("claim failed after taking a sandbox; deleting it sandbox={}/{} error={}",
-             sandbox.metadata.namespace_, sandbox.metadata.name, why.ToString());
+      ->warn("claim failed after taking a sandbox; deleting it sandbox={}/{} step={} error={}",
+             sandbox.metadata.namespace_, sandbox.metadata.name, step, why.ToString());
   store::DeleteOptions options;
   options.preconditions.uid = sandbox.metadata.uid;
   store_.Delete(api::SandboxKind(), sandbox.metadata.namespace_, sandbox.metadata.name, options)
@@ -345,8 +346,9 @@ void PoolClaimer::CommitterLoop() {
     if (!committed.ok()) {
       // Left pending: the janitor resolves it from envd (it holds the claim's token).
       base::Logger("controller")
-          ->warn("claim commit failed sandbox={}/{} error={}", c.claimed.metadata.namespace_,
-                 c.claimed.metadata.name, committed.status().ToString());
+          ->warn("claim commit failed sandbox={}/{} step=commit error={}",
+                 c.claimed.metadata.namespace_, c.claimed.metadata.name,
+                 committed.status().ToString());
     }
     {
       std::lock_guard in_flight(mu_);

@@ -95,7 +95,8 @@ class PoolClaimer final : public Claimer {
   // initialised, so it may have been answered), rolled back when it does not.
   Status ResolveAbandoned(const api::Object& sandbox, base::WallTime now);
   Result<api::Object> Commit(api::Object claimed, Deadline deadline, const std::string& lock);
-  void DeleteFailed(const api::Object& sandbox, const Status& why);
+  // Logs the failed claim at warning (sandbox, `step`, cause) and deletes the sandbox it took.
+  void DeleteFailed(const api::Object& sandbox, std::string_view step, const Status& why);
   Status RollBack(const api::Object& sandbox);
   void JanitorLoop();
 

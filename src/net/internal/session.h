@@ -33,6 +33,7 @@
 #include "net/http_server.h"
 #include "net/internal/loop_upstreams.h"
 #include "net/message_parser.h"
+#include "net/router.h"
 #include "net/stream_state.h"
 
 namespace warren::net::internal {
@@ -169,6 +170,20 @@ class ProxyHandleImpl final : public ProxyHandle {
   std::atomic<bool> aborted_{false};
 };
 
+// Where the relay of a connection stands. It decides what ProxyHandle::Abort does.
+enum class RelayPhase {
+  kNone,  // no relay: an abort is stale and ignored
+  // The request goes up; none of the response has reached the client. An abort answers with
+  // ProxyOptions::abort_response when there is one, else cuts.
+  kRequest,
+  kAbortAnswer,  // an abort came in kRequest: RunProxy sends abort_response
+  kResponse,     // the response head went to the client (or a tunnel runs): an abort cuts
+  // The response's last bytes are being handed to the client, which may read them and send its
+  // next request on this connection before the relay has ended. The upstream is no longer
+  // needed, so an abort is ignored: cutting now would fail that next request instead.
+  kComplete,
+};
+
 // Bytes read from a socket and not yet parsed. Not thread-safe.
 class InputBuffer {
  public:
@@ -226,6 +241,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void Wake() { Signal(); }
   // A relay made progress: push its idle deadline out.
   void TouchRelay();
+  // Names why the relay in progress fails, unless a cause is already named or there is none.
+  void RelayFailed(RelayStep step, std::string_view cause);
   // Waiting for a request, not in the middle of one.
   bool idle() const { return idle_; }
   // An idle pooled upstream connection of this loop for `key`, if one is usable.
@@ -346,15 +363,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // A relay in progress.
   std::optional<asio::generic::stream_protocol::socket> upstream_;
-  bool relaying_ = false;
+  RelayPhase relay_phase_ = RelayPhase::kNone;
   std::chrono::steady_clock::duration relay_idle_{};
   bool upload_running_ = false;
   bool upload_ok_ = true;
   bool pump_running_ = false;
-  bool relay_head_sent_ = false;  // the upstream's response head went to the client
-  // ProxyOptions::abort_response, and whether an abort asked RunProxy to send it.
-  std::optional<Response> abort_response_;
-  bool abort_answer_ = false;
+  std::optional<Response> abort_response_;  // ProxyOptions::abort_response
+  RelayOutcome relay_outcome_;              // the first failure of the relay, for on_done
 
   std::string out_;  // scratch for heads and chunk framing
 };

@@ -159,9 +159,9 @@ Status SandboxService::InitEnvd(const api::Object& sandbox) {
   return SendInit(*node_, r.sandbox_id, body, r.access_token, options_.init_timeout);
 }
 
-void SandboxService::Discard(const api::Object& sandbox, const Status& why) {
-  Log()->warn("sandbox discarded name={}/{} error={}", sandbox.metadata.namespace_,
-              sandbox.metadata.name, why.ToString());
+void SandboxService::Discard(const api::Object& sandbox, std::string_view step, const Status& why) {
+  Log()->warn("sandbox discarded name={}/{} step={} error={}", sandbox.metadata.namespace_,
+              sandbox.metadata.name, step, why.ToString());
   store::DeleteOptions options;
   options.preconditions.uid = sandbox.metadata.uid;
   auto deleted = store_.Delete(api::SandboxKind(), sandbox.metadata.namespace_,
@@ -234,14 +234,14 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
   if (request.wait_ready_timeout) wait = *request.wait_ready_timeout;
   auto ready = WaitReady(*created, wait, abandoned);
   if (!ready.ok()) {
-    Discard(*created, ready.status());
+    Discard(*created, "wait_ready", ready.status());
     return ready.status();
   }
   // The node agent sends the stored /init body itself before it reports Ready, and says so with
   // the RuntimeInitialized condition; only when it has not is envd initialised from here.
   if (!RuntimeInitialized(*ready)) {
     if (Status s = InitEnvd(*ready); !s.ok()) {
-      Discard(*ready, s);
+      Discard(*ready, "envd_init", s);
       return InternalError(s.message());
     }
   }
@@ -404,10 +404,20 @@ Result<SandboxService::ConnectResult> SandboxService::ResumeObject(const api::Ob
     return Status::Ok();
   });
   if (!updated.ok()) return updated.status();
-  ASSIGN_OR_RETURN(api::Object ready, WaitReady(*updated, options_.ready_timeout));
+  auto waited = WaitReady(*updated, options_.ready_timeout);
+  if (!waited.ok()) {
+    Log()->warn("sandbox resume failed name={}/{} step=wait_ready error={}",
+                sandbox.metadata.namespace_, sandbox.metadata.name, waited.status().ToString());
+    return waited.status();
+  }
+  const api::Object& ready = *waited;
   // envd keeps its state across a freeze, but a sandbox restarted under us would have lost it:
   // /init is idempotent, so it is always replayed.
-  RETURN_IF_ERROR(InitEnvd(ready));
+  if (Status s = InitEnvd(ready); !s.ok()) {
+    Log()->warn("sandbox resume failed name={}/{} step=envd_init error={}",
+                ready.metadata.namespace_, ready.metadata.name, s.ToString());
+    return s;
+  }
   if (routes_ != nullptr) routes_->SandboxChanged(ready);
   ASSIGN_OR_RETURN(SandboxRecord record, RecordWithToken(ready));
   Log()->info("sandbox resumed id={}", record.sandbox_id);

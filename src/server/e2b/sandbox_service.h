@@ -99,7 +99,7 @@ class SandboxService {
   // The record of a create or connect answer: with envd's token, unsealed.
   Result<SandboxRecord> RecordWithToken(const api::Object& sandbox) const;
   // Deletes a sandbox a create gave up on, logging rather than failing.
-  void Discard(const api::Object& sandbox, const Status& why);
+  void Discard(const api::Object& sandbox, std::string_view step, const Status& why);
   base::WallTime EndFromNow(int64_t seconds) const;
   // A create whose template is a SandboxSet in the caller's namespace: a claim from its pool
   // (the claimer does envd /init and the route), cold only when the pool is empty.
