@@ -190,14 +190,54 @@ Json EventLine(store::EventType type, const api::Object& obj) {
   return {{"type", store::EventTypeName(type)}, {"object", api::ObjectToJson(obj)}};
 }
 
-// A team key's update judged against what is stored (an admin's needs no read).
-Status CheckUpdateAgainstStore(store::Store& store, const base::Principal& who,
-                               const api::KindInfo& kind, const Target& t, const api::Object& obj,
-                               bool status) {
-  if (who.admin) return Status::Ok();
-  auto current = store.Get(kind, t.ns, t.name);
-  if (!current.ok()) return current.status();
-  return auth::CheckTenantWrite(who, kind, &*current, obj, status);
+// A team key's patch, judged on what it makes of the stored object and written only over the
+// revision judged: a write in between (a claim sealing a token, say) makes it judge again, so
+// the check and the write see the same object. An admin's patch goes straight to the store.
+Result<api::Object> PatchChecked(store::Store& store, const base::Principal& who,
+                                 const api::KindInfo& kind, const Target& t, const Json& patch) {
+  if (who.admin) return store.Patch(kind, t.ns, t.name, patch);
+  const bool caller_pinned = patch.is_object() && patch.contains("metadata") &&
+                             patch["metadata"].is_object() &&
+                             patch["metadata"].contains("resourceVersion");
+  constexpr int kAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    auto current = store.Get(kind, t.ns, t.name);
+    if (!current.ok()) return current.status();
+    auto judged = auth::TenantPatchResult(who, kind, *current, patch);
+    if (!judged.ok()) return judged.status();
+    Json pinned = patch;
+    if (!caller_pinned) {
+      pinned["metadata"]["resourceVersion"] = std::to_string(current->metadata.resource_version);
+    }
+    auto patched = store.Patch(kind, t.ns, t.name, pinned);
+    if (patched.ok() || caller_pinned || attempt == kAttempts ||
+        patched.status().code() != StatusCode::kAborted) {
+      return patched;
+    }
+  }
+}
+
+// A team key's update, judged against what is stored and written only over the revision judged
+// (retried as PatchChecked is when the caller named no revision). An admin's needs no read.
+Result<api::Object> UpdateChecked(store::Store& store, const base::Principal& who,
+                                  const api::KindInfo& kind, const Target& t, api::Object obj,
+                                  store::Subresource subresource) {
+  const bool status = subresource == store::Subresource::kStatus;
+  if (who.admin) return store.Update(std::move(obj), subresource);
+  const bool caller_pinned = obj.metadata.resource_version != 0;
+  constexpr int kAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    auto current = store.Get(kind, t.ns, t.name);
+    if (!current.ok()) return current.status();
+    if (Status s = auth::CheckTenantWrite(who, kind, &*current, obj, status); !s.ok()) return s;
+    api::Object pinned = obj;
+    if (!caller_pinned) pinned.metadata.resource_version = current->metadata.resource_version;
+    auto updated = store.Update(std::move(pinned), subresource);
+    if (updated.ok() || caller_pinned || attempt == kAttempts ||
+        updated.status().code() != StatusCode::kAborted) {
+      return updated;
+    }
+  }
 }
 
 }  // namespace
@@ -531,20 +571,14 @@ void ResourceApi::HandleObject(net::Request&& req, net::Responder r) {
   if (req.method == "PUT") {
     auto obj = DecodeObject(req, t);
     if (!obj.ok()) return SendError(r, obj.status(), t.details);
-    if (Status s = CheckUpdateAgainstStore(store_, who, kind, t, *obj, /*status=*/false); !s.ok()) {
-      return SendError(r, s, t.details);
-    }
-    auto updated = store_.Update(std::move(*obj));
+    auto updated = UpdateChecked(store_, who, kind, t, std::move(*obj), store::Subresource::kMain);
     if (!updated.ok()) return SendError(r, updated.status(), t.details);
     return SendJson(r, 200, api::ObjectToJson(*updated));
   }
   if (req.method == "PATCH") {
     auto patch = PatchOrAnswer(req, r, t.details);
     if (!patch) return;
-    if (Status s = auth::CheckTenantPatch(who, kind, *patch, /*status=*/false); !s.ok()) {
-      return SendError(r, s, t.details);
-    }
-    auto patched = store_.Patch(kind, t.ns, t.name, *patch);
+    auto patched = PatchChecked(store_, who, kind, t, *patch);
     if (!patched.ok()) return SendError(r, patched.status(), t.details);
     return SendJson(r, 200, api::ObjectToJson(*patched));
   }
@@ -611,10 +645,7 @@ void ResourceApi::HandleStatus(net::Request&& req, net::Responder r) {
   } else if (req.method == "PUT") {
     auto obj = DecodeObject(req, t);
     if (!obj.ok()) return SendError(r, obj.status(), t.details);
-    if (Status s = CheckUpdateAgainstStore(store_, who, kind, t, *obj, /*status=*/true); !s.ok()) {
-      return SendError(r, s, t.details);
-    }
-    result = store_.Update(std::move(*obj), store::Subresource::kStatus);
+    result = UpdateChecked(store_, who, kind, t, std::move(*obj), store::Subresource::kStatus);
   } else {
     auto patch = PatchOrAnswer(req, r, t.details);
     if (!patch) return;

@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "api/merge_patch.h"
+#include "api/object_codec.h"
 #include "api/types/labels.h"
 
 namespace warren::server::auth {
@@ -203,6 +205,20 @@ Status CheckTenantPatch(const base::Principal& who, const api::KindInfo& kind,
     }
   }
   return Status::Ok();
+}
+
+Result<api::Object> TenantPatchResult(const base::Principal& who, const api::KindInfo& kind,
+                                      const api::Object& current, const api::Json& patch) {
+  RETURN_IF_ERROR(CheckTenantPatch(who, kind, patch, /*status=*/false));
+  if (!patch.is_object()) {
+    return InvalidArgumentError(
+        fmt::format("a merge patch must be a JSON object, got {}", api::JsonTypeName(patch)));
+  }
+  api::Json doc = api::ObjectToJson(current);
+  api::ApplyMergePatch(doc, patch);
+  ASSIGN_OR_RETURN(api::Object result, api::ObjectFromJson(std::move(doc)));
+  RETURN_IF_ERROR(CheckTenantWrite(who, kind, &current, result, /*status=*/false));
+  return result;
 }
 
 }  // namespace warren::server::auth

@@ -6,6 +6,7 @@
 #include "api/kinds.h"
 #include "api/object.h"
 #include "base/principal.h"
+#include "base/result.h"
 #include "base/status.h"
 
 namespace warren::server::auth {
@@ -38,5 +39,12 @@ Status CheckTenantWrite(const base::Principal& who, const api::KindInfo& kind,
 // names a protected key or brings a hostPath volume is refused.
 Status CheckTenantPatch(const base::Principal& who, const api::KindInfo& kind,
                         const api::Json& patch, bool status);
+
+// What `who`'s merge patch of the main resource makes of `current`, if `who` may make it. A
+// team key's patch is judged on its result as well as on what it names:
+// {"metadata":{"annotations":null}} names no key yet removes every one, the control plane's
+// included. The caller writes the result only over the revision judged (see ResourceApi).
+Result<api::Object> TenantPatchResult(const base::Principal& who, const api::KindInfo& kind,
+                                      const api::Object& current, const api::Json& patch);
 
 }  // namespace warren::server::auth

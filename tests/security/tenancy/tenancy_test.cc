@@ -223,6 +223,27 @@ TEST_F(TenancyTest, ATeamKeyStaysInsideItsSandbox) {
                    "application/merge-patch+json");
     EXPECT_EQ(r.status, 403) << key << ": " << r.text;
   }
+  // Nor removed wholesale: a patch that names no key yet nulls the whole map, or the metadata.
+  Reply before = Call("GET", ns + "/sandboxes/mine", team_a_key_);
+  ASSERT_EQ(before.status, 200) << before.text;
+  for (const char* wipe : {R"({"metadata":{"annotations":null}})",
+                           R"({"metadata":{"labels":null}})", R"({"metadata":null})"}) {
+    Reply r = Call("PATCH", ns + "/sandboxes/mine", team_a_key_, wipe,
+                   "application/merge-patch+json");
+    EXPECT_EQ(r.status, 403) << wipe << ": " << r.text;
+  }
+  Json stripped = before.json;
+  stripped["metadata"].erase("annotations");
+  stripped["metadata"].erase("resourceVersion");
+  Reply put = Call("PUT", ns + "/sandboxes/mine", team_a_key_, stripped.dump());
+  EXPECT_EQ(put.status, 403) << put.text;
+  Reply after = Call("GET", ns + "/sandboxes/mine", team_a_key_);
+  EXPECT_EQ(after.json["metadata"]["annotations"], before.json["metadata"]["annotations"]);
+  EXPECT_EQ(after.json["metadata"]["labels"], before.json["metadata"]["labels"]);
+  // A patch that touches only what is the team's still works.
+  Reply own = Call("PATCH", ns + "/sandboxes/mine", team_a_key_,
+                   R"({"metadata":{"labels":{"app":"mine"}}})", "application/merge-patch+json");
+  EXPECT_EQ(own.status, 200) << own.text;
   // Status is the node's and the controllers'.
   Reply status = Call("PATCH", ns + "/sandboxes/mine/status", team_a_key_,
                       R"({"status":{"phase":"Running"}})", "application/merge-patch+json");
