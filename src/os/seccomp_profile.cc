@@ -1,6 +1,7 @@
 #include "os/seccomp_profile.h"
 
 #include <errno.h>
+#include <linux/btrfs.h>
 
 namespace warren::os {
 
@@ -94,6 +95,12 @@ SeccompProfile BuildDockerDefault() {
   }
   // socketcall(SYS_SOCKET = 1, args): refused before libseccomp's own socketcall rules.
   p->i386_first.push_back(SeccompRule{{"socketcall"}, {{0, SeccompOp::kEqual, 1, 0}}, EPERM});
+  // ioctl(fd, BTRFS_IOC_{SNAP,SUBVOL}_CREATE{,_V2}): EPERM, as for a caller without the right.
+  for (uint64_t request : {BTRFS_IOC_SNAP_CREATE, BTRFS_IOC_SUBVOL_CREATE, BTRFS_IOC_SNAP_CREATE_V2,
+                           BTRFS_IOC_SUBVOL_CREATE_V2}) {
+    p->native_first.push_back(SeccompRule{{"ioctl"}, {{1, SeccompOp::kEqual, request, 0}}, EPERM});
+    p->i386_first.push_back(SeccompRule{{"ioctl"}, {{1, SeccompOp::kEqual, request, 0}}, EPERM});
+  }
   return profile;
 }
 

@@ -37,6 +37,11 @@ struct SeccompProfile {
   // i386 only; args compare the low 32 bits. Not part of the OCI form (runc's libseccomp
   // would produce the same hole).
   std::vector<SeccompRule> i386_first;
+  // Rules for x86_64 and x32 checked before `rules`, compiled the same way: for a call the
+  // allowlist grants whole (ioctl) but with a few arguments that must still be refused, which
+  // libseccomp will not add beside an unconditional allow. Args compare the low 32 bits. Not
+  // part of the OCI form.
+  std::vector<SeccompRule> native_first;
 };
 
 // Docker's default profile (moby profiles/seccomp/default.json) for x86: the unconditional
@@ -53,6 +58,10 @@ struct SeccompProfile {
 // it (32-bit programs whose libc makes sockets through socketcall cannot make any; direct
 // socket() on i386 is filtered like x86_64's). ipc() is allowed only for the twelve SysV IPC
 // operations the profile allows directly. x32 calls meet the x86_64 rules (libseccomp).
+//
+// And ioctl() refuses the btrfs requests that make a subvolume or snapshot: a sandbox's
+// files live in a btrfs subvolume whose quota is its ephemeral-storage, and a subvolume made
+// inside it (in an emptyDir, say) would be a new quota group outside that limit.
 const SeccompProfile& DockerDefaultSeccompProfile();
 
 }  // namespace warren::os

@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <gtest/gtest.h>
 #include <linux/audit.h>
+#include <linux/btrfs.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
@@ -13,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -135,6 +138,49 @@ TEST(SeccompTest, NoAbiGoesAroundTheSocketFamilyFilter) {
   // An ABI the filter was not built for is killed (libseccomp's default for a foreign arch).
   EXPECT_EQ(Decide(p, SeccompCall(AUDIT_ARCH_AARCH64, 198, {kAfVsock})) & SECCOMP_RET_ACTION_FULL,
             SECCOMP_RET_KILL_THREAD);
+}
+
+// A sandbox may use ioctl() freely but for the btrfs requests that would make a subvolume
+// outside its storage quota, on every ABI, whatever it puts in the request's high bits.
+TEST(SeccompTest, NoAbiMakesABtrfsSubvolume) {
+  auto prog = DockerDefaultSeccompProgram();
+  ASSERT_TRUE(prog.ok());
+  const SeccompProgram& p = **prog;
+  using testing::SeccompCall;
+  constexpr int kX8664Ioctl = 16, kX32Ioctl = 514, kI386Ioctl = 54;
+  for (uint64_t request : {BTRFS_IOC_SNAP_CREATE, BTRFS_IOC_SUBVOL_CREATE,
+                           BTRFS_IOC_SNAP_CREATE_V2, BTRFS_IOC_SUBVOL_CREATE_V2}) {
+    EXPECT_EQ(Decide(p, SeccompCall(AUDIT_ARCH_X86_64, kX8664Ioctl, {3, request})), kEperm);
+    EXPECT_EQ(Decide(p, SeccompCall(AUDIT_ARCH_X86_64, kX8664Ioctl, {3, request | (1ull << 40)})),
+              kEperm);
+    EXPECT_EQ(Decide(p, SeccompCall(AUDIT_ARCH_X86_64, kX32Bit | kX32Ioctl, {3, request})),
+              kEperm);
+    EXPECT_EQ(Decide(p, SeccompCall(AUDIT_ARCH_I386, kI386Ioctl, {3, request})), kEperm);
+  }
+  // Every other request passes: a terminal's, and btrfs's clone (cp --reflink).
+  EXPECT_EQ(Decide(p, SeccompCall(AUDIT_ARCH_X86_64, kX8664Ioctl, {1, TCGETS})), kAllow);
+  EXPECT_EQ(Decide(p, SeccompCall(AUDIT_ARCH_X86_64, kX8664Ioctl, {3, BTRFS_IOC_CLONE})), kAllow);
+  EXPECT_EQ(Decide(p, SeccompCall(AUDIT_ARCH_I386, kI386Ioctl, {1, TCGETS})), kAllow);
+}
+
+// For real: the filter refuses the call itself (before btrfs, or any file system, sees it).
+TEST(SeccompTest, SubvolumeCreateIsRefusedForReal) {
+  auto prog = DockerDefaultSeccompProgram();
+  ASSERT_TRUE(prog.ok());
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || (*prog)->LoadRaw() != 0) _exit(99);
+    btrfs_ioctl_vol_args args{};
+    std::strcpy(args.name, "escape");
+    // fd 0 is not a btrfs directory: without the filter this is ENOTTY or EBADF, never EPERM.
+    long rc = ioctl(0, BTRFS_IOC_SUBVOL_CREATE, &args);
+    _exit(rc < 0 && errno == EPERM ? 0 : 1);
+  }
+  int status;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the filter let BTRFS_IOC_SUBVOL_CREATE through";
 }
 
 TEST(SeccompTest, I386RulesCompileBeforeLibseccompsAndMatchTheirArguments) {
