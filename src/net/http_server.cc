@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -458,6 +459,7 @@ asio::awaitable<void> Session::Serve() {
   for (;;) {
     if (closed_ || server_.stopping.load()) co_return;
     idle_ = true;
+    idle_since_ = std::chrono::steady_clock::now();
     if (in_.empty()) {
       // The first request must arrive within the head timeout of the accept; later ones may
       // wait for the keep-alive idle timeout.
@@ -965,6 +967,7 @@ class ServerImpl final : public HttpServer {
     s.accepted = get(c.accepted);
     s.rejected_listener_full = get(c.rejected_listener_full);
     s.rejected_address_full = get(c.rejected_address_full);
+    s.reclaimed_idle = get(c.reclaimed_idle);
     s.timed_out_head = timed_out(Deadline::kHead);
     s.timed_out_body = timed_out(Deadline::kBody);
     s.timed_out_idle = timed_out(Deadline::kIdle);
@@ -1062,6 +1065,9 @@ class ServerImpl final : public HttpServer {
       asio::ip::address peer = socket.remote_endpoint(ep_error).address();
       std::string address = ep_error ? std::string() : AddressKey(peer);
       Admission admission = server->shared_.limits->TryAdmit(address);
+      if (admission == Admission::kListenerFull) {
+        admission = co_await server->AdmitAfterReclaiming(address);
+      }
       if (admission != Admission::kAdmitted) {
         server->Refuse(socket.native_handle(), admission, peer);
         error_code ignored;
@@ -1075,6 +1081,63 @@ class ServerImpl final : public HttpServer {
           std::make_shared<Session>(server->shared_, loop, std::move(socket), std::move(address));
       asio::co_spawn(loop.ioc, Session::Run(std::move(session)), LogCoroutineException);
     }
+  }
+
+  // A full listener makes room as nginx does when it runs out of connections: it closes the
+  // connections that have waited longest for a request (keep-alive clients between requests,
+  // and connections that never sent a byte), a few per loop, and admits the newcomer in their
+  // place. A client that is only holding a connection open cannot keep everyone else out; one
+  // that is sending a request keeps its place. Refused only when nothing idle was left.
+  asio::awaitable<Admission> AdmitAfterReclaiming(const std::string& address) {
+    // About one in 64 of the cap per round (at least one): a big listener makes room for a
+    // burst of newcomers at once, a small one closes no more than it must.
+    const size_t batch = std::clamp<size_t>(shared_.limits->max_connections() / 64, 1, 64);
+    const size_t per_loop = std::max<size_t>(1, batch / loops_.size());
+    asio::steady_timer pause(loops_[0]->ioc);
+    Admission admission = Admission::kListenerFull;
+    // Loop by loop (each closes its own longest idle), until one had something to close.
+    for (size_t round = 0; round < loops_.size() && admission == Admission::kListenerFull;
+         ++round) {
+      Loop& loop = *loops_[reclaim_next_++ % loops_.size()];
+      // Shared: the accept loop may stop waiting before the loop answers.
+      auto closed = std::make_shared<std::promise<size_t>>();
+      std::future<size_t> closed_count = closed->get_future();
+      std::optional<size_t> closed_n;
+      asio::post(loop.ioc, [this, &loop, per_loop, closed] {
+        closed->set_value(ReclaimIdle(loop, per_loop));
+      });
+      // A closed session gives its place back when its coroutine ends, a loop turn later.
+      for (int attempt = 0; attempt < 10 && admission == Admission::kListenerFull; ++attempt) {
+        pause.expires_after(std::chrono::milliseconds(2));
+        co_await pause.async_wait(kNoThrow);
+        if (shared_.stopping.load()) co_return admission;
+        if (!closed_n && closed_count.wait_for(std::chrono::seconds(0)) ==
+                             std::future_status::ready) {
+          closed_n = closed_count.get();
+        }
+        if (closed_n == size_t{0}) break;  // nothing idle on that loop: try the next
+        admission = shared_.limits->TryAdmit(address);
+      }
+    }
+    co_return admission;
+  }
+
+  // Closes up to `n` of `loop`'s idle sessions, the longest idle first, and says how many. On
+  // the loop's thread.
+  size_t ReclaimIdle(Loop& loop, size_t n) {
+    std::vector<Session*> idle;
+    for (Session* s : loop.sessions) {
+      if (s->idle()) idle.push_back(s);
+    }
+    n = std::min(n, idle.size());
+    std::partial_sort(idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(n), idle.end(),
+                      [](Session* a, Session* b) { return a->idle_since() < b->idle_since(); });
+    for (size_t i = 0; i < n; ++i) idle[i]->Close();
+    if (n > 0) {
+      shared_.counters.reclaimed_idle.fetch_add(n, std::memory_order_relaxed);
+      shared_.log->debug("listener full: closed {} idle connections to make room", n);
+    }
+    return n;
   }
 
   // The client's address as ConnectionLimits counts it: 4 bytes for IPv4 (IPv4-mapped IPv6
@@ -1121,6 +1184,7 @@ class ServerImpl final : public HttpServer {
   std::vector<std::unique_ptr<Loop>> loops_;
   ServerUpstreamPool upstream_pool_;
   std::optional<tcp::acceptor> acceptor_;
+  size_t reclaim_next_ = 0;  // the loop AdmitAfterReclaiming asks first; the accept loop's own
   uint16_t port_ = 0;
   bool started_ = false;
   std::mutex shutdown_mu_;

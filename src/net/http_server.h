@@ -43,6 +43,8 @@ struct ConnectionStats {
   uint64_t accepted = 0;                // admitted and served
   uint64_t rejected_listener_full = 0;  // max_connections were open
   uint64_t rejected_address_full = 0;   // max_connections_per_address were open from its address
+  // Idle connections (waiting for a request) closed to make room when the listener was full.
+  uint64_t reclaimed_idle = 0;
   // Closed by a deadline: the request head (header_timeout), the body (body_timeout), between
   // requests (idle_timeout), a write (write_timeout), a relay's silence (ProxyOptions).
   uint64_t timed_out_head = 0;

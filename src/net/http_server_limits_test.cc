@@ -128,14 +128,36 @@ TEST_F(LimitsTest, AnAddressOverItsCapIsRefusedWhileAnotherIsServed) {
   EXPECT_EQ(Get(a4, "/whoami"), 200);
 }
 
-TEST_F(LimitsTest, AListenerOverItsCapRefusesWithA503) {
+TEST_F(LimitsTest, AFullListenerClosesItsLongestIdleConnectionForANewcomer) {
   ServerOptions options;
   options.max_connections = 2;
   Start(options);
   RawClient a = From("127.0.0.2");
-  RawClient b = From("127.0.0.3");
   ASSERT_EQ(Get(a, "/whoami"), 200);
+  std::this_thread::sleep_for(20ms);  // a has waited longer than b
+  RawClient b = From("127.0.0.3");
   ASSERT_EQ(Get(b, "/whoami"), 200);
+  // Both only hold their connection open now: the newcomer takes a's place.
+  RawClient c = From("127.0.0.4");
+  EXPECT_EQ(Get(c, "/whoami"), 200);
+  EXPECT_TRUE(a.WaitClosed()) << "the longest idle connection makes room";
+  EXPECT_EQ(Get(b, "/whoami"), 200) << "the other one keeps its place";
+  ConnectionStats stats = server_->connection_stats();
+  EXPECT_EQ(stats.reclaimed_idle, 1u);
+  EXPECT_EQ(stats.rejected_listener_full, 0u);
+}
+
+TEST_F(LimitsTest, AListenerFullOfRequestsInProgressRefusesWithA503) {
+  ServerOptions options;
+  options.max_connections = 2;
+  Start(options);
+  // Two clients in the middle of sending a request: neither is idle, so neither is closed.
+  RawClient a = From("127.0.0.2");
+  RawClient b = From("127.0.0.3");
+  ASSERT_TRUE(a.Send("GET /whoami HTTP/1.1\r\nHost: t\r\n").ok());
+  ASSERT_TRUE(b.Send("GET /whoami HTTP/1.1\r\nHost: t\r\n").ok());
+  ASSERT_TRUE(Eventually([&] { return server_->connection_stats().open == 2; }));
+  std::this_thread::sleep_for(50ms);  // both heads' first bytes are read
   RawClient c = From("127.0.0.4");
   auto refused = c.ReadResponse(5s);
   ASSERT_TRUE(refused.ok()) << refused.status();
@@ -143,6 +165,12 @@ TEST_F(LimitsTest, AListenerOverItsCapRefusesWithA503) {
   EXPECT_NE(refused->body.find("too many open connections (limit 2)"), std::string::npos)
       << refused->body;
   EXPECT_EQ(server_->connection_stats().rejected_listener_full, 1u);
+  EXPECT_EQ(server_->connection_stats().reclaimed_idle, 0u);
+  // The requests in progress finish undisturbed.
+  ASSERT_TRUE(a.Send("\r\n").ok());
+  auto answered = a.ReadResponse(5s);
+  ASSERT_TRUE(answered.ok()) << answered.status();
+  EXPECT_EQ(answered->status, 200);
   b.Close();
   EXPECT_TRUE(Eventually([&] { return server_->connection_stats().open == 1; }));
   RawClient d = From("127.0.0.4");

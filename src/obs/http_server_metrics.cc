@@ -18,6 +18,11 @@ CounterFamily& Rejected(Metrics& m) {
                    "Client connections refused (503, then closed), by the limit they hit: "
                    "listener_full or address_full.");
 }
+CounterFamily& Reclaimed(Metrics& m) {
+  return m.Counter("warren_http_connections_reclaimed_total",
+                   "Idle client connections closed to make room for a new one when the listener "
+                   "was full, per listener.");
+}
 CounterFamily& TimedOut(Metrics& m) {
   return m.Counter("warren_http_connections_timed_out_total",
                    "Client connections closed by a deadline, by phase: head, body, idle (between "
@@ -60,6 +65,7 @@ void HttpServerMetrics::Collect() {
           s.rejected_listener_full);
   Advance(Rejected(metrics_).Add({{"listener", listener_}, {"reason", "address_full"}}),
           s.rejected_address_full);
+  Advance(Reclaimed(metrics_).Add({{"listener", listener_}}), s.reclaimed_idle);
   const std::pair<const char*, uint64_t> phases[] = {
       {"head", s.timed_out_head},   {"body", s.timed_out_body},   {"idle", s.timed_out_idle},
       {"write", s.timed_out_write}, {"relay", s.timed_out_relay},

@@ -81,6 +81,7 @@ struct ConnectionCounters {
   std::atomic<uint64_t> accepted{0};
   std::atomic<uint64_t> rejected_listener_full{0};
   std::atomic<uint64_t> rejected_address_full{0};
+  std::atomic<uint64_t> reclaimed_idle{0};
   std::atomic<uint64_t> timed_out[6] = {};  // by Deadline
 
   void TimedOut(Deadline d) {
@@ -245,6 +246,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void RelayFailed(RelayStep step, std::string_view cause);
   // Waiting for a request, not in the middle of one.
   bool idle() const { return idle_; }
+  // Since when it has been idle (meaningful while idle()).
+  std::chrono::steady_clock::time_point idle_since() const { return idle_since_; }
   // An idle pooled upstream connection of this loop for `key`, if one is usable.
   std::optional<UpstreamSocket> TakeUpstream(const UpstreamKey& key) {
     return loop_.upstreams.Take(key);
@@ -346,6 +349,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   bool closed_ = false;
   bool idle_ = true;
+  std::chrono::steady_clock::time_point idle_since_ = std::chrono::steady_clock::now();
   bool client_gone_ = false;
 
   // The request in flight.
