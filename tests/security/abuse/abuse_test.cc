@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <linux/close_range.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -24,6 +25,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "api/json.h"
@@ -208,6 +210,64 @@ class AbuseTest : public ::testing::Test {
     }
   }
 
+  // A child process that opens `count` idle connections to `port` from 127.0.<subnet>.x (500
+  // per address, under its cap), tells `ready` once they are all sent, and holds them until
+  // the returned pipe is closed. A process of its own: the sockets would not fit beside ours.
+  struct Holder {
+    pid_t pid = -1;
+    base::UniqueFd release;  // close to let the child go
+    Holder() = default;
+    Holder(pid_t p, base::UniqueFd r) : pid(p), release(std::move(r)) {}
+    Holder(Holder&& o) noexcept : pid(std::exchange(o.pid, -1)), release(std::move(o.release)) {}
+    Holder& operator=(Holder&&) = delete;
+    ~Holder() { Release(*this); }  // on every path out of a test, failed assertions included
+  };
+  Holder HoldIdleFromChild(uint16_t port, int count, int subnet) {
+    int ready[2], hold[2];
+    if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(hold, O_CLOEXEC) != 0) return {};
+    pid_t pid = fork();
+    if (pid == 0) {
+      // Keep only the two pipe ends it uses: an inherited write end of another holder's pipe
+      // would keep that holder waiting forever.
+      int a = std::min(ready[1], hold[0]), b = std::max(ready[1], hold[0]);
+      close_range(3, static_cast<unsigned>(a - 1), 0);
+      close_range(static_cast<unsigned>(a + 1), static_cast<unsigned>(b - 1), 0);
+      close_range(static_cast<unsigned>(b + 1), ~0U, 0);
+      char ip[32];
+      for (int i = 0; i < count; ++i) {
+        snprintf(ip, sizeof ip, "127.0.%d.%d", subnet + i / (500 * 250), 1 + (i / 500) % 250);
+        base::UniqueFd fd = OpenIdle(ip, port);
+        if (!fd) _exit(1);
+        (void)fd.release();  // held until this process exits
+      }
+      char c = 1;
+      (void)!write(ready[1], &c, 1);
+      (void)!read(hold[0], &c, 1);  // returns when the parent closes its end
+      _exit(0);
+    }
+    close(ready[1]);
+    close(hold[0]);
+    base::UniqueFd ready_fd(ready[0]);
+    Holder h(pid, base::UniqueFd(hold[1]));
+    if (pid < 0) return h;
+    char c = 0;
+    if (read(ready_fd.get(), &c, 1) != 1) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      h.pid = -1;
+    }
+    return h;
+  }
+
+  static void Release(Holder& h) {
+    h.release.reset();
+    if (h.pid > 0) {
+      int status = 0;
+      waitpid(h.pid, &status, 0);
+      h.pid = -1;
+    }
+  }
+
   store::testing::TempDir dir_;
   std::string data_dir_;
   std::string admin_key_;
@@ -279,6 +339,45 @@ TEST_F(AbuseTest, IdleFloodsSlowlorisAndACappedAddressDoNotStopACreateFromAnothe
       1);
   EXPECT_GE(Metric("warren_http_connections_timed_out_total", "listener=\"api\",phase=\"head\""),
             1);
+}
+
+// The issue's figure whatever this host's descriptor limit: 10,000 idle connections to each
+// listener, more than either may hold (a quarter of the server's open-file limit). The
+// listener keeps taking newcomers by closing its longest-idle connections, so a create from
+// another client still answers.
+TEST_F(AbuseTest, TenThousandIdleConnectionsPerListenerPastItsCapDoNotKeepACreateOut) {
+  Holder api = HoldIdleFromChild(api_port_, kIdlePerListener, 2);
+  ASSERT_GT(api.pid, 0) << "the API flood could not be opened";
+  Holder gateway = HoldIdleFromChild(gateway_port_, kIdlePerListener, 4);
+  ASSERT_GT(gateway.pid, 0) << "the gateway flood could not be opened";
+  // Every one reached the server: accepted (and, past the cap, others closed to make room).
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  while ((Metric("warren_http_connections_accepted_total", "listener=\"api\"") <
+              kIdlePerListener ||
+          Metric("warren_http_connections_accepted_total", "listener=\"gateway\"") <
+              kIdlePerListener) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(200ms);
+  }
+  EXPECT_GE(Metric("warren_http_connections_accepted_total", "listener=\"api\""),
+            kIdlePerListener);
+  EXPECT_GE(Metric("warren_http_connections_accepted_total", "listener=\"gateway\""),
+            kIdlePerListener);
+  const double cap = static_cast<double>(hard_limit_ / 4);
+  if (cap < kIdlePerListener) {
+    EXPECT_GE(Metric("warren_http_connections_reclaimed_total", "listener=\"api\""),
+              kIdlePerListener - cap - 1);
+  }
+
+  auto [status, body] =
+      Call("127.0.0.3", "POST", "/sandboxes", R"({"templateID":"base","timeout":120})");
+  ASSERT_EQ(status, 201) << body;
+  auto created = api::ParseJson(body);
+  ASSERT_TRUE(created.ok()) << body;
+  sandbox_id_ = (*created).value("sandboxID", "");
+  EXPECT_FALSE(sandbox_id_.empty()) << body;
+  Release(api);
+  Release(gateway);
 }
 
 }  // namespace
