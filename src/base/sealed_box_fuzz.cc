@@ -44,7 +44,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // still be the sealed text, never something else.
     Check(!tampered.ok() || *tampered == input);
   }
-  Check(!box.Open(sealed.substr(0, sealed.size() - 1), "ns/name/key").ok() ||
-        sealed.size() < 4);
+  Check(!box.Open(sealed.substr(0, sealed.size() - 1), "ns/name/key").ok() || sealed.size() < 4);
   return 0;
 }

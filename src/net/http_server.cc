@@ -1111,8 +1111,8 @@ class ServerImpl final : public HttpServer {
         pause.expires_after(std::chrono::milliseconds(2));
         co_await pause.async_wait(kNoThrow);
         if (shared_.stopping.load()) co_return admission;
-        if (!closed_n && closed_count.wait_for(std::chrono::seconds(0)) ==
-                             std::future_status::ready) {
+        if (!closed_n &&
+            closed_count.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
           closed_n = closed_count.get();
         }
         if (closed_n == size_t{0}) break;  // nothing idle on that loop: try the next

@@ -148,13 +148,12 @@ TEST(SeccompTest, NoAbiMakesABtrfsSubvolume) {
   const SeccompProgram& p = **prog;
   using testing::SeccompCall;
   constexpr int kX8664Ioctl = 16, kX32Ioctl = 514, kI386Ioctl = 54;
-  for (uint64_t request : {BTRFS_IOC_SNAP_CREATE, BTRFS_IOC_SUBVOL_CREATE,
-                           BTRFS_IOC_SNAP_CREATE_V2, BTRFS_IOC_SUBVOL_CREATE_V2}) {
+  for (uint64_t request : {BTRFS_IOC_SNAP_CREATE, BTRFS_IOC_SUBVOL_CREATE, BTRFS_IOC_SNAP_CREATE_V2,
+                           BTRFS_IOC_SUBVOL_CREATE_V2}) {
     EXPECT_EQ(Decide(p, SeccompCall(AUDIT_ARCH_X86_64, kX8664Ioctl, {3, request})), kEperm);
     EXPECT_EQ(Decide(p, SeccompCall(AUDIT_ARCH_X86_64, kX8664Ioctl, {3, request | (1ull << 40)})),
               kEperm);
-    EXPECT_EQ(Decide(p, SeccompCall(AUDIT_ARCH_X86_64, kX32Bit | kX32Ioctl, {3, request})),
-              kEperm);
+    EXPECT_EQ(Decide(p, SeccompCall(AUDIT_ARCH_X86_64, kX32Bit | kX32Ioctl, {3, request})), kEperm);
     EXPECT_EQ(Decide(p, SeccompCall(AUDIT_ARCH_I386, kI386Ioctl, {3, request})), kEperm);
   }
   // Every other request passes: a terminal's, and btrfs's clone (cp --reflink).

@@ -29,8 +29,9 @@ std::string_view PresentedKey(const net::Headers& headers);
 // for the resource API (/apis/...), E2B's {"code":401,"message":...} elsewhere, with
 // `WWW-Authenticate: Bearer`. An admin-only route answers a team key 403. Otherwise the
 // handler runs with net::Request::principal set. Blocking routes share the server's blocking
-// threads by team (net::RouteOptions::fairness_key), so one team's flood slows that team. Call once the router is complete, before the
-// server starts; `keys` is shared with the handlers for the router's life.
+// threads by team (net::RouteOptions::fairness_key), so one team's flood slows that team. Call once
+// the router is complete, before the server starts; `keys` is shared with the handlers for the
+// router's life.
 void GuardRoutes(net::Router& router, std::shared_ptr<KeyStore> keys,
                  const RouteGuardOptions& options = {});
 

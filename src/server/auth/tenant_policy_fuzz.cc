@@ -97,8 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const base::Principal team{.key_id = "0123456789abcdef", .key_name = "a", .team = "team-a"};
   for (const char* kind_name : {"Sandbox", "SandboxTemplate"}) {
     const api::Object& current = Stored(kind_name);
-    const api::KindInfo* kind =
-        api::BuiltinKinds().ForObject(current.api_version, current.kind);
+    const api::KindInfo* kind = api::BuiltinKinds().ForObject(current.api_version, current.kind);
     Check(kind != nullptr);
     auto result = server::auth::TenantPatchResult(team, *kind, current, *patch);
     if (!result.ok()) continue;

@@ -6,13 +6,13 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/close_range.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <linux/close_range.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -352,15 +352,13 @@ TEST_F(AbuseTest, TenThousandIdleConnectionsPerListenerPastItsCapDoNotKeepACreat
   ASSERT_GT(gateway.pid, 0) << "the gateway flood could not be opened";
   // Every one reached the server: accepted (and, past the cap, others closed to make room).
   auto deadline = std::chrono::steady_clock::now() + 60s;
-  while ((Metric("warren_http_connections_accepted_total", "listener=\"api\"") <
-              kIdlePerListener ||
+  while ((Metric("warren_http_connections_accepted_total", "listener=\"api\"") < kIdlePerListener ||
           Metric("warren_http_connections_accepted_total", "listener=\"gateway\"") <
               kIdlePerListener) &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(200ms);
   }
-  EXPECT_GE(Metric("warren_http_connections_accepted_total", "listener=\"api\""),
-            kIdlePerListener);
+  EXPECT_GE(Metric("warren_http_connections_accepted_total", "listener=\"api\""), kIdlePerListener);
   EXPECT_GE(Metric("warren_http_connections_accepted_total", "listener=\"gateway\""),
             kIdlePerListener);
   const double cap = static_cast<double>(hard_limit_ / 4);

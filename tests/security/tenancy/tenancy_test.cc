@@ -228,8 +228,8 @@ TEST_F(TenancyTest, ATeamKeyStaysInsideItsSandbox) {
   ASSERT_EQ(before.status, 200) << before.text;
   for (const char* wipe : {R"({"metadata":{"annotations":null}})",
                            R"({"metadata":{"labels":null}})", R"({"metadata":null})"}) {
-    Reply r = Call("PATCH", ns + "/sandboxes/mine", team_a_key_, wipe,
-                   "application/merge-patch+json");
+    Reply r =
+        Call("PATCH", ns + "/sandboxes/mine", team_a_key_, wipe, "application/merge-patch+json");
     EXPECT_EQ(r.status, 403) << wipe << ": " << r.text;
   }
   Json stripped = before.json;
