@@ -181,6 +181,18 @@ class AbuseTest : public ::testing::Test {
     return {resp->status, resp->body};
   }
 
+  // An E2B create from 127.0.0.3 (no flood comes from there) must answer 201; TearDown deletes
+  // the sandbox.
+  void CreateFromAnotherAddress() {
+    auto [status, body] =
+        Call("127.0.0.3", "POST", "/sandboxes", R"({"templateID":"base","timeout":120})");
+    ASSERT_EQ(status, 201) << body;
+    auto created = api::ParseJson(body);
+    ASSERT_TRUE(created.ok()) << body;
+    sandbox_id_ = (*created).value("sandboxID", "");
+    EXPECT_FALSE(sandbox_id_.empty()) << body;
+  }
+
   int ListedSandboxes() {
     auto [status, body] = Call("127.0.0.1", "GET", "/apis/agents.kruise.io/v1alpha1/sandboxes");
     if (status != 200) return -1;
@@ -321,13 +333,7 @@ TEST_F(AbuseTest, IdleFloodsSlowlorisAndACappedAddressDoNotStopACreateFromAnothe
       << answer->body;
 
   // ...while a create from another address answers.
-  auto [status, body] =
-      Call("127.0.0.3", "POST", "/sandboxes", R"({"templateID":"base","timeout":120})");
-  ASSERT_EQ(status, 201) << body;
-  auto created = api::ParseJson(body);
-  ASSERT_TRUE(created.ok()) << body;
-  sandbox_id_ = (*created).value("sandboxID", "");
-  EXPECT_FALSE(sandbox_id_.empty()) << body;
+  CreateFromAnotherAddress();
 
   // The slowloris client is cut at the head timeout (30 s), never answered.
   slowloris.join();
@@ -367,13 +373,7 @@ TEST_F(AbuseTest, TenThousandIdleConnectionsPerListenerPastItsCapDoNotKeepACreat
               kIdlePerListener - cap - 1);
   }
 
-  auto [status, body] =
-      Call("127.0.0.3", "POST", "/sandboxes", R"({"templateID":"base","timeout":120})");
-  ASSERT_EQ(status, 201) << body;
-  auto created = api::ParseJson(body);
-  ASSERT_TRUE(created.ok()) << body;
-  sandbox_id_ = (*created).value("sandboxID", "");
-  EXPECT_FALSE(sandbox_id_.empty()) << body;
+  CreateFromAnotherAddress();
   Release(api);
   Release(gateway);
 }
