@@ -150,16 +150,18 @@ async function soak() {
     const statsBefore = server.procStats();
     console.log(`server pid ${server.pid} at start: ${fmtStats(statsBefore)}`);
     const start = now();
-    let lastReport = start;
+    const progress = setInterval(() => {
+      const s = (now() - start) / 1000;
+      console.log(`  ${s.toFixed(0)} s: ${tally.cyclesOk}/${tally.cycles} cycles ok, ` +
+        `${tally.failures.length} failed, ${(tally.calls / s).toFixed(1)} calls/s, server ${fmtStats(server.procStats())}`);
+    }, 120000);
     const deadline = Date.now() + (Number.isFinite(durationS) ? durationS * 1000 : 1e12);
     await runClients({ concurrency, n, deadline, stop: () => stopRequested, tally,
       pool: poolReplicas > 0 ? POOL : null, requestTimeoutMs, hangMs, live,
       onFailure: (f) => {
         console.log(`FAIL cycle=${f.cycle} step=${f.step} sandbox=${f.sandboxId} error=${f.error}`);
-        if (now() - lastReport > 60000) {
-          lastReport = now();
-        }
       } });
+    clearInterval(progress);
     wallMs = now() - start;
     unexpected = tally.failures.length;
     console.log(`server at end: ${fmtStats(server.procStats())}`);
