@@ -170,8 +170,12 @@ export const FAULTS = [
     async inject({ server, restore, notes }) {
       const fill = path.join(server.dataDir, 'soak-fill');
       restore.add('fill', () => rmSync(fill, { force: true }));
+      // Most of it at once, then the rest (what sandboxes wrote meanwhile moved the mark) until
+      // the file system says no more.
       const s = statfsSync(server.dataDir);
-      run('fallocate', ['-l', String(s.bavail * s.bsize), fill]);
+      run('fallocate', ['-l', String(Math.max(0, s.bavail * s.bsize - (64 << 20))), fill]);
+      spawnSync('dd', ['if=/dev/zero', `of=${fill}`, 'bs=1M', 'oflag=append', 'conv=notrunc'],
+        { encoding: 'utf8' });  // ends with ENOSPC
       const after = statfsSync(server.dataDir);
       notes.push(`filled: ${after.bavail * after.bsize} bytes free`);
       const probe = await server.fetch(`/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets/soak-pool`,

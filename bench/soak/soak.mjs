@@ -197,16 +197,18 @@ async function faultRun(fault) {
   let faultStart = 0;
   let faultEnd = 0;
   let recoveredAt = 0;
+  let stopWork = false;
+  let running = [];  // the workload and the witness writer, stopped and awaited whatever happens
   try {
     await server.init();
     const faultConcurrency = Math.max(1, concurrency);
     await server.applyPool(POOL, Math.min(poolReplicas || 2, faultConcurrency));
     await witnesses.create();
     const statsBefore = server.procStats();
-    let stopWork = false;
     const work = runClients({ concurrency: faultConcurrency, stop: () => stopWork || stopRequested,
       tally, pool: POOL, requestTimeoutMs, hangMs, live });
     const writing = witnesses.writeLoop(() => stopWork || stopRequested);
+    running = [work, writing];
     await sleep(smoke ? 3000 : 10000);
     const warmFailures = tally.failures.length;
     faultStart = now();
@@ -236,11 +238,15 @@ async function faultRun(fault) {
     for (const id of live) {
       if (!listed.has(id)) row.lost.push(`sandbox ${id} (create acknowledged, not killed) not listed`);
       else await Sandbox.kill(id, apiOpts(requestTimeoutMs)).catch(() => {});
+      live.delete(id);
     }
     row.stats = `${fmtStats(statsBefore)} → ${fmtStats(server.procStats())}`;
   } catch (e) {
     row.error = describeError(e);
   } finally {
+    stopWork = true;
+    await Promise.allSettled(running);
+    for (const id of live) await Sandbox.kill(id, apiOpts(requestTimeoutMs)).catch(() => {});
     await witnesses.kill();
     undoAll();
     const left = await server.stop().catch((e) => [`stop: ${e.message}`]);

@@ -92,11 +92,12 @@ function isTimeout(e) { return e?.name === 'TimeoutError' || e instanceof sdk.Ti
 // One cycle of the mix. `live` holds the ids of sandboxes whose create was acknowledged and
 // whose kill was not (a fault run checks they are still listed).
 export async function cycle({ index, tally, template, requestTimeoutMs, hangMs, live }) {
-  let stepName = 'create';
+  let stepName = template === 'base' ? 'create-cold' : 'create-pooled';
   let sbx;
   tally.cycles++;
   try {
-    sbx = await timed(tally, 'create', hangMs, () =>
+    // Cold (a new sandbox started) and pooled (a warm member claimed) are timed apart.
+    sbx = await timed(tally, stepName, hangMs, () =>
       Sandbox.create(template, apiOpts(requestTimeoutMs, { timeoutMs: 600_000 })));
     live.add(sbx.sandboxId);
     stepName = 'run';
