@@ -260,7 +260,8 @@ void Session::Close() {
   if (closed_) return;
   // A relay cut here without a cause named at the failing step: say why the connection went.
   // (Closing once the response is complete, or a tunnel is done, is no failure.)
-  if (timed_out_) {
+  // The linger after a complete answer timing out is no failure of the relay.
+  if (timed_out_ && read_kind_ != Deadline::kLinger) {
     RelayFailed(RelayStep::kTimedOut, "nothing moved before the connection's deadline");
   } else if (relay_phase_ != RelayPhase::kComplete) {
     if (server_.stopping.load()) {
@@ -702,11 +703,13 @@ asio::awaitable<void> Session::FeedBody(std::shared_ptr<Session> self,
       pipe->Finish();
       break;
     }
-    while (!self->closed_ && pipe->PauseIfFull()) {
+    if (self->lingering_) break;  // the answer is out: LingeringClose drains the rest
+    while (!self->closed_ && !self->lingering_ && pipe->PauseIfFull()) {
       self->ClearReadDeadline();
       co_await self->WaitSignal(self->feeder_signal_);
       self->SetReadDeadline(self->opts().body_timeout, Deadline::kBody);
     }
+    if (self->lingering_) break;
     if (!co_await self->ReadMore()) break;  // Close() failed the pipe
   }
   done();
@@ -845,18 +848,30 @@ asio::awaitable<void> Session::SendClosing(Response response, bool close) {
 
 asio::awaitable<void> Session::LingeringClose() {
   if (closed_) co_return;
-  if (feeding_ || upload_running_) {
-    // Another coroutine is reading this socket; it cannot be drained from here.
-    Close();
-    co_return;
-  }
   error_code ec;
   socket_.shutdown(tcp::socket::shutdown_send, ec);
   if (ec) {
     Close();
     co_return;
   }
+  const SteadyTime until = std::chrono::steady_clock::now() + kLingerTime;
   SetReadDeadline(kLingerTime, Deadline::kLinger);
+  if (feeding_ || upload_running_) {
+    // A body feed or a relay's upload still reads the socket: the answer came before the whole
+    // body (a handler that gave up, an upstream's early error). Closing under it would reset a
+    // client still sending, and a reset can destroy the answer before the client reads it. It
+    // stops at its next piece (it checks lingering_), at the body's end or at the deadline.
+    lingering_ = true;
+    feeder_signal_.cancel();  // a feed paused for a reader that is gone
+    while ((feeding_ || upload_running_) && !closed_) co_await WaitSignal(signal_);
+    if (closed_) co_return;
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= SteadyTime::duration::zero()) {
+      Close();
+      co_return;
+    }
+    SetReadDeadline(left, Deadline::kLinger);  // the feed cleared it
+  }
   size_t drained = 0;
   while (!closed_ && drained < (1u << 20)) {
     drained += in_.size();

@@ -577,6 +577,38 @@ TEST_F(ServerTest, StreamBodyReaderGetsALargeUploadAsItArrives) {
   EXPECT_EQ(over->status, 413);
 }
 
+// A handler that answers before reading the body it streams (envd's 507 when the disk is full
+// and the file cannot be made) ends the connection, but only after the client has sent the rest:
+// the body is read and dropped for a moment, so the client reads the answer instead of meeting a
+// reset (the SDK saw "fetch failed <- EPIPE" in place of the 507; issue 19, disk-full fault).
+TEST_F(ServerTest, AnAnswerBeforeAStreamedBodyIsReadLetsTheClientFinishSending) {
+  Router router;
+  router.Add(
+      "POST", "/files",
+      [](Request&& req, Responder r) {
+        char buf[100];
+        (void)req.body_reader->Read(buf, sizeof(buf));  // starts the body's flow, then gives up
+        r.Send(Response::Text(507, "full"));
+      },
+      RouteOptions{.blocking = true, .stream_body = true, .max_body_bytes = 64u << 20});
+  Start(std::move(router));
+  RawClient c = Connect();
+  const size_t total = 512u << 10;  // within what a linger drains (1 MiB)
+  const size_t first = 64u << 10;
+  ASSERT_TRUE(c.Send("POST /files HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(total) +
+                     "\r\n\r\n" + std::string(first, 'a'))
+                  .ok());
+  auto resp = c.ReadResponse();
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->status, 507);
+  EXPECT_EQ(resp->headers.Get("Connection").value_or(""), "close");
+  for (size_t sent = first; sent < total; sent += 64u << 10) {
+    ASSERT_TRUE(c.Send(std::string(64u << 10, 'b')).ok()) << "reset after " << sent << " bytes";
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_TRUE(c.WaitClosed(10s));
+}
+
 TEST_F(ServerTest, GracefulShutdownLetsInFlightRequestsFinish) {
   Notification started;
   Notification release;

@@ -314,6 +314,9 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
         f.chunked = true;
       }
       if (server_.stopping.load()) keep_alive_ = false;
+      // The client is still sending its body: this answer ends the connection, which lingers
+      // to take the rest (a next request on it would meet the close).
+      if (!job.body_buffered && !body_complete_) keep_alive_ = false;
       f.connection = ConnectionValue();
       AppendResponseHead(out_, head.status, headers, f);
       head_sent = true;
@@ -456,6 +459,7 @@ asio::awaitable<void> Session::Upload(std::shared_ptr<Session> self) {
       self->body_complete_ = true;
       co_return;
     }
+    if (self->lingering_) co_return;  // the answer is out: LingeringClose drains the rest
     auto [ec, r] = co_await self->socket_.async_read_some(self->in_.prepare(kReadChunk), kNoThrow);
     if (self->closed_) co_return;
     if (ec || r == 0) {

@@ -428,6 +428,42 @@ TEST_F(ProxyTest, UpstreamFailuresBecome502AndTheClientConnectionSurvives) {
       << relays_.Outcome(0).cause;
 }
 
+// An upstream that answers before the client has sent all of its body (envd's 507 for a full
+// disk), and closes: the client is told the connection ends with this answer, so it sends its
+// next request on a new one, and the rest of its body is read and dropped for a moment rather
+// than met with a reset. Before, the answer said keep-alive and the connection was then cut:
+// the SDK's next files.write on it failed with "fetch failed <- EPIPE" (issue 19, disk full).
+TEST_F(ProxyTest, AnAnswerBeforeTheUploadEndsSaysCloseAndLetsTheClientFinishSending) {
+  auto listener = RawListener::Listen();
+  ASSERT_TRUE(listener.ok());
+  std::thread upstream([&] {
+    auto s = listener->Accept();
+    if (s.ok()) {
+      (void)s->ReadUntil("\r\n\r\n");
+      (void)s->Send("HTTP/1.1 507 Insufficient Storage\r\nContent-Length: 4\r\n\r\nfull");
+      s->Close();
+    }
+  });
+  StartProxy(listener->port());
+  RawClient c = ConnectProxy();
+  const size_t total = 512u << 10;  // within what a linger drains (1 MiB)
+  const size_t first = 1000;
+  ASSERT_TRUE(c.Send("POST /files HTTP/1.1\r\nHost: sbx\r\nContent-Length: " +
+                     std::to_string(total) + "\r\n\r\n" + std::string(first, 'a'))
+                  .ok());
+  auto resp = c.ReadResponse();
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->status, 507);
+  EXPECT_EQ(resp->body, "full");
+  EXPECT_EQ(resp->headers.Get("Connection").value_or(""), "close");
+  upstream.join();
+  for (size_t sent = first; sent < total; sent += 64u << 10) {
+    ASSERT_TRUE(c.Send(std::string(64u << 10, 'b')).ok()) << "reset after " << sent << " bytes";
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_TRUE(c.WaitClosed(10s));
+}
+
 // A client that gives up while the upstream is still thinking ends the relay: the upstream
 // connection is closed (a sandbox's long call is cancelled) and on_done runs.
 TEST_F(ProxyTest, AClientLeavingMidRelayClosesTheUpstream) {

@@ -26,7 +26,8 @@ namespace warren::store {
 //                     again (stale resourceVersion 5, current 7)        → HTTP 409 Conflict
 //   OutOfRange        too old resource version: 5 (oldest available: 120) → HTTP 410 Gone
 //   InvalidArgument   admission failures (api/admission.h), bad continue tokens, bad input
-//   Unavailable       the store is shutting down
+//   Unavailable       the store is shutting down, or its disk refused the write (nothing was
+//                     written; retry)
 
 struct ListOptions {
   std::string namespace_;  // "" = every namespace (and always "" for cluster-scoped kinds)

@@ -361,6 +361,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool head_request_ = false;
   bool body_complete_ = true;
   bool feeding_ = false;
+  // LingeringClose waits for a body feed or a relay's upload to stop reading the socket.
+  bool lingering_ = false;
   bool body_taken_by_proxy_ = false;
   bool responding_ = false;  // an answer is being written
   std::shared_ptr<StreamState> stream_;

@@ -10,6 +10,9 @@ StatusCode CodeFor(int rc) {
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
+    // The disk refused a read or write (EIO, EPERM on an immutable file, EFBIG): SQLite rolled
+    // the transaction back, so nothing happened and the caller may retry (bench/soak store-ro).
+    case SQLITE_IOERR:
       return StatusCode::kUnavailable;
     case SQLITE_FULL:
     case SQLITE_NOMEM:

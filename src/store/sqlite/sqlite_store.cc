@@ -2,6 +2,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <string_view>
 
 #include "api/object_codec.h"
 #include "base/log.h"
@@ -25,6 +26,8 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kCheckpointPages = 1000;
+// Unavailable for two reasons: this one is no failure worth a warning, a disk I/O error is.
+constexpr std::string_view kShuttingDown = "the store is shutting down";
 constexpr int64_t kCompactionStep = 5000;  // revisions compacted per writer pause at most
 constexpr auto kCompactionInterval = 5s;
 constexpr int kReplayPage = 1000;
@@ -164,7 +167,7 @@ SqliteStoreImpl::~SqliteStoreImpl() {
   }
   write_cv_.notify_all();
   if (writer_thread_.joinable()) writer_thread_.join();
-  hub_.Close(UnavailableError("the store is shutting down"));
+  hub_.Close(UnavailableError(std::string(kShuttingDown)));
   {
     std::lock_guard lock(checkpoint_mu_);
     checkpoint_stop_ = true;
@@ -279,7 +282,7 @@ Result<api::Object> SqliteStoreImpl::Submit(WriteFn fn) {
   auto future = write->done.get_future();
   {
     std::lock_guard lock(write_mu_);
-    if (stopping_) return UnavailableError("the store is shutting down");
+    if (stopping_) return UnavailableError(std::string(kShuttingDown));
     write_queue_.push_back(std::move(write));
   }
   write_cv_.notify_one();
@@ -573,7 +576,7 @@ void SqliteStoreImpl::GcLoop() {
       RETURN_IF_ERROR(CollectLocked(txn, key));
       return api::Object{};
     });
-    if (!result.ok() && result.status().code() != StatusCode::kUnavailable) {
+    if (!result.ok() && result.status().message() != kShuttingDown) {
       base::Logger("store")->warn("garbage collection failed object={}/{}/{} error={}",
                                   key.kind_key, key.namespace_, key.name,
                                   result.status().ToString());

@@ -60,3 +60,26 @@ test('a process writing past ephemeral-storage gets EDQUOT; freed space is usabl
     await sbx.kill();
   }
 });
+
+test('on a full sandbox every small files.write is NotEnoughSpaceError, never a cut connection', async () => {
+  // envd answers 507 before it has read the whole upload; the gateway used to say keep-alive
+  // and then cut the connection, so the next write on it failed with "fetch failed <- EPIPE"
+  // (5 of 40 before the fix; issue 19's disk-full fault).
+  const sbx = await Sandbox.create(TEMPLATE);
+  try {
+    await sbx.commands.run('dd if=/dev/zero of=/tmp/fill bs=1M count=128 2>/dev/null; true',
+      { user: 'root' });
+    const seen = [];
+    for (let i = 0; i < 40; i++) {
+      try {
+        await sbx.files.write(`w-${i}.txt`, `write ${i}\n`);
+        seen.push('written');
+      } catch (e) {
+        seen.push(e instanceof NotEnoughSpaceError ? 'NotEnoughSpaceError' : `${e?.name}: ${e?.message} ${e?.cause?.code ?? ''}`);
+      }
+    }
+    assert.deepEqual(seen.filter((s) => s !== 'NotEnoughSpaceError'), []);
+  } finally {
+    await sbx.kill();
+  }
+});
