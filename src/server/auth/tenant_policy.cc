@@ -160,6 +160,10 @@ Status CheckTenantWrite(const base::Principal& who, const api::KindInfo& kind,
   if (who.admin) return Status::Ok();
   RETURN_IF_ERROR(
       CheckTenantScope(who, kind, object.metadata.namespace_, object.metadata.name, Verb::kWrite));
+  // "" means every namespace to a read; an object written is in exactly one, the team's.
+  if (kind.namespaced && object.metadata.namespace_ != who.team) {
+    return NotFoundError(fmt::format("namespaces \"{}\" not found", object.metadata.namespace_));
+  }
   if (status) {
     return PermissionDeniedError(fmt::format(
         "{}/status is written by the node agent and the controllers: only an admin key may "
@@ -217,6 +221,13 @@ Result<api::Object> TenantPatchResult(const base::Principal& who, const api::Kin
   api::Json doc = api::ObjectToJson(current);
   api::ApplyMergePatch(doc, patch);
   ASSIGN_OR_RETURN(api::Object result, api::ObjectFromJson(std::move(doc)));
+  if (result.metadata.name != current.metadata.name ||
+      result.metadata.namespace_ != current.metadata.namespace_) {
+    return InvalidArgumentError(fmt::format(
+        "{} \"{}\" is invalid: metadata.name: Invalid value: a patch may not change the name or "
+        "namespace",
+        kind.GroupKind(), current.metadata.name));
+  }
   RETURN_IF_ERROR(CheckTenantWrite(who, kind, &current, result, /*status=*/false));
   return result;
 }
