@@ -258,14 +258,4 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-TempDir::TempDir() {
-  const char* base = getenv("TMPDIR");
-  std::string tmpl =
-      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/warren-image-test.XXXXXX";
-  CHECK(mkdtemp(tmpl.data()) != nullptr);
-  path_ = tmpl;
-}
-
-TempDir::~TempDir() { CHECK_OK(RemoveTree(path_)); }
-
 }  // namespace warren::image::testing

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/testing/temp_dir.h"
 #include "image/oci.h"
 
 // Test fixtures: tar layers and OCI image layouts built in memory and on disk with libarchive,
@@ -78,18 +79,10 @@ std::string TarOfLayout(const std::string& dir);
 void WriteFile(const std::string& path, const std::string& bytes);
 std::string ReadFile(const std::string& path);
 
-// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
-class TempDir {
+// base's TempDir, with a path helper the image tests use everywhere.
+class TempDir : public base::testing::TempDir {
  public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string Sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  std::string Sub(const std::string& name) const { return path() + "/" + name; }
 };
 
 }  // namespace warren::image::testing
