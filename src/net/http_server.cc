@@ -635,7 +635,7 @@ void Session::Dispatch(const Handler& handler, const RouteOptions& route,
     }
   };
   if (route.blocking) {
-    const Request& req = ex->request;
+    Request& req = ex->request;
     uint64_t key = std::hash<std::string>{}(route.fairness_key ? route.fairness_key(req)
                                                                : DefaultFairnessKey(req));
     server_.blocking_pool->Post(key,

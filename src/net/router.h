@@ -163,8 +163,9 @@ using Handler = std::function<void(Request&& request, Responder responder)>;
 // the same key queue behind each other, keys take turns, and one key runs at most
 // ServerOptions::blocking_threads_per_key handlers at once. Called on the loop thread with the
 // request (head, and the body on buffered routes) before the handler is queued: it must be cheap
-// and must not block. Only a hash of the result is kept.
-using FairnessKey = std::function<std::string(const Request& request)>;
+// and must not block. Only a hash of the result is kept. It may fill in what it learned for the
+// handler (an authenticating wrapper sets Request::principal, so the caller is looked up once).
+using FairnessKey = std::function<std::string(Request& request)>;
 
 // The key blocking routes get when they set none: the X-API-Key header's value, else the
 // Authorization header's, else the client's address without its port ("127.0.0.2").

@@ -44,6 +44,12 @@ net::Response Refusal(ErrorStyle style, const Status& status) {
   return resp;
 }
 
+Status NeedsAdmin(const net::Request& req, const Principal& who) {
+  return PermissionDeniedError(
+      fmt::format("{} {} needs an admin key; key {} belongs to team \"{}\"", req.method, req.path,
+                  who.key_name, who.team));
+}
+
 }  // namespace
 
 std::string_view PresentedKey(const net::Headers& headers) {
@@ -66,15 +72,26 @@ void GuardRoutes(net::Router& router, std::shared_ptr<KeyStore> keys,
     if (route.blocking && !route.fairness_key) {
       // Blocking work is shared out by team: one team's flood queues behind itself, not in front
       // of everyone else (all callers without a valid key share one queue).
-      route.fairness_key = [keys](const net::Request& req) -> std::string {
+      // The caller found here is the one the check below uses: one lookup per request.
+      route.fairness_key = [keys](net::Request& req) -> std::string {
         auto who = keys->Authenticate(PresentedKey(req.headers));
-        return who.ok() ? "team " + who->team : "unauthenticated";
+        if (!who.ok()) return "unauthenticated";
+        req.principal = std::make_shared<const Principal>(std::move(*who));
+        return "team " + req.principal->team;
       };
     }
     ErrorStyle style = StyleFor(pattern);
     bool admin_only = Matches(options.admin_patterns, pattern);
     return
         [inner = std::move(inner), keys, style, admin_only](net::Request&& req, net::Responder r) {
+          if (req.principal != nullptr) {  // authenticated by the route's fairness key
+            if (admin_only && !req.principal->admin) {
+              r.Send(Refusal(style, NeedsAdmin(req, *req.principal)));
+              return;
+            }
+            inner(std::move(req), std::move(r));
+            return;
+          }
           std::string_view key = PresentedKey(req.headers);
           if (key.empty()) {
             r.Send(Refusal(style,
@@ -91,9 +108,7 @@ void GuardRoutes(net::Router& router, std::shared_ptr<KeyStore> keys,
             return;
           }
           if (admin_only && !who->admin) {
-            r.Send(Refusal(style, PermissionDeniedError(fmt::format(
-                                      "{} {} needs an admin key; key {} belongs to team \"{}\"",
-                                      req.method, req.path, who->key_name, who->team))));
+            r.Send(Refusal(style, NeedsAdmin(req, *who)));
             return;
           }
           req.principal = std::make_shared<const Principal>(std::move(*who));
