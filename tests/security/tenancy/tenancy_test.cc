@@ -304,6 +304,27 @@ TEST_F(TenancyTest, SecretsOnASandboxAreSealedForEveryReader) {
             403);
 }
 
+// The kinds this batch added (ResourceQuota) and the control plane's Events are per team too.
+TEST_F(TenancyTest, AnotherTeamsQuotaAndEventsAre404) {
+  Json quota = {{"apiVersion", "warren.dev/v1alpha1"},
+                {"kind", "ResourceQuota"},
+                {"metadata", {{"name", "limits"}, {"namespace", "team-b"}}},
+                {"spec", {{"hard", {{"sandboxes", "5"}}}}}};
+  const std::string quotas = "/apis/warren.dev/v1alpha1/namespaces/team-b/resourcequotas";
+  ASSERT_EQ(Call("POST", quotas, admin_key_, quota.dump()).status, 201);
+  EXPECT_EQ(Call("GET", quotas + "/limits", team_b_key_).status, 200) << "its own team reads it";
+  Reply foreign = Call("GET", quotas + "/limits", team_a_key_);
+  EXPECT_EQ(foreign.status, 404) << foreign.text;
+  EXPECT_EQ(Call("GET", quotas, team_a_key_).status, 404);
+  EXPECT_TRUE(Items(Call("GET", "/apis/warren.dev/v1alpha1/resourcequotas", team_a_key_)).empty());
+  MakeTeamObjects(team_b_key_, "team-b");  // its claim and sandboxes write Events in team-b
+  EXPECT_EQ(Call("GET", "/apis/warren.dev/v1alpha1/namespaces/team-b/events", team_a_key_).status,
+            404);
+  for (const Json& e : Items(Call("GET", "/apis/warren.dev/v1alpha1/events", team_a_key_))) {
+    EXPECT_EQ(e["metadata"].value("namespace", ""), "team-a") << e.dump();
+  }
+}
+
 TEST_F(TenancyTest, MetricsNeedAnAdminKeyOrTheLoopbackMetricsListener) {
   EXPECT_EQ(Call("GET", "/metrics", team_a_key_).status, 403);
   Reply admin = Call("GET", "/metrics", admin_key_);
