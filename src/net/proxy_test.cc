@@ -594,7 +594,7 @@ TEST_F(ProxyTest, ReusableUpstreamIsHandedBackAndReused) {
   auto four = c.ReadResponse();
   ASSERT_TRUE(four.ok()) << four.status();
   EXPECT_EQ(four->body, "four");
-  EXPECT_TRUE(upstream_ok.HasBeenNotified());
+  EXPECT_TRUE(upstream_ok.WaitFor());  // notified just after it sends "four"
   {
     std::lock_guard lock(mu);
     idle.clear();  // the upstream thread waits for this connection to close
