@@ -116,6 +116,13 @@ test('pause keeps processes and files; connect resumes them under the same PID',
   try {
     const sleeper = await sbx.commands.run('sleep 3600', { background: true });
     const pid = sleeper.pid;
+    // The pid is bash's until bash execs sleep; pause only once it has, so what is compared
+    // after resume is the process pause kept, not a shell still starting.
+    const cmdline = `cat /proc/${pid}/cmdline | tr '\\0' ' '`;
+    for (let i = 0; (await sbx.commands.run(cmdline)).stdout !== 'sleep 3600 '; i++) {
+      assert.ok(i < 100, `pid ${pid} never became sleep`);
+      await sleep(20);
+    }
     await sbx.files.write('keep.txt', 'kept across pause');
     assert.equal(await sbx.pause(), true);
     assert.equal(await sbx.pause(), false, 'a second pause reports already paused');
@@ -133,8 +140,8 @@ test('pause keeps processes and files; connect resumes them under the same PID',
     assert.equal((await Sandbox.getInfo(id)).state, 'running');
     const procs = await again.commands.list();
     assert.ok(procs.some((p) => p.pid === pid), `pid ${pid} missing from ${JSON.stringify(procs)}`);
-    const alive = await again.commands.run(`kill -0 ${pid} && cat /proc/${pid}/cmdline | tr '\\0' ' '`);
-    assert.equal(alive.stdout, 'sleep 3600 ');
+    const alive = await again.commands.run(`kill -0 ${pid} && ${cmdline}; cat /proc/${pid}/stat >&2`);
+    assert.equal(alive.stdout, 'sleep 3600 ', `after resume: ${alive.stderr}`);
     assert.equal(await again.files.read('keep.txt'), 'kept across pause');
     // The first handle still works: the envd access token survived pause and resume.
     assert.equal((await sbx.commands.run('echo still mine')).stdout, 'still mine\n');
