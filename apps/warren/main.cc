@@ -178,7 +178,8 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
       std::make_unique<warren::gateway::FunctionDialer>(
           [&agent](std::string_view id, uint16_t port, std::chrono::milliseconds timeout) {
             return agent.Dial(id, port, timeout);
-          }),
+          },
+          [&agent](std::string_view id, uint16_t port) { return agent.DialNow(id, port); }),
       std::move(gateway_options));
   warren::server::e2b::E2bParts e2b;
   e2b.node = &node_access;

@@ -66,6 +66,9 @@ struct Settings {
   std::string path = "/health";
   std::string envd = WARREN_ENVD_BIN;
   int serve_s = 0;  // --serve: set everything up, print the ports, wait (for profiling by hand)
+  // The A/B of dialing on the loop (SandboxDialer::DialNow): one more target, a gateway that
+  // dials on its dial threads only, in the same interleaved rounds.
+  bool dial_ab = false;
 };
 
 struct Figures {
@@ -363,6 +366,8 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0, 1024));
   app.add_option("--path", s.path, "the path every request asks for");
   app.add_option("--envd", s.envd, "the warren-envd binary to run in the sandbox");
+  app.add_flag("--dial-ab", s.dial_ab,
+               "also measure a gateway that dials on its dial threads only (the A/B of DialNow)");
   app.add_option("--serve", s.serve_s, "set up, print the ports and wait this many seconds")
       ->check(CLI::Range(1, 86400));
   CLI11_PARSE(app, argc, argv);
@@ -447,17 +452,19 @@ int Main(int argc, char** argv) {
   route.resource_version = 1;
   routes.Upsert(route);
   gateway::RuntimeDialer dialer(**rt);
-  auto start_gateway = [&](bool keepalive) {
+  auto start_gateway = [&](bool keepalive, bool dial_on_loop = true) {
     gateway::GatewayOptions o;
     o.server.port = 0;
     o.server.loop_threads = loops;
     o.upstream_keepalive = keepalive;
+    o.dial_on_loop = dial_on_loop;
     auto g = gateway::Gateway::Start(o, routes, dialer);
     if (!g.ok()) Die(g.status().ToString());
     return std::move(g).value();
   };
   auto gw_plain = start_gateway(false);
   auto gw_keepalive = start_gateway(true);
+  auto gw_dial_threads = start_gateway(false, /*dial_on_loop=*/false);
 
   std::string path = s.path;
   struct Target {
@@ -476,6 +483,11 @@ int Main(int argc, char** argv) {
       {"nginx proxy_pass, upstream keepalive", local(nginx_keepalive), nginx_cpu, {}},
       {"warren gateway, upstream keepalive", local(gw_keepalive->port()), gateway_cpu, {}},
   };
+  if (s.dial_ab) {
+    targets.push_back(
+        {"A/B: new upstream conn, dial threads only", local(gw_dial_threads->port()),
+         gateway_cpu, {}});
+  }
   if (s.serve_s > 0) {
     std::printf(
         "gateway_bench: sandbox %s; envd %s; nginx %u (keep-alive %u); gateway %u "
@@ -517,6 +529,11 @@ int Main(int argc, char** argv) {
   Print(targets[3].name, m[3]);
   Print(targets[4].name, m[4]);
   std::printf("    ratio warren/nginx: %.2f (target >= 0.80)\n", m[4].rps / m[3].rps);
+  if (s.dial_ab) {
+    Print(targets[5].name, m[5]);
+    std::printf("    ratio to nginx, new upstream conn: %.2f (dialing on the loop: %.2f)\n",
+                m[5].rps / m[1].rps, m[2].rps / m[1].rps);
+  }
   std::printf(
       "  gateway upstream connections: without keep-alive %llu dialed; with keep-alive "
       "%llu dialed, %llu reused\n",
@@ -525,6 +542,7 @@ int Main(int argc, char** argv) {
       static_cast<unsigned long long>(gw_keepalive->counters().upstream_reused.load()));
   gw_plain->Shutdown(0ms);
   gw_keepalive->Shutdown(0ms);
+  gw_dial_threads->Shutdown(0ms);
   uint64_t bad = 0;
   for (const Figures& f : m) bad += f.bad;
   if (bad > 0) {

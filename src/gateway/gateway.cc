@@ -204,6 +204,16 @@ void Gateway::Connect(net::Responder responder, SandboxAddress address, RouteLoo
       Relay(responder, address, lookup, base::UniqueFd(), /*pooled=*/true)) {
     return;
   }
+  if (options_.dial_on_loop) {
+    if (auto dialed = dialer_.DialNow(address.sandbox_id, address.port)) {
+      if (dialed->ok()) {
+        Relay(responder, address, lookup, std::move(*dialed).value(), /*pooled=*/false);
+      } else {
+        DialFailed(responder, address, dialed->status());
+      }
+      return;
+    }
+  }
   auto shared = std::make_shared<net::Responder>(std::move(responder));
   bool posted = dial_pool_.Post([this, shared, a = std::move(address), l = std::move(lookup)] {
     DialAndRelay(std::move(*shared), a, l);
@@ -215,23 +225,28 @@ void Gateway::DialAndRelay(net::Responder responder, const SandboxAddress& addre
                            const RouteLookup& lookup) {
   Result<base::UniqueFd> fd = dialer_.Dial(address.sandbox_id, address.port, options_.dial_timeout);
   if (!fd.ok()) {
-    StatusCode code = fd.status().code();
-    // Nothing listening on a sandbox's own port is the usual answer while its server starts
-    // (clients poll for it): debug. envd not answering, or any other dial error, is a failure.
-    bool port_not_open = code == StatusCode::kUnavailable && address.port != kEnvdPort;
-    base::Logger("gateway")->log(port_not_open ? spdlog::level::debug : spdlog::level::warn,
-                                 "relay failed sandbox_id={} port={} step=dial cause=\"{}\"",
-                                 address.sandbox_id, address.port, fd.status().ToString());
-    if (code == StatusCode::kNotFound || code == StatusCode::kFailedPrecondition) {
-      counters_.Count(RequestResult::kNotFound);
-      responder.Send(SandboxNotFound(address.sandbox_id));
-    } else {
-      counters_.Count(RequestResult::kPortNotOpen);
-      responder.Send(PortNotOpen(address.sandbox_id, address.port));
-    }
+    DialFailed(responder, address, fd.status());
     return;
   }
   Relay(responder, address, lookup, std::move(fd).value(), /*pooled=*/false);
+}
+
+void Gateway::DialFailed(net::Responder& responder, const SandboxAddress& address,
+                         const Status& why) {
+  StatusCode code = why.code();
+  // Nothing listening on a sandbox's own port is the usual answer while its server starts
+  // (clients poll for it): debug. envd not answering, or any other dial error, is a failure.
+  bool port_not_open = code == StatusCode::kUnavailable && address.port != kEnvdPort;
+  base::Logger("gateway")->log(port_not_open ? spdlog::level::debug : spdlog::level::warn,
+                               "relay failed sandbox_id={} port={} step=dial cause=\"{}\"",
+                               address.sandbox_id, address.port, why.ToString());
+  if (code == StatusCode::kNotFound || code == StatusCode::kFailedPrecondition) {
+    counters_.Count(RequestResult::kNotFound);
+    responder.Send(SandboxNotFound(address.sandbox_id));
+  } else {
+    counters_.Count(RequestResult::kPortNotOpen);
+    responder.Send(PortNotOpen(address.sandbox_id, address.port));
+  }
 }
 
 bool Gateway::Relay(net::Responder& responder, const SandboxAddress& address,

@@ -56,6 +56,10 @@ struct GatewayOptions {
   std::chrono::seconds relay_idle_timeout{600};
   // Threads that dial into sandboxes (and wait for auto-resumes): dials can block.
   int dial_threads = 8;
+  // Dial on the loop that routed the request when the dialer can without waiting
+  // (SandboxDialer::DialNow), sparing the two thread hops of a dial thread; off = always on a
+  // dial thread (the A/B in bench/gateway).
+  bool dial_on_loop = true;
   // Keep connections into sandboxes open between requests (net's UpstreamPool: each stays on
   // the loop that relayed over it).
   bool upstream_keepalive = true;
@@ -107,6 +111,7 @@ class Gateway {
   void Handle(net::Request& request, net::Responder responder);
   // Relays over an idle keep-alive connection when there is one, else dials on a dial thread.
   void Connect(net::Responder responder, SandboxAddress address, RouteLookup lookup);
+  void DialFailed(net::Responder& responder, const SandboxAddress& address, const Status& why);
   void DialAndRelay(net::Responder responder, const SandboxAddress& address,
                     const RouteLookup& lookup);
   // Relays over `upstream`, or with `pooled` over an idle connection of this loop. Returns false,

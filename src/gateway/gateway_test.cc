@@ -195,6 +195,41 @@ TEST_F(GatewayTest, ErrorBodiesAreExactlyE2Bs) {
   EXPECT_EQ(gateway_->counters().Get(RequestResult::kRelayed), 0u);
 }
 
+TEST_F(GatewayTest, DialsOnTheLoopWhenTheDialerCanAndOnADialThreadWhenItDeclines) {
+  auto a = StartUpstream("sandbox-a");
+  auto b = StartUpstream("sandbox-b");
+  dialer_.Map("ia", 3000, a->port());
+  dialer_.Map("ib", 3000, b->port());
+  table_.Upsert(RunningRoute("ia", 1));
+  table_.Upsert(RunningRoute("ib", 2));
+  table_.Upsert(RunningRoute("igone", 3));  // routed, but the node no longer runs it
+  dialer_.EnableDialNow({"ib"});             // ib is held by a lifecycle operation
+  GatewayOptions options;
+  options.upstream_keepalive = false;  // every request dials
+  StartGateway(options);
+
+  EXPECT_EQ(Get("/who", Routing("ia", "3000")).body, "sandbox-a");
+  EXPECT_EQ(dialer_.dials_now(), 1);
+  EXPECT_EQ(dialer_.dials(), 0) << "dialed on the loop: no dial thread";
+  net::Response closed = Get("/who", Routing("ia", "8080"));
+  EXPECT_EQ(closed.status, 502);
+  EXPECT_EQ(closed.body,
+            R"({"sandboxId":"ia","message":"The sandbox is running but port is not open",)"
+            R"("port":8080,"code":502})");
+  net::Response gone = Get("/who", Routing("igone", "3000"));
+  EXPECT_EQ(gone.status, 502);
+  EXPECT_EQ(gone.body, R"({"sandboxId":"igone","message":"The sandbox was not found","code":502})");
+  EXPECT_EQ(dialer_.dials(), 0);
+
+  // Declined: the same request still arrives, through a dial thread.
+  EXPECT_EQ(Get("/who", Routing("ib", "3000")).body, "sandbox-b");
+  EXPECT_EQ(dialer_.dials(), 1);
+  EXPECT_EQ(gateway_->counters().Get(RequestResult::kRelayed), 2u);
+  EXPECT_EQ(gateway_->counters().Get(RequestResult::kPortNotOpen), 1u);
+  EXPECT_EQ(gateway_->counters().Get(RequestResult::kNotFound), 1u);
+  EXPECT_EQ(gateway_->counters().upstream_dialed.load(), 2u);
+}
+
 TEST_F(GatewayTest, EnvdTrafficNeedsTheAccessToken) {
   auto envd = StartUpstream("envd");
   auto web = StartUpstream("web");

@@ -15,6 +15,10 @@ class RuntimeDialer final : public SandboxDialer {
                               std::chrono::milliseconds timeout) override {
     return runtime_.Dial(sandbox_id, port, timeout);
   }
+  std::optional<Result<base::UniqueFd>> DialNow(std::string_view sandbox_id,
+                                                uint16_t port) override {
+    return runtime_.DialNow(sandbox_id, port);
+  }
 
  private:
   runtime::Runtime& runtime_;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
 
 #include "base/result.h"
@@ -16,6 +17,7 @@ namespace warren::gateway {
 //
 // Implementations are thread-safe. Dial may block up to `timeout` (and on a sandbox busy with a
 // lifecycle operation): the gateway calls it on its own dial threads, never on an event loop.
+// DialNow is the loop's: it answers at once or declines.
 class SandboxDialer {
  public:
   virtual ~SandboxDialer() = default;
@@ -25,6 +27,14 @@ class SandboxDialer {
   // else is reported as the port not being open.
   virtual Result<base::UniqueFd> Dial(std::string_view sandbox_id, uint16_t port,
                                       std::chrono::milliseconds timeout) = 0;
+  // Dial on an event loop: never waits (runtime::Runtime::DialNow). nullopt when it would
+  // have to, and the gateway then calls Dial on a dial thread. The default never dials here.
+  virtual std::optional<Result<base::UniqueFd>> DialNow(std::string_view sandbox_id,
+                                                        uint16_t port) {
+    (void)sandbox_id;
+    (void)port;
+    return std::nullopt;
+  }
 };
 
 // A SandboxDialer over any callable with Dial's signature and contract, e.g. the node agent's:
@@ -36,14 +46,23 @@ class FunctionDialer final : public SandboxDialer {
  public:
   using DialFn =
       std::function<Result<base::UniqueFd>(std::string_view, uint16_t, std::chrono::milliseconds)>;
-  explicit FunctionDialer(DialFn dial) : dial_(std::move(dial)) {}
+  using DialNowFn =
+      std::function<std::optional<Result<base::UniqueFd>>(std::string_view, uint16_t)>;
+  explicit FunctionDialer(DialFn dial, DialNowFn dial_now = nullptr)
+      : dial_(std::move(dial)), dial_now_(std::move(dial_now)) {}
   Result<base::UniqueFd> Dial(std::string_view sandbox_id, uint16_t port,
                               std::chrono::milliseconds timeout) override {
     return dial_(sandbox_id, port, timeout);
   }
+  std::optional<Result<base::UniqueFd>> DialNow(std::string_view sandbox_id,
+                                                uint16_t port) override {
+    if (!dial_now_) return std::nullopt;
+    return dial_now_(sandbox_id, port);
+  }
 
  private:
   DialFn dial_;
+  DialNowFn dial_now_;
 };
 
 }  // namespace warren::gateway

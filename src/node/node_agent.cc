@@ -423,6 +423,23 @@ Result<base::UniqueFd> NodeAgent::Dial(std::string_view sandbox_id, uint16_t por
   return runtime_->Dial(sandbox_id, port, timeout);
 }
 
+std::optional<Result<base::UniqueFd>> NodeAgent::DialNow(std::string_view sandbox_id,
+                                                        uint16_t port) {
+  {
+    std::unique_lock lock(mu_, std::try_to_lock);
+    if (!lock) return std::nullopt;
+    auto it = locals_.find(sandbox_id);
+    if (it == locals_.end()) {
+      return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
+    }
+    if (it->second.state != runtime::SandboxState::kRunning) {
+      return FailedPreconditionError(
+          fmt::format("sandbox {} is {}", sandbox_id, runtime::SandboxStateName(it->second.state)));
+    }
+  }
+  return runtime_->DialNow(sandbox_id, port);
+}
+
 std::shared_ptr<EnvdClient> NodeAgent::EnvdFor(const std::string& id) {
   std::lock_guard lock(mu_);
   auto it = locals_.find(id);

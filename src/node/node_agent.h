@@ -91,6 +91,8 @@ class NodeAgent {
   // Unavailable when nothing listens on the port.
   Result<base::UniqueFd> Dial(std::string_view sandbox_id, uint16_t port,
                               std::chrono::milliseconds timeout);
+  // Dial for an event loop: never waits (runtime::Runtime::DialNow); nullopt when it would.
+  std::optional<Result<base::UniqueFd>> DialNow(std::string_view sandbox_id, uint16_t port);
   // A client of the sandbox's envd (/init, /reset, /logs, /health, or any request), carrying
   // its node secret. Shared: one keep-alive pool per sandbox. NotFound as Dial.
   Result<std::shared_ptr<EnvdClient>> Envd(std::string_view sandbox_id);

@@ -61,6 +61,9 @@ Status ConnectLoopback(int fd, uint16_t port, std::chrono::milliseconds timeout)
     return DeadlineExceededError(
         fmt::format("connect 127.0.0.1:{} timed out after {} ms", port, timeout.count()));
   }
+  // Writable with no error or hang-up flagged: connected, no need to ask (one syscall less on
+  // the gateway's dial path).
+  if (n == 1 && p.revents == POLLOUT) return Status::Ok();
   int soerr = 0;
   socklen_t len = sizeof soerr;
   if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0) soerr = errno;

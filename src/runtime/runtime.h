@@ -107,6 +107,16 @@ class Runtime {
   // socket). Unavailable when nothing listens there yet.
   virtual Result<base::UniqueFd> Dial(std::string_view id, uint16_t port,
                                       std::chrono::milliseconds timeout) = 0;
+  // Dial for an event loop thread, which must never wait: the socket only when it can be had
+  // at once (the sandbox is not held by a lifecycle operation, and the loopback connect was
+  // answered during the call); nullopt when it would have to wait, and the caller then calls
+  // Dial on a thread that may block. Errors as Dial's. Runtimes that cannot do this keep the
+  // default.
+  virtual std::optional<Result<base::UniqueFd>> DialNow(std::string_view id, uint16_t port) {
+    (void)id;
+    (void)port;
+    return std::nullopt;
+  }
 
   // Called once per exit of a sandbox's pid 1, on a runtime thread, with no runtime lock held
   // (it may call back into the runtime). Set it before Adopt or Start.

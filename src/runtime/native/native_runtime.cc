@@ -179,6 +179,7 @@ NativeRuntime::~NativeRuntime() {
     // the process.
     sb->cgroup.Release();
     sb->process.reset();
+    sb->dial_pidfd.reset();
   }
 }
 
@@ -189,6 +190,17 @@ std::string NativeRuntime::SandboxDir(std::string_view id) const {
 std::string NativeRuntime::CgroupPath(std::string_view id) const {
   return fmt::format("{}/{}", options_.cgroup_parent, id);
 }
+
+namespace {
+
+// Null when the duplicate cannot be made: DialNow then leaves every dial to Dial.
+std::shared_ptr<const base::UniqueFd> PidfdForDials(const os::Pidfd& process) {
+  base::UniqueFd dup(fcntl(process.fd(), F_DUPFD_CLOEXEC, 0));
+  if (!dup) return nullptr;
+  return std::make_shared<const base::UniqueFd>(std::move(dup));
+}
+
+}  // namespace
 
 Result<NativeRuntime::SandboxPtr> NativeRuntime::Find(std::string_view id) {
   std::lock_guard lock(table_mu_);
@@ -247,6 +259,7 @@ std::optional<ExitStatus> NativeRuntime::CollectExitLocked(Sandbox& sb) {
     if (stats.ok() && stats->oom_kills > sb.record.oom_kills_at_start) exit.oom_killed = true;
   }
   sb.process.reset();
+  sb.dial_pidfd.reset();
   sb.record.state = SandboxState::kStopped;
   sb.record.pid = 0;
   sb.record.start_time = 0;
@@ -516,6 +529,7 @@ Status NativeRuntime::Start(std::string_view id_view) {
   r.last_exit.reset();
   r.oom_kills_at_start = oom_before;
   sb->process = std::move(process);
+  sb->dial_pidfd = PidfdForDials(*sb->process);
   if (Status st = Persist(*sb); !st.ok()) {
     Log()->warn("persist sandbox={} error={}", id, st.ToString());
   }
@@ -745,6 +759,28 @@ Result<base::UniqueFd> NativeRuntime::Dial(std::string_view id, uint16_t port,
   return fd;
 }
 
+std::optional<Result<base::UniqueFd>> NativeRuntime::DialNow(std::string_view id,
+                                                            uint16_t port) {
+  auto sb = Find(id);
+  if (!sb.ok()) return sb.status();
+  std::shared_ptr<const base::UniqueFd> pidfd;
+  {
+    std::unique_lock lock((*sb)->mu, std::try_to_lock);
+    if (!lock) return std::nullopt;  // a lifecycle operation holds it: Dial waits, this may not
+    if ((*sb)->gone || !(*sb)->process) {
+      return FailedPreconditionError(fmt::format("sandbox {} is not running", id));
+    }
+    pidfd = (*sb)->dial_pidfd;
+  }
+  if (!pidfd) return std::nullopt;
+  // A zero timeout: the loopback handshake (or its refusal) completes inside connect(2), so
+  // only a listener whose backlog is full is left undecided, and that one waits on a thread.
+  auto fd = os::DialInNetns(pidfd->get(), port, std::chrono::milliseconds(0));
+  if (!fd.ok() && fd.status().code() == StatusCode::kDeadlineExceeded) return std::nullopt;
+  if (!fd.ok()) return fd.status().WithPrefix(fmt::format("sandbox {}", id));
+  return fd;
+}
+
 Result<NativeRuntime::SandboxPtr> NativeRuntime::AdoptOne(const std::string& id,
                                                           SandboxRecord record) {
   auto sb = std::make_shared<Sandbox>();
@@ -766,6 +802,7 @@ Result<NativeRuntime::SandboxPtr> NativeRuntime::AdoptOne(const std::string& id,
       if (start.ok() && *start == r.start_time && InItsCgroup(sb->cgroup, r.pid)) {
         alive = true;
         sb->process = std::move(process).value();
+        sb->dial_pidfd = PidfdForDials(*sb->process);
       }
     }
   }

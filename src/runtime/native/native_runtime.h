@@ -60,6 +60,7 @@ class NativeRuntime final : public Runtime {
   Status RemoveOrphan(const Orphan& orphan) override;
   Result<base::UniqueFd> Dial(std::string_view id, uint16_t port,
                               std::chrono::milliseconds timeout) override;
+  std::optional<Result<base::UniqueFd>> DialNow(std::string_view id, uint16_t port) override;
   void SetExitCallback(ExitCallback callback) override;
 
   const os::CgroupHierarchies& cgroups() const { return hierarchies_; }
@@ -76,6 +77,9 @@ class NativeRuntime final : public Runtime {
     SandboxRecord record;              // guarded by mu
     os::Cgroup cgroup;                 // guarded by mu
     std::optional<os::Pidfd> process;  // guarded by mu; set while pid 1 runs
+    // A duplicate of process's pidfd that dials share (DialNow), so a dial into the netns
+    // holds mu only to copy it: set and cleared with process (a pidfd keeps no namespace).
+    std::shared_ptr<const base::UniqueFd> dial_pidfd;  // guarded by mu
     bool gone = false;                 // guarded by mu; destroyed, no longer in the table
     LaunchTrace trace;                 // guarded by mu
   };

@@ -100,6 +100,15 @@ spec:
   std::string resp = RawHttp(fd->get(), "GET /health HTTP/1.0\r\nHost: envd\r\n\r\n");
   EXPECT_TRUE(Contains(resp, "HTTP/1.1 204")) << resp;
   EXPECT_TRUE(Contains(resp, "X-Envd-Version")) << resp;
+  // The gateway's loop dial reaches the same envd.
+  for (int i = 0; i < 100; ++i) {
+    auto now = agent_->DialNow(id, 49983);
+    if (!now) continue;  // the agent was busy: the gateway would dial on a thread
+    ASSERT_TRUE(now->ok()) << now->status();
+    std::string r2 = RawHttp((*now)->get(), "GET /health HTTP/1.0\r\nHost: envd\r\n\r\n");
+    EXPECT_TRUE(Contains(r2, "HTTP/1.1 204")) << r2;
+    break;
+  }
   auto envd = agent_->Envd(id);
   ASSERT_TRUE(envd.ok()) << envd.status();
   ASSERT_OK((*envd)->Init(R"({"envVars":{"ADDED":"1"}})", 5s));
@@ -134,6 +143,10 @@ spec:
   EXPECT_EQ(FreezerState(Options(), id), "FROZEN");
   EXPECT_FALSE((*envd)->Health(300ms).ok()) << "a frozen envd cannot answer";
   EXPECT_EQ(agent_->Dial(id, 49983, 1s).status().code(), StatusCode::kFailedPrecondition);
+  auto paused_now = agent_->DialNow(id, 49983);
+  if (paused_now) {
+    EXPECT_EQ(paused_now->status().code(), StatusCode::kFailedPrecondition);
+  }
 
   // Resume: the same processes run again.
   Patch("life", R"({"spec":{"paused":false}})");

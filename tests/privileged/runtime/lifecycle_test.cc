@@ -163,6 +163,29 @@ TEST_F(SandboxTest, DialReachesOnlyTheSandboxsLoopback) {
   EXPECT_FALSE(host.ok());
   // An unused port inside: Unavailable, so a caller knows to retry.
   EXPECT_EQ(rt_->Dial("web", 18081, 1s).status().code(), StatusCode::kUnavailable);
+
+  // The event loop's dial answers at once, the same way: a connected socket to the sandbox's
+  // loopback, Unavailable for a closed port, NotFound for no such sandbox, FailedPrecondition
+  // once it stopped.
+  auto now = rt_->DialNow("web", 18080);
+  ASSERT_TRUE(now.has_value()) << "nothing holds the sandbox: DialNow must not decline";
+  ASSERT_TRUE(now->ok()) << now->status();
+  flags = fcntl((*now)->get(), F_GETFL);
+  fcntl((*now)->get(), F_SETFL, flags & ~O_NONBLOCK);
+  ASSERT_EQ(write((*now)->get(), req.data(), req.size()), static_cast<ssize_t>(req.size()));
+  std::string again;
+  while ((n = read((*now)->get(), buf, sizeof buf)) > 0) again.append(buf, static_cast<size_t>(n));
+  EXPECT_THAT(again, HasSubstr("hello"));
+  auto closed = rt_->DialNow("web", 18081);
+  ASSERT_TRUE(closed.has_value());
+  EXPECT_EQ(closed->status().code(), StatusCode::kUnavailable);
+  auto unknown = rt_->DialNow("nope", 18080);
+  ASSERT_TRUE(unknown.has_value());
+  EXPECT_EQ(unknown->status().code(), StatusCode::kNotFound);
+  ASSERT_OK(rt_->Stop("web", 0ms));
+  auto stopped = rt_->DialNow("web", 18080);
+  ASSERT_TRUE(stopped.has_value());
+  EXPECT_EQ(stopped->status().code(), StatusCode::kFailedPrecondition);
 }
 
 }  // namespace
