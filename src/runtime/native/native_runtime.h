@@ -80,8 +80,8 @@ class NativeRuntime final : public Runtime {
     // A duplicate of process's pidfd that dials share (DialNow), so a dial into the netns
     // holds mu only to copy it: set and cleared with process (a pidfd keeps no namespace).
     std::shared_ptr<const base::UniqueFd> dial_pidfd;  // guarded by mu
-    bool gone = false;                 // guarded by mu; destroyed, no longer in the table
-    LaunchTrace trace;                 // guarded by mu
+    bool gone = false;  // guarded by mu; destroyed, no longer in the table
+    LaunchTrace trace;  // guarded by mu
   };
   using SandboxPtr = std::shared_ptr<Sandbox>;
 
