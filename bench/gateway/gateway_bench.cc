@@ -484,9 +484,10 @@ int Main(int argc, char** argv) {
       {"warren gateway, upstream keepalive", local(gw_keepalive->port()), gateway_cpu, {}},
   };
   if (s.dial_ab) {
-    targets.push_back(
-        {"A/B: new upstream conn, dial threads only", local(gw_dial_threads->port()),
-         gateway_cpu, {}});
+    targets.push_back({"A/B: new upstream conn, dial threads only",
+                       local(gw_dial_threads->port()),
+                       gateway_cpu,
+                       {}});
   }
   if (s.serve_s > 0) {
     std::printf(

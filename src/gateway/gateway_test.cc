@@ -203,7 +203,7 @@ TEST_F(GatewayTest, DialsOnTheLoopWhenTheDialerCanAndOnADialThreadWhenItDeclines
   table_.Upsert(RunningRoute("ia", 1));
   table_.Upsert(RunningRoute("ib", 2));
   table_.Upsert(RunningRoute("igone", 3));  // routed, but the node no longer runs it
-  dialer_.EnableDialNow({"ib"});             // ib is held by a lifecycle operation
+  dialer_.EnableDialNow({"ib"});            // ib is held by a lifecycle operation
   GatewayOptions options;
   options.upstream_keepalive = false;  // every request dials
   StartGateway(options);

@@ -424,7 +424,7 @@ Result<base::UniqueFd> NodeAgent::Dial(std::string_view sandbox_id, uint16_t por
 }
 
 std::optional<Result<base::UniqueFd>> NodeAgent::DialNow(std::string_view sandbox_id,
-                                                        uint16_t port) {
+                                                         uint16_t port) {
   {
     std::unique_lock lock(mu_, std::try_to_lock);
     if (!lock) return std::nullopt;

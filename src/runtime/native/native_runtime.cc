@@ -759,8 +759,7 @@ Result<base::UniqueFd> NativeRuntime::Dial(std::string_view id, uint16_t port,
   return fd;
 }
 
-std::optional<Result<base::UniqueFd>> NativeRuntime::DialNow(std::string_view id,
-                                                            uint16_t port) {
+std::optional<Result<base::UniqueFd>> NativeRuntime::DialNow(std::string_view id, uint16_t port) {
   auto sb = Find(id);
   if (!sb.ok()) return sb.status();
   std::shared_ptr<const base::UniqueFd> pidfd;
