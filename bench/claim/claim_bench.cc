@@ -23,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -276,10 +277,11 @@ std::vector<std::string> SandboxCgroups(const std::string& parent) {
   return out;
 }
 
-uint64_t ReadNumber(const std::string& path) {
+// Empty when the file is gone (its cgroup was removed) or holds no number.
+std::optional<uint64_t> ReadNumber(const std::string& path) {
   std::ifstream f(path);
   uint64_t v = 0;
-  f >> v;
+  if (!(f >> v)) return std::nullopt;
   return v;
 }
 
@@ -293,23 +295,43 @@ bool WriteText(const std::string& path, const std::string& text) {
 // Whether idle members should sit frozen: what an idle pool costs (CPU, memory) and what a
 // thaw would add to a claim, measured on the pool's own members.
 void MeasureIdlePool(const std::string& data_dir, int seconds) {
+  // Sandboxes of earlier rows may still be tearing down: wait (up to a minute) for their
+  // cgroups to go, and count only the cgroups present at both reads.
+  for (int i = 0; i < 600; ++i) {
+    auto cpu = SandboxCgroups(CgroupParent("cpuacct", data_dir));
+    auto mem = SandboxCgroups(CgroupParent("memory", data_dir));
+    if (cpu.size() == mem.size()) break;
+    std::this_thread::sleep_for(100ms);
+  }
   auto cpu = SandboxCgroups(CgroupParent("cpuacct", data_dir));
-  auto mem = SandboxCgroups(CgroupParent("memory", data_dir));
   if (cpu.empty()) {
     fmt::print("idle pool: no member cgroups found\n");
     return;
   }
-  uint64_t before = 0, after = 0, memory = 0;
-  for (const auto& c : cpu) before += ReadNumber(c + "/cpuacct.usage");
+  auto usage = [](const std::string& c) { return ReadNumber(c + "/cpuacct.usage"); };
+  std::vector<std::optional<uint64_t>> before;
+  for (const auto& c : cpu) before.push_back(usage(c));
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  for (const auto& c : cpu) after += ReadNumber(c + "/cpuacct.usage");
-  for (const auto& m : mem) memory += ReadNumber(m + "/memory.usage_in_bytes");
-  double cpu_ms = (after - before) / 1e6;
+  uint64_t used_ns = 0;
+  size_t members = 0;
+  uint64_t memory = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    auto after = usage(cpu[i]);
+    if (!before[i] || !after || *after < *before[i]) continue;  // gone meanwhile
+    used_ns += *after - *before[i];
+    std::string name = std::filesystem::path(cpu[i]).filename();
+    auto bytes =
+        ReadNumber(CgroupParent("memory", data_dir) + "/" + name + "/memory.usage_in_bytes");
+    if (!bytes) continue;
+    memory += *bytes;
+    ++members;
+  }
+  double cpu_ms = used_ns / 1e6;
   fmt::print(
       "idle pool: {} members, {:.1f} ms CPU in {} s ({:.3f}% of one core), {:.1f} MiB "
-      "memory each\n",
-      cpu.size(), cpu_ms, seconds, 100.0 * cpu_ms / (seconds * 1000.0),
-      memory / 1048576.0 / std::max<size_t>(1, mem.size()));
+      "memory each ({} cgroups left during the window)\n",
+      members, cpu_ms, seconds, 100.0 * cpu_ms / (seconds * 1000.0),
+      memory / 1048576.0 / std::max<size_t>(1, members), cpu.size() - members);
   // Freeze and thaw each member the way the runtime pauses (cgroup v1 freezer); the thaw is
   // what a claim of a frozen member would add.
   std::vector<double> freeze_ms, thaw_ms;
