@@ -411,16 +411,21 @@ Result<base::UniqueFd> NodeAgent::Dial(std::string_view sandbox_id, uint16_t por
                                        std::chrono::milliseconds timeout) {
   {
     std::lock_guard lock(mu_);
-    auto it = locals_.find(sandbox_id);
-    if (it == locals_.end()) {
-      return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
-    }
-    if (it->second.state != runtime::SandboxState::kRunning) {
-      return FailedPreconditionError(
-          fmt::format("sandbox {} is {}", sandbox_id, runtime::SandboxStateName(it->second.state)));
-    }
+    RETURN_IF_ERROR(RunningHereLocked(sandbox_id));
   }
   return runtime_->Dial(sandbox_id, port, timeout);
+}
+
+Status NodeAgent::RunningHereLocked(std::string_view sandbox_id) const {
+  auto it = locals_.find(sandbox_id);
+  if (it == locals_.end()) {
+    return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
+  }
+  if (it->second.state != runtime::SandboxState::kRunning) {
+    return FailedPreconditionError(
+        fmt::format("sandbox {} is {}", sandbox_id, runtime::SandboxStateName(it->second.state)));
+  }
+  return Status::Ok();
 }
 
 std::optional<Result<base::UniqueFd>> NodeAgent::DialNow(std::string_view sandbox_id,
@@ -428,14 +433,7 @@ std::optional<Result<base::UniqueFd>> NodeAgent::DialNow(std::string_view sandbo
   {
     std::unique_lock lock(mu_, std::try_to_lock);
     if (!lock) return std::nullopt;
-    auto it = locals_.find(sandbox_id);
-    if (it == locals_.end()) {
-      return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
-    }
-    if (it->second.state != runtime::SandboxState::kRunning) {
-      return FailedPreconditionError(
-          fmt::format("sandbox {} is {}", sandbox_id, runtime::SandboxStateName(it->second.state)));
-    }
+    if (Status here = RunningHereLocked(sandbox_id); !here.ok()) return here;
   }
   return runtime_->DialNow(sandbox_id, port);
 }

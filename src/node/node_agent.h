@@ -122,6 +122,9 @@ class NodeAgent {
   bool stopping() const { return stopping_.load(); }
 
  private:
+  // Dial's precondition: NotFound when this node runs no such sandbox, FailedPrecondition
+  // when it is not running. Caller holds mu_.
+  Status RunningHereLocked(std::string_view sandbox_id) const;
   struct ResetRequest;  // reset.cc
   // What the agent keeps about a sandbox it made or adopted (guarded by mu_).
   struct Local {

@@ -191,17 +191,6 @@ std::string NativeRuntime::CgroupPath(std::string_view id) const {
   return fmt::format("{}/{}", options_.cgroup_parent, id);
 }
 
-namespace {
-
-// Null when the duplicate cannot be made: DialNow then leaves every dial to Dial.
-std::shared_ptr<const base::UniqueFd> PidfdForDials(const os::Pidfd& process) {
-  base::UniqueFd dup(fcntl(process.fd(), F_DUPFD_CLOEXEC, 0));
-  if (!dup) return nullptr;
-  return std::make_shared<const base::UniqueFd>(std::move(dup));
-}
-
-}  // namespace
-
 Result<NativeRuntime::SandboxPtr> NativeRuntime::Find(std::string_view id) {
   std::lock_guard lock(table_mu_);
   auto it = table_.find(id);
@@ -529,7 +518,6 @@ Status NativeRuntime::Start(std::string_view id_view) {
   r.last_exit.reset();
   r.oom_kills_at_start = oom_before;
   sb->process = std::move(process);
-  sb->dial_pidfd = PidfdForDials(*sb->process);
   if (Status st = Persist(*sb); !st.ok()) {
     Log()->warn("persist sandbox={} error={}", id, st.ToString());
   }
@@ -745,36 +733,41 @@ Result<ExitStatus> NativeRuntime::Wait(std::string_view id, std::chrono::millise
 Result<base::UniqueFd> NativeRuntime::Dial(std::string_view id, uint16_t port,
                                            std::chrono::milliseconds timeout) {
   ASSIGN_OR_RETURN(SandboxPtr sb, Find(id));
-  base::UniqueFd pidfd;
+  std::shared_ptr<const base::UniqueFd> pidfd;
   {
     std::lock_guard lock(sb->mu);
-    if (sb->gone || !sb->process) {
-      return FailedPreconditionError(fmt::format("sandbox {} is not running", id));
-    }
-    pidfd = base::UniqueFd(fcntl(sb->process->fd(), F_DUPFD_CLOEXEC, 0));
-    if (!pidfd) return ErrnoError("dup pidfd", errno);
+    ASSIGN_OR_RETURN(pidfd, DialPidfdLocked(*sb));
   }
-  auto fd = os::DialInNetns(pidfd.get(), port, timeout);
+  auto fd = os::DialInNetns(pidfd->get(), port, timeout);
   if (!fd.ok()) return fd.status().WithPrefix(fmt::format("sandbox {}", id));
   return fd;
+}
+
+Result<std::shared_ptr<const base::UniqueFd>> NativeRuntime::DialPidfdLocked(Sandbox& sb) {
+  if (sb.gone || !sb.process) {
+    return FailedPreconditionError(fmt::format("sandbox {} is not running", sb.record.spec.id));
+  }
+  if (!sb.dial_pidfd) {
+    base::UniqueFd dup(fcntl(sb.process->fd(), F_DUPFD_CLOEXEC, 0));
+    if (!dup) return ErrnoError("dup pidfd", errno);
+    sb.dial_pidfd = std::make_shared<const base::UniqueFd>(std::move(dup));
+  }
+  return sb.dial_pidfd;
 }
 
 std::optional<Result<base::UniqueFd>> NativeRuntime::DialNow(std::string_view id, uint16_t port) {
   auto sb = Find(id);
   if (!sb.ok()) return sb.status();
-  std::shared_ptr<const base::UniqueFd> pidfd;
+  Result<std::shared_ptr<const base::UniqueFd>> pidfd = nullptr;
   {
     std::unique_lock lock((*sb)->mu, std::try_to_lock);
     if (!lock) return std::nullopt;  // a lifecycle operation holds it: Dial waits, this may not
-    if ((*sb)->gone || !(*sb)->process) {
-      return FailedPreconditionError(fmt::format("sandbox {} is not running", id));
-    }
-    pidfd = (*sb)->dial_pidfd;
+    pidfd = DialPidfdLocked(**sb);
   }
-  if (!pidfd) return std::nullopt;
+  if (!pidfd.ok()) return pidfd.status();
   // A zero timeout: the loopback handshake (or its refusal) completes inside connect(2), so
   // only a listener whose backlog is full is left undecided, and that one waits on a thread.
-  auto fd = os::DialInNetns(pidfd->get(), port, std::chrono::milliseconds(0));
+  auto fd = os::DialInNetns((*pidfd)->get(), port, std::chrono::milliseconds(0));
   if (!fd.ok() && fd.status().code() == StatusCode::kDeadlineExceeded) return std::nullopt;
   if (!fd.ok()) return fd.status().WithPrefix(fmt::format("sandbox {}", id));
   return fd;
@@ -801,7 +794,6 @@ Result<NativeRuntime::SandboxPtr> NativeRuntime::AdoptOne(const std::string& id,
       if (start.ok() && *start == r.start_time && InItsCgroup(sb->cgroup, r.pid)) {
         alive = true;
         sb->process = std::move(process).value();
-        sb->dial_pidfd = PidfdForDials(*sb->process);
       }
     }
   }

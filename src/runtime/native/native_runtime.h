@@ -77,8 +77,8 @@ class NativeRuntime final : public Runtime {
     SandboxRecord record;              // guarded by mu
     os::Cgroup cgroup;                 // guarded by mu
     std::optional<os::Pidfd> process;  // guarded by mu; set while pid 1 runs
-    // A duplicate of process's pidfd that dials share (DialNow), so a dial into the netns
-    // holds mu only to copy it: set and cleared with process (a pidfd keeps no namespace).
+    // A duplicate of process's pidfd that dials share, so a dial into the netns holds mu only
+    // to copy it: made by the first dial, cleared with process (a pidfd keeps no namespace).
     std::shared_ptr<const base::UniqueFd> dial_pidfd;  // guarded by mu
     bool gone = false;  // guarded by mu; destroyed, no longer in the table
     LaunchTrace trace;  // guarded by mu
@@ -89,6 +89,9 @@ class NativeRuntime final : public Runtime {
                 uint32_t nofile_hard);
 
   Result<SandboxPtr> Find(std::string_view id);
+  // The pidfd dials enter the sandbox's netns by (Sandbox::dial_pidfd); FailedPrecondition
+  // when pid 1 is not running. Caller holds sb.mu.
+  Result<std::shared_ptr<const base::UniqueFd>> DialPidfdLocked(Sandbox& sb);
   std::string SandboxDir(std::string_view id) const;
   std::string CgroupPath(std::string_view id) const;
   Status Persist(const Sandbox& sb);
