@@ -15,7 +15,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const harness = await import(path.resolve(here, '../../tests/e2e/sdk/harness.mjs'));
 const { Sandbox } = await harness.loadSdk();
 
-function now() { return Number(process.hrtime.bigint()) / 1e6; }
+export function now() { return Number(process.hrtime.bigint()) / 1e6; }
 
 // The SDK's SandboxError keeps only "fetch failed"; the socket error under it is published by
 // undici on a diagnostics channel. The last few are kept with the sandbox their request named,
@@ -25,9 +25,9 @@ diagnostics.subscribe('undici:request:error', ({ request, error }) => {
   const headers = Array.isArray(request.headers) ? request.headers.join(' ') : String(request.headers ?? '');
   socketErrors.push({ at: Date.now(), path: request.path, headers,
     error: `${error?.name ?? 'Error'} ${error?.code ?? ''}: ${error?.message ?? error}` });
-  if (socketErrors.length > 100) socketErrors.shift();
+  if (socketErrors.length > 200) socketErrors.shift();
 });
-function socketErrorsFor(sandboxId) {
+export function socketErrorsFor(sandboxId) {
   if (!sandboxId) return [];
   return socketErrors.filter((e) => e.headers.includes(sandboxId)).map((e) => `${e.path}: ${e.error}`);
 }
@@ -82,7 +82,7 @@ export async function runCycles({ n, concurrency, template = 'base', onFailure =
   return { ok, failures, wallMs: now() - start, steps };
 }
 
-function pct(xs, p) {
+export function pct(xs, p) {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] : NaN;
 }

@@ -17,11 +17,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export const GROUP = '/apis/agents.kruise.io/v1alpha1';
 
-export function warrenBinary() {
-  const bin = process.env.WARREN_BIN ?? path.resolve(here, '../../build/release/apps/warren/warren');
-  if (!existsSync(bin)) throw new Error(`warren not found at ${bin}; build it first`);
-  return bin;
-}
+const { warrenBinary } = await import(path.resolve(here, '../../tests/e2e/sdk/harness.mjs'));
 
 function portFree(port) {
   return new Promise((resolve) => {

@@ -18,8 +18,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Server } from './server.mjs';
 import { FAULTS } from './faults.mjs';
-import { Sandbox, Tally, Witnesses, apiOpts, describeError, listedIds, now, runClients, sdkVersion,
-  sleep } from './workload.mjs';
+import { Sandbox, Tally, Witnesses, apiOpts, describeError, listedIds, now, pct, runClients,
+  sdkVersion, sleep } from './workload.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const censusScript = path.resolve(here, '../../scripts/census');
@@ -104,10 +104,6 @@ function censusLeft(before) {
 const fmtStats = (s) => (s ? `fds ${s.fds}, threads ${s.threads}, RSS ${s.rssMb} MB` : 'not running');
 
 // ---- reporting ----
-function pct(xs, p) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] : NaN;
-}
 // "step: cause ×count" for failures; causes with sandbox ids and numbers folded together.
 function byCause(failures) {
   const m = new Map();

@@ -7,7 +7,6 @@
 // counted as a hang. Also exports `Witnesses`, the long-lived sandboxes whose acknowledged
 // writes a fault must not lose.
 
-import diagnostics from 'node:diagnostics_channel';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,24 +15,10 @@ const harness = await import(path.resolve(here, '../../tests/e2e/sdk/harness.mjs
 const sdk = await harness.loadSdk();
 const { Sandbox } = sdk;
 export const sdkVersion = sdk.version;
-const { describeError } = await import(path.resolve(here, 'cycles.mjs'));
-export { describeError };
+const { describeError, now, pct, socketErrorsFor } = await import(path.resolve(here, 'cycles.mjs'));
+export { describeError, now, pct };
 
-export function now() { return Number(process.hrtime.bigint()) / 1e6; }
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// The socket error under undici's "fetch failed", kept per sandbox id (cycles.mjs does the same).
-const socketErrors = [];
-diagnostics.subscribe('undici:request:error', ({ request, error }) => {
-  const headers = Array.isArray(request.headers) ? request.headers.join(' ') : String(request.headers ?? '');
-  socketErrors.push({ headers, error: `${error?.code ?? error?.name ?? 'Error'}: ${error?.message ?? error}` });
-  if (socketErrors.length > 200) socketErrors.shift();
-});
-function socketErrorFor(id) {
-  if (!id) return '';
-  const hit = socketErrors.filter((e) => e.headers.includes(id)).pop();
-  return hit ? hit.error : '';
-}
 
 // The admin key also as a Bearer token on every control-plane call, and a request deadline.
 export function apiOpts(requestTimeoutMs, extra = {}) {
@@ -132,7 +117,7 @@ export async function cycle({ index, tally, template, requestTimeoutMs, hangMs, 
     tally.cyclesOk++;
   } catch (e) {
     if (e instanceof Hang) tally.hangs++;
-    const socket = socketErrorFor(sbx?.sandboxId);
+    const socket = socketErrorsFor(sbx?.sandboxId).pop();
     tally.fail({ cycle: index, step: stepName, sandboxId: sbx?.sandboxId,
       error: describeError(e) + (socket ? ` (socket: ${socket})` : '') });
     if (sbx && stepName !== 'kill') {
