@@ -294,13 +294,11 @@ bool WriteText(const std::string& path, const std::string& text) {
 
 // Whether idle members should sit frozen: what an idle pool costs (CPU, memory) and what a
 // thaw would add to a claim, measured on the pool's own members.
-void MeasureIdlePool(const std::string& data_dir, int seconds) {
-  // Sandboxes of earlier rows may still be tearing down: wait (up to a minute) for their
-  // cgroups to go, and count only the cgroups present at both reads.
+void MeasureIdlePool(const std::string& data_dir, size_t pool, int seconds) {
+  // Sandboxes of earlier rows may still be tearing down: wait (up to a minute) until no more
+  // cgroups than the pool's members are left, and count only the cgroups present at both reads.
   for (int i = 0; i < 600; ++i) {
-    auto cpu = SandboxCgroups(CgroupParent("cpuacct", data_dir));
-    auto mem = SandboxCgroups(CgroupParent("memory", data_dir));
-    if (cpu.size() == mem.size()) break;
+    if (SandboxCgroups(CgroupParent("cpuacct", data_dir)).size() <= pool) break;
     std::this_thread::sleep_for(100ms);
   }
   auto cpu = SandboxCgroups(CgroupParent("cpuacct", data_dir));
@@ -450,7 +448,7 @@ int Main(int argc, char** argv) {
   }
   if (o.idle_seconds > 0) {
     CHECK(Eventually([&] { return AvailableReplicas(server, set) >= o.pool; }, 600s));
-    MeasureIdlePool(server.data_dir(), o.idle_seconds);
+    MeasureIdlePool(server.data_dir(), static_cast<size_t>(o.pool), o.idle_seconds);
   }
   auto [p50, p99] = ServerSideQuantiles(server);
   fmt::print(
