@@ -84,20 +84,10 @@ SandboxSetController::~SandboxSetController() { Stop(); }
 void SandboxSetController::OnSandbox(const Informer::Change& c) {
   const api::Object& now = *c.object;
   std::string key = KeyOf(now.metadata.namespace_, now.metadata.name);
-  {
-    std::lock_guard lock(mu_);
-    if (c.old) {
-      if (const std::string* uid = OwnerSetUid(*c.old)) {
-        auto it = by_owner_.find(*uid);
-        if (it != by_owner_.end()) {
-          it->second.erase(key);
-          if (it->second.empty()) by_owner_.erase(it);
-        }
-      }
-    }
-    if (c.type != store::EventType::kDeleted) {
-      if (const std::string* uid = OwnerSetUid(now)) by_owner_[*uid][key] = c.object;
-    }
+  if (c.type == store::EventType::kDeleted) {
+    members_.Erase(key);
+  } else {
+    members_.Upsert(key, c.object);
   }
   std::string_view pool = PoolOf(now);
   // A member that just left its set by a claim.
@@ -133,13 +123,7 @@ void SandboxSetController::OnTemplate(const Informer::Change& c) {
 }
 
 std::vector<ObjectPtr> SandboxSetController::MembersOf(const std::string& set_uid) const {
-  std::lock_guard lock(mu_);
-  std::vector<ObjectPtr> out;
-  auto it = by_owner_.find(set_uid);
-  if (it == by_owner_.end()) return out;
-  out.reserve(it->second.size());
-  for (const auto& [key, object] : it->second) out.push_back(object);
-  return out;
+  return members_.MembersOf(set_uid);
 }
 
 Status SandboxSetController::Start() {
@@ -220,22 +204,31 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
     return ensured;
   }
 
+  // The counts decide; the members are walked only when some must be chosen for deletion (a
+  // claim or a refill never needs that, so it costs the same in a pool of 10 or 10,000).
+  MemberTally tally = members_.TallyOf(set->metadata.uid, revision.hash);
+  int creating = tally.new_creating;
+  int available = tally.available();
+  int diff = replicas - (creating + available);
+  bool rolling = diff == 0 && tally.old_available > 0;
   std::vector<ObjectPtr> dead, old_creating, old_available, new_creating, new_available;
-  for (auto& m : MembersOf(set->metadata.uid)) {
-    bool updated = IsUpdated(*m, revision);
-    switch (ClassifyMember(*m)) {
-      case MemberState::kDead:
-        dead.push_back(m);
-        break;
-      case MemberState::kCreating:
-        (updated ? new_creating : old_creating).push_back(m);
-        break;
-      case MemberState::kAvailable:
-        (updated ? new_available : old_available).push_back(m);
-        break;
-      case MemberState::kUsed:
-      case MemberState::kTerminating:
-        break;
+  if (tally.dead > 0 || tally.old_creating > 0 || diff < 0 || rolling) {
+    for (auto& m : MembersOf(set->metadata.uid)) {
+      bool updated = IsUpdated(*m, revision);
+      switch (ClassifyMember(*m)) {
+        case MemberState::kDead:
+          dead.push_back(m);
+          break;
+        case MemberState::kCreating:
+          (updated ? new_creating : old_creating).push_back(m);
+          break;
+        case MemberState::kAvailable:
+          (updated ? new_available : old_available).push_back(m);
+          break;
+        case MemberState::kUsed:
+        case MemberState::kTerminating:
+          break;
+      }
     }
   }
 
@@ -249,9 +242,6 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
   // Old-revision members still starting are replaced at once (nobody can claim them yet).
   DeleteMembers(old_creating, true, deleted);
 
-  int creating = static_cast<int>(new_creating.size());
-  int available = static_cast<int>(old_available.size() + new_available.size());
-  int diff = replicas - (creating + available);
   if (diff > 0) {
     int allowed = diff;
     if (spec->scale_strategy.max_unavailable) {
@@ -295,7 +285,7 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
       events_->Normal(*set, "SuccessfulDelete", fmt::format("scaled down by {} sandboxes", n))
           .IgnoreError();
     }
-  } else if (!old_available.empty()) {
+  } else if (rolling) {
     // Rolling update: replace old available members a few at a time.
     auto max = spec->update_strategy.max_unavailable.value_or(api::IntOrString::String("20%"))
                    .Scaled(replicas, false);
@@ -501,18 +491,11 @@ Status SandboxSetController::WriteStatus(const api::Object& set, const TemplateR
   if (revision != nullptr) {
     st.update_revision = revision->hash;
     st.current_revision = revision->template_name;
-    st.replicas = st.available_replicas = st.updated_replicas = st.updated_available_replicas = 0;
-    for (const auto& m : MembersOf(set.metadata.uid)) {
-      MemberState state = ClassifyMember(*m);
-      if (state != MemberState::kCreating && state != MemberState::kAvailable) continue;
-      bool updated = IsUpdated(*m, *revision);
-      ++st.replicas;
-      if (updated) ++st.updated_replicas;
-      if (state == MemberState::kAvailable) {
-        ++st.available_replicas;
-        if (updated) ++st.updated_available_replicas;
-      }
-    }
+    MemberTally t = members_.TallyOf(set.metadata.uid, revision->hash);
+    st.replicas = t.creating() + t.available();
+    st.available_replicas = t.available();
+    st.updated_replicas = t.new_creating + t.new_available;
+    st.updated_available_replicas = t.new_available;
   }
   base::WallTime now = clock_.Now();
   bool full = st.available_replicas >= desired;

@@ -15,6 +15,7 @@
 #include "controller/pool_informers.h"
 #include "controller/quota_gate.h"
 #include "controller/sandboxset_member.h"
+#include "controller/sandboxset_member_index.h"
 #include "controller/sandboxset_metrics.h"
 #include "controller/work_queue.h"
 #include "obs/event_recorder.h"
@@ -111,10 +112,9 @@ class SandboxSetController {
   SandboxSetMetrics metrics_;
   WorkQueue queue_;
 
+  // Members by their set's uid, with their counts; maintained from sandbox events.
+  SetMemberIndex members_;
   mutable std::mutex mu_;
-  // Members by their controller's uid, then "ns/name"; maintained from sandbox events.
-  std::unordered_map<std::string, std::unordered_map<std::string, ObjectPtr>>
-      by_owner_;  // guarded by mu_
   // By set key: when a member was last claimed, and since when a refill has been put off.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point>
       last_claim_;  // guarded by mu_

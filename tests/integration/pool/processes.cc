@@ -134,6 +134,12 @@ WarrenServer::WarrenServer(std::string data_dir) {
   data_dir_ = data_dir;
 }
 
+const char* WarrenServer::Binary() {
+  // A bench can run an older build beside this one (A/B of a change on the same host).
+  const char* other = getenv("WARREN_SERVER_BINARY");
+  return other != nullptr && *other != '\0' ? other : WARREN_BIN;
+}
+
 WarrenServer::~WarrenServer() {
   // With a node agent, sandboxes outlive the server: whatever the test did (or failed to do),
   // bring the server back if it is down and delete everything before stopping it.
@@ -158,9 +164,8 @@ void WarrenServer::Start(const std::vector<std::string>& extra_args) {
   }
   std::string port_file = data_dir_ + "/port";
   unlink(port_file.c_str());
-  std::vector<std::string> argv = {WARREN_BIN,    "server",  "--port",      "0",
-                                   "--data-dir",  data_dir_, "--port-file", port_file,
-                                   "--log-level", "info"};
+  std::vector<std::string> argv = {Binary(),  "server",      "--port",  "0",           "--data-dir",
+                                   data_dir_, "--port-file", port_file, "--log-level", "info"};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   last_args_ = extra_args;
   // No node agent unless the test asks for one (WARREN_NODE_AGENT=on in its environment): a
@@ -261,7 +266,7 @@ std::pair<int, std::string> WarrenServer::Cli(const std::vector<std::string>& ar
     f << input;
   }
   unlink(out_path.c_str());
-  std::vector<std::string> argv = {WARREN_BIN, "--server", "http://" + address()};
+  std::vector<std::string> argv = {Binary(), "--server", "http://" + address()};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());

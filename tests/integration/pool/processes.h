@@ -42,6 +42,9 @@ class WarrenServer {
   explicit WarrenServer(std::string data_dir = "");
   ~WarrenServer();
 
+  // The `warren` binary run: this build's, or $WARREN_SERVER_BINARY when set.
+  static const char* Binary();
+
   // Runs the node agent in the server (real sandboxes; root). Off by default: a server a test
   // kills leaves its sandboxes running. Call before Start.
   void EnableNodeAgent() { node_agent_ = true; }
