@@ -179,6 +179,8 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
   ObjectPtr set = informers_.sets().Get(ns, name);
   if (!set) {
     metrics_.Remove(std::string(ns), std::string(name));
+    std::lock_guard lock(mu_);
+    written_sets_.erase(KeyOf(ns, name));
     return Status::Ok();
   }
   if (set->metadata.deletion_timestamp) return Status::Ok();
@@ -480,12 +482,48 @@ void SandboxSetController::CollectRevisions(const api::Object& set, const Templa
 Status SandboxSetController::WriteStatus(const api::Object& set, const TemplateRevision* revision,
                                          int32_t desired, const std::string& failure_reason,
                                          const std::string& failure_message) {
+  const std::string key = KeyOf(set.metadata.namespace_, set.metadata.name);
   ObjectPtr latest = informers_.sets().Get(set.metadata.namespace_, set.metadata.name);
-  if (!latest || latest->metadata.uid != set.metadata.uid) return Status::Ok();
-  auto decoded = api::DecodeStatus<api::SandboxSetStatus>(*latest);
-  api::SandboxSetStatus old_status = decoded.ok() ? *decoded : api::SandboxSetStatus{};
-  api::SandboxSetStatus st = old_status;
-  st.observed_generation = latest->metadata.generation;
+  {
+    // Our previous status write may not have reached the cache yet: writing over the cached
+    // version would only conflict.
+    std::lock_guard lock(mu_);
+    auto written = written_sets_.find(key);
+    if (written != written_sets_.end() && latest &&
+        written->second->metadata.uid == latest->metadata.uid &&
+        written->second->metadata.resource_version > latest->metadata.resource_version) {
+      latest = written->second;
+    }
+  }
+  for (int attempt = 0;; ++attempt) {
+    if (!latest || latest->metadata.uid != set.metadata.uid) return Status::Ok();
+    api::Object updated =
+        WithStatus(*latest, set, revision, desired, failure_reason, failure_message);
+    if (updated.body == latest->body) return Status::Ok();
+    auto r = store_.UpdateStatus(std::move(updated));
+    if (r.ok()) {
+      std::lock_guard lock(mu_);
+      written_sets_[key] = std::make_shared<const api::Object>(std::move(*r));
+      return Status::Ok();
+    }
+    if (r.status().code() == StatusCode::kNotFound) return Status::Ok();
+    // Someone else wrote the set (a scale, an edit): compose again on what they wrote.
+    if (r.status().code() != StatusCode::kAborted || attempt == 2) return r.status();
+    auto stored = store_.Get(api::SandboxSetKind(), set.metadata.namespace_, set.metadata.name);
+    if (!stored.ok()) {
+      return stored.status().code() == StatusCode::kNotFound ? Status::Ok() : stored.status();
+    }
+    latest = std::make_shared<const api::Object>(std::move(*stored));
+  }
+}
+
+api::Object SandboxSetController::WithStatus(const api::Object& latest, const api::Object& set,
+                                             const TemplateRevision* revision, int32_t desired,
+                                             const std::string& failure_reason,
+                                             const std::string& failure_message) {
+  auto decoded = api::DecodeStatus<api::SandboxSetStatus>(latest);
+  api::SandboxSetStatus st = decoded.ok() ? *decoded : api::SandboxSetStatus{};
+  st.observed_generation = latest.metadata.generation;
   st.selector = fmt::format("{}={},{}=false", api::labels::kSandboxPool, set.metadata.name,
                             api::labels::kSandboxClaimed);
   if (revision != nullptr) {
@@ -505,7 +543,7 @@ Status SandboxSetController::WriteStatus(const api::Object& set, const TemplateR
        .status = full ? "True" : "False",
        .reason = full ? "PoolFilled" : "PoolFilling",
        .message = fmt::format("{} of {} sandboxes available", st.available_replicas, desired),
-       .observed_generation = latest->metadata.generation},
+       .observed_generation = latest.metadata.generation},
       now);
   if (failure_reason.empty()) {
     std::erase_if(st.conditions,
@@ -516,18 +554,14 @@ Status SandboxSetController::WriteStatus(const api::Object& set, const TemplateR
                        .status = "True",
                        .reason = failure_reason,
                        .message = failure_message,
-                       .observed_generation = latest->metadata.generation},
+                       .observed_generation = latest.metadata.generation},
                       now);
   }
   metrics_.Set(set.metadata.namespace_, set.metadata.name, desired, st,
-               latest->metadata.creation_timestamp.value_or(now));
-
-  api::Object updated = *latest;
+               latest.metadata.creation_timestamp.value_or(now));
+  api::Object updated = latest;
   api::EncodeStatus(st, updated);
-  if (updated.body == latest->body) return Status::Ok();
-  auto r = store_.UpdateStatus(std::move(updated));
-  if (!r.ok() && r.status().code() == StatusCode::kNotFound) return Status::Ok();
-  return r.status();
+  return updated;
 }
 
 }  // namespace warren::controller

@@ -103,6 +103,10 @@ class SandboxSetController {
                         int64_t& last_write);
   Status WriteStatus(const api::Object& set, const TemplateRevision* revision, int32_t desired,
                      const std::string& failure_reason, const std::string& failure_message);
+  // `latest` with the status this reconcile found (and the gauges set from it).
+  api::Object WithStatus(const api::Object& latest, const api::Object& set,
+                         const TemplateRevision* revision, int32_t desired,
+                         const std::string& failure_reason, const std::string& failure_message);
 
   PoolInformers& informers_;
   store::Store& store_;
@@ -120,6 +124,8 @@ class SandboxSetController {
       last_claim_;  // guarded by mu_
   std::unordered_map<std::string, std::chrono::steady_clock::time_point>
       refill_deferred_since_;  // guarded by mu_
+  // By set key: the set as our last status write left it, until the cache catches up.
+  std::unordered_map<std::string, ObjectPtr> written_sets_;  // guarded by mu_
 
   std::vector<std::thread> workers_;
   std::thread resync_;

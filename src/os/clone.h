@@ -2,7 +2,9 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "base/result.h"
 #include "base/unique_fd.h"
@@ -22,6 +24,37 @@ struct CloneRequest {
   uint64_t namespaces = 0;
   // A cgroup v2 directory fd: the child starts in it (CLONE_INTO_CGROUP). -1 for none.
   int cgroup_fd = -1;
+  // The child borrows the caller's memory (CLONE_VM) on a stack of its own until it execs or
+  // exits, instead of a copy of it. A copy costs in proportion to the caller's memory: clone
+  // copies every page table, and afterwards every thread of the caller takes a copy-on-write
+  // fault, with a TLB shootdown to the other CPUs, on each page it writes. With CLONE_VM the
+  // child must also not write anything the caller reads (its stack aside), and it shares the
+  // calling thread's thread-local storage (errno): the caller must not rely on errno from the
+  // moment Clone returns until the child has exec'd or exited. Not with cgroup_fd (glibc's
+  // clone(), which runs the child on its stack, has no CLONE_INTO_CGROUP), and ignored in
+  // sanitizer builds (their runtime keeps per-thread state the child would share).
+  bool share_memory = false;
+};
+
+// The stack of a child made with share_memory (and what it starts with), unmapped when
+// destroyed: keep it until the child has exec'd or has been reaped.
+class ChildStack {
+ public:
+  // Use Map.
+  ChildStack(void* base, size_t bytes) : base_(base), bytes_(bytes) {}
+  static Result<std::unique_ptr<ChildStack>> Map(size_t bytes);
+  ~ChildStack();
+  ChildStack(const ChildStack&) = delete;
+  ChildStack& operator=(const ChildStack&) = delete;
+  void* top() const;
+
+  // Read by the child as it starts, so they live as long as its stack.
+  ChildFn fn = nullptr;
+  void* arg = nullptr;
+
+ private:
+  void* base_;
+  size_t bytes_;
 };
 
 // A process made by Clone: its pid in the caller's pid namespace and a pidfd that refers to it
@@ -29,6 +62,7 @@ struct CloneRequest {
 struct ClonedProcess {
   pid_t pid = -1;
   base::UniqueFd pidfd;
+  std::unique_ptr<ChildStack> stack;  // share_memory only
 };
 
 // clone3(2) with fork semantics (no new stack, exit signal SIGCHLD): the child runs

@@ -72,6 +72,12 @@ Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& opt
 
   os::CloneRequest req;
   req.namespaces = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET;
+  // The child only reads the plan and makes system calls (child.h), so it can borrow our
+  // memory until it execs: a copy of the server costs in proportion to its size, for every
+  // sandbox (page tables copied, then a copy-on-write fault and TLB shootdown for each page
+  // any thread writes). From here until the exec is seen, this thread does not rely on errno
+  // (the child shares it): failures below read it only right after their own call.
+  req.share_memory = true;
   if (options.user_namespace) req.namespaces |= CLONE_NEWUSER;
   base::UniqueFd cgroup_dir;
   std::vector<base::UniqueFd> task_files;  // the child's copies outlive ours
@@ -101,8 +107,11 @@ Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& opt
   task_files.clear();
   auto kill_child = base::ScopeExit([&] {
     process.SendSignal(SIGKILL).IgnoreError();
-    process.WaitForExit(std::chrono::seconds(5)).IgnoreError();
+    Status gone = process.WaitForExit(std::chrono::seconds(5));
     process.TryReap().status().IgnoreError();
+    // A child that may still run on a stack in our memory keeps it: unmapping it could hand
+    // the range to an allocation the child then writes.
+    if (!gone.ok() && child.stack) (void)child.stack.release();
   });
 
   if (options.user_namespace) {
