@@ -28,12 +28,6 @@ std::pair<std::string, std::string> SplitKey(const std::string& key) {
   return {key.substr(0, slash), key.substr(slash + 1)};
 }
 
-const std::string* OwnerSetUid(const api::Object& sandbox) {
-  const api::OwnerReference* ref = sandbox.ControllerRef();
-  if (ref == nullptr || ref->kind != "SandboxSet") return nullptr;
-  return &ref->uid;
-}
-
 bool IsUpdated(const api::Object& sandbox, const TemplateRevision& revision) {
   auto it = sandbox.metadata.labels.find(api::labels::kTemplateHash);
   return it != sandbox.metadata.labels.end() && it->second == revision.hash;
@@ -91,7 +85,7 @@ void SandboxSetController::OnSandbox(const Informer::Change& c) {
   }
   std::string_view pool = PoolOf(now);
   // A member that just left its set by a claim.
-  if (c.old && OwnerSetUid(*c.old) != nullptr && !OwnerSetUid(now) && !pool.empty()) {
+  if (c.old && SetOwnerUid(*c.old) != nullptr && !SetOwnerUid(now) && !pool.empty()) {
     std::lock_guard lock(mu_);
     last_claim_[KeyOf(now.metadata.namespace_, pool)] = std::chrono::steady_clock::now();
   }

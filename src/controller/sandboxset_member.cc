@@ -75,9 +75,13 @@ MemberState ClassifyMember(const api::Object& sandbox) {
 }
 
 bool IsClaimable(const api::Object& sandbox) {
-  const api::OwnerReference* owner = sandbox.ControllerRef();
-  return owner != nullptr && owner->kind == "SandboxSet" &&
-         ClassifyMember(sandbox) == MemberState::kAvailable;
+  return SetOwnerUid(sandbox) != nullptr && ClassifyMember(sandbox) == MemberState::kAvailable;
+}
+
+const std::string* SetOwnerUid(const api::Object& sandbox) {
+  const api::OwnerReference* ref = sandbox.ControllerRef();
+  if (ref == nullptr || ref->kind != "SandboxSet") return nullptr;
+  return &ref->uid;
 }
 
 std::string_view PoolOf(const api::Object& sandbox) {

@@ -37,6 +37,8 @@ MemberState ClassifyMember(const api::Object& sandbox);
 bool IsRunningAndReady(const api::Object& sandbox);
 // Claimable: kAvailable, and owned by a SandboxSet (its controller reference).
 bool IsClaimable(const api::Object& sandbox);
+// The uid of the SandboxSet that controls `sandbox` (its member), or null.
+const std::string* SetOwnerUid(const api::Object& sandbox);
 // The pool (SandboxSet name) a sandbox belongs to by label, or "".
 std::string_view PoolOf(const api::Object& sandbox);
 

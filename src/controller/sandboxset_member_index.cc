@@ -5,12 +5,6 @@
 namespace warren::controller {
 namespace {
 
-const std::string* OwnerSetUid(const api::Object& sandbox) {
-  const api::OwnerReference* ref = sandbox.ControllerRef();
-  if (ref == nullptr || ref->kind != "SandboxSet") return nullptr;
-  return &ref->uid;
-}
-
 std::string HashOf(const api::Object& sandbox) {
   auto it = sandbox.metadata.labels.find(api::labels::kTemplateHash);
   return it == sandbox.metadata.labels.end() ? std::string() : it->second;
@@ -21,9 +15,9 @@ std::string HashOf(const api::Object& sandbox) {
 void SetMemberIndex::Upsert(const std::string& key, const ObjectPtr& sandbox) {
   std::lock_guard lock(mu_);
   EraseLocked(key);
-  const std::string* uid = OwnerSetUid(*sandbox);
+  const std::string* uid = SetOwnerUid(*sandbox);
   if (uid == nullptr) return;
-  Entry entry{sandbox, *uid, HashOf(*sandbox), ClassifyMember(*sandbox)};
+  Entry entry{*uid, HashOf(*sandbox), ClassifyMember(*sandbox)};
   Set& set = sets_[entry.set_uid];
   set.members[key] = sandbox;
   ++set.by_hash[entry.hash][static_cast<size_t>(entry.state)];

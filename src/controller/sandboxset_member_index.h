@@ -42,7 +42,6 @@ class SetMemberIndex {
  private:
   static constexpr size_t kStates = 5;  // MemberState values
   struct Entry {
-    ObjectPtr object;
     std::string set_uid, hash;
     MemberState state;
   };

@@ -33,27 +33,51 @@ int RunChild(void* p) {
   return stack->fn(stack->arg);  // glibc's clone exits the child with this
 }
 
+// Every signal blocked in the calling thread while it lives, so no handler of ours runs in a
+// child; the child starts with that mask.
+class AllSignalsBlocked {
+ public:
+  AllSignalsBlocked() {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved_);
+  }
+  ~AllSignalsBlocked() { pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
+  AllSignalsBlocked(const AllSignalsBlocked&) = delete;
+  AllSignalsBlocked& operator=(const AllSignalsBlocked&) = delete;
+
+ private:
+  sigset_t saved_;
+};
+
+// The caller's side of a clone that returned `rc` with `err` (errno).
+Result<ClonedProcess> Cloned(const char* call, long rc, int err, int pidfd) {
+  if (rc < 0) {
+    if (err == EAGAIN || err == ENOSPC) {
+      return ResourceExhaustedError(std::string(call) + ": " + strerror(err));
+    }
+    return ErrnoError(call, err);
+  }
+  ClonedProcess out;
+  out.pid = static_cast<pid_t>(rc);
+  out.pidfd = base::UniqueFd(pidfd);
+  return out;
+}
+
 Result<ClonedProcess> CloneSharingMemory(const CloneRequest& request, ChildFn fn, void* arg) {
   ASSIGN_OR_RETURN(auto stack, ChildStack::Map(kSharedChildStackBytes));
   stack->fn = fn;
   stack->arg = arg;
   int pidfd = -1;
   int flags = static_cast<int>(request.namespaces) | CLONE_VM | CLONE_PIDFD | SIGCHLD;
-  sigset_t all, saved;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &saved);
-  int rc = clone(RunChild, stack->top(), flags, stack.get(), &pidfd);
-  int err = errno;
-  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  if (rc < 0) {
-    if (err == EAGAIN || err == ENOSPC) {
-      return ResourceExhaustedError(std::string("clone: ") + strerror(err));
-    }
-    return ErrnoError("clone", err);
+  long rc;
+  int err;
+  {
+    AllSignalsBlocked blocked;
+    rc = clone(RunChild, stack->top(), flags, stack.get(), &pidfd);
+    err = errno;
   }
-  ClonedProcess out;
-  out.pid = static_cast<pid_t>(rc);
-  out.pidfd = base::UniqueFd(pidfd);
+  ASSIGN_OR_RETURN(ClonedProcess out, Cloned("clone", rc, err, pidfd));
   out.stack = std::move(stack);
   return out;
 }
@@ -96,26 +120,18 @@ Result<ClonedProcess> Clone(const CloneRequest& request, ChildFn fn, void* arg) 
     args.cgroup = static_cast<uint64_t>(request.cgroup_fd);
   }
 
-  sigset_t all, saved;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &saved);
-  long rc = syscall(SYS_clone3, &args, sizeof args);
-  if (rc == 0) {
-    // Child: a copy of this thread only. Never return into the parent's code.
-    _exit(fn(arg));
-  }
-  int err = errno;
-  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  if (rc < 0) {
-    if (err == EAGAIN || err == ENOSPC) {
-      return ResourceExhaustedError(std::string("clone3: ") + strerror(err));
+  long rc;
+  int err;
+  {
+    AllSignalsBlocked blocked;
+    rc = syscall(SYS_clone3, &args, sizeof args);
+    if (rc == 0) {
+      // Child: a copy of this thread only. Never return into the parent's code.
+      _exit(fn(arg));
     }
-    return ErrnoError("clone3", err);
+    err = errno;
   }
-  ClonedProcess out;
-  out.pid = static_cast<pid_t>(rc);
-  out.pidfd = base::UniqueFd(pidfd);
-  return out;
+  return Cloned("clone3", rc, err, pidfd);
 }
 
 void ResetSignalsForExec() noexcept {
