@@ -35,6 +35,8 @@ namespace {
 constexpr size_t kMaxRecordBytes = 16 << 20;
 constexpr size_t kMaxLeaseIdBytes = 256;
 constexpr std::string_view kImportLeasePrefix = "import:";
+// A layer copied from a directory tree (CommitImage), not unpacked from a blob.
+constexpr std::string_view kCommittedLayerMediaType = "application/vnd.warren.layer.v1.dir";
 // An archive is extracted to staging before import; bound it like a layer set.
 constexpr uint64_t kMaxArchiveBytes = uint64_t{64} << 30;
 
@@ -566,6 +568,75 @@ Status ImageStore::ReleaseLease(std::string_view lease_id) {
     return ErrnoError(fmt::format("releasing lease '{}'", PrintablePath(lease_id)), errno);
   }
   return Status::Ok();
+}
+
+Result<ImageRecord> ImageStore::CommitImage(std::string_view name, std::string_view base_lease_id,
+                                            int writable_fd, const CopyLayerOptions& options) {
+  auto started = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(ImageRef ref, ParseImageRef(name));
+  ImageRecord base;
+  {
+    ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+    if (ReadImage(ref.ToString()).ok()) {
+      return AlreadyExistsError(fmt::format("image '{}' already exists", ref.ToString()));
+    }
+    ASSIGN_OR_RETURN(Lease lease, ReadLease(base_lease_id));
+    auto image = ReadImage(lease.image);
+    if (!image.ok() || image->layers != lease.layers) {
+      return FailedPreconditionError(fmt::format(
+          "image '{}' was removed or replaced since the sandbox started on it; its config is "
+          "gone",
+          lease.image));
+    }
+    base = std::move(image).value();
+  }
+  // The copy runs without the store lock (it may take seconds); the base layers stay pinned
+  // by the sandbox's lease meanwhile.
+  ASSIGN_OR_RETURN(Staging staging, Staging::Create(Path("staging")));
+  const std::string stage = staging.dir() + "/layer";
+  RETURN_IF_ERROR(MakeDir(stage, 0755));
+  RETURN_IF_ERROR(MakeDir(stage + "/rootfs", 0755));
+  base::UniqueFd rootfs(open((stage + "/rootfs").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!rootfs.valid()) return ErrnoError("open staging rootfs", errno);
+  ASSIGN_OR_RETURN(CopiedLayer copied, CopyWritableLayer(writable_fd, rootfs.get(), options));
+  LayerRecord layer;
+  layer.digest = copied.digest;
+  layer.media_type = std::string(kCommittedLayerMediaType);
+  layer.unpacked_bytes = copied.bytes;
+  layer.entries = copied.entries;
+  layer.unpacked_at = Now();
+  RETURN_IF_ERROR(WriteFileAtomic(stage, "layer.json", LayerRecordToJson(layer)));
+
+  ImageRecord record;
+  record.name = ref.ToString();
+  record.manifest_digest = copied.digest;
+  record.config_digest = base.config_digest;
+  record.layers = base.layers;
+  record.layers.push_back(copied.digest);
+  record.config = base.config;
+  record.compressed_size = base.compressed_size;
+  record.source = "commit of a sandbox on '" + base.name + "'";
+  {
+    ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+    if (ReadImage(record.name).ok()) {
+      return AlreadyExistsError(fmt::format("image '{}' already exists", record.name));
+    }
+    if (!ReadLayer(copied.digest).ok()) {
+      std::string final_dir = Path("layers/sha256/" + copied.digest.hex());
+      if (rename(stage.c_str(), final_dir.c_str()) != 0) {
+        return ErrnoError(fmt::format("moving layer {} into the store", copied.digest.ToString()),
+                          errno);
+      }
+    }  // else an identical layer is here already: the copy goes with the staging dir
+    record.imported_at = Now();
+    RETURN_IF_ERROR(
+        WriteFileAtomic(Path("images"), RecordFileName(record.name), ImageRecordToJson(record)));
+  }
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  Log()->info("image committed name={} base={} layer={} entries={} bytes={} ms={:.1f}", record.name,
+              base.name, copied.digest.Short(), copied.entries, copied.bytes, ms);
+  return record;
 }
 
 Result<GcReport> ImageStore::Gc() {

@@ -13,6 +13,7 @@
 #include "base/result.h"
 #include "base/unique_fd.h"
 #include "image/digest.h"
+#include "image/layer_copier.h"
 #include "image/layer_unpacker.h"
 #include "image/oci.h"
 #include "image/registry_allowlist.h"
@@ -147,6 +148,16 @@ class ImageStore {
   // an unknown id is OK (release is retried after crashes).
   Status ReleaseLease(std::string_view lease_id);
   std::vector<Lease> ListLeases() const;
+
+  // Makes the image `name` from a sandbox's writable layer: the layers and config of the image
+  // that the sandbox's lease `base_lease_id` pinned, plus one new layer copied from the
+  // overlayfs upper directory `writable_fd` (CopyWritableLayer; the caller keeps it still, e.g.
+  // with the sandbox frozen). The new layer is content-addressed like the others (an identical
+  // copy is stored once); it and the record appear under one lock, so Gc never sees the layer
+  // without the image. AlreadyExists when `name` is taken; NotFound for an unknown lease;
+  // FailedPrecondition when the lease's image was replaced since (its config is gone).
+  Result<ImageRecord> CommitImage(std::string_view name, std::string_view base_lease_id,
+                                  int writable_fd, const CopyLayerOptions& options);
 
   // Removes layers no image or lease names, and staging directories of dead imports.
   Result<GcReport> Gc();

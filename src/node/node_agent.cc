@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "image/builtin_images.h"
 #include "image/safe_fs.h"
+#include "node/checkpoint_agent.h"
 #include "node/sandbox_files.h"
 #include "runtime/native/native_runtime.h"
 
@@ -130,6 +131,8 @@ Status NodeAgent::Start() {
     workers_.emplace_back([this] { WorkerLoop(); });
   }
   sampler_thread_ = std::thread([this] { SamplerLoop(); });
+  checkpoints_ = std::make_unique<CheckpointAgent>(store_, *this, clock_);
+  checkpoints_->Start();
   log->info(
       "node agent started node={} root={} runtime_state={} cgroup_parent={} envd={} "
       "userns={}",
@@ -140,6 +143,7 @@ Status NodeAgent::Start() {
 
 void NodeAgent::Stop() {
   if (stopping_.exchange(true)) return;
+  if (checkpoints_) checkpoints_->Stop();  // its captures wait on this agent's reconciles
   {
     std::lock_guard lock(mu_);
     if (watcher_) watcher_->Stop();

@@ -37,6 +37,8 @@ class NativeRuntime;
 
 namespace warren::node {
 
+class CheckpointAgent;
+
 // A sandbox this agent runs, as other modules see it.
 struct SandboxRef {
   std::string sandbox_id;  // label agents.kruise.io/sandbox-id = the runtime's id
@@ -107,6 +109,16 @@ class NodeAgent {
   // Blocks until done or `timeout` (DeadlineExceeded). NotFound when this node runs no such
   // sandbox, FailedPrecondition when it is not running.
   Status Reset(std::string_view sandbox_id, std::chrono::milliseconds timeout);
+  // A snapshot of a sandbox's file system (capture.cc): its writable layer, copied while the
+  // sandbox is frozen, on top of the image layers it runs on, becomes the image `image_name` in
+  // this node's image store (image::ImageStore::CommitImage). It runs as the sandbox's
+  // reconcile, never beside a start, reset or teardown; the sandbox keeps running (or stays
+  // paused or stopped, as it was). NotFound when this node runs no such sandbox (or it is
+  // destroyed meanwhile), Unimplemented when its runtime cannot capture, AlreadyExists when the
+  // image name is taken, DeadlineExceeded after `timeout`.
+  Result<image::ImageRecord> CaptureFilesystem(std::string_view sandbox_id,
+                                               std::string_view image_name,
+                                               std::chrono::milliseconds timeout);
 
   // The sandboxes this agent runs (created, running, paused, or stopped awaiting a restart).
   std::vector<SandboxRef> List() const;
@@ -125,7 +137,8 @@ class NodeAgent {
   // Dial's precondition: NotFound when this node runs no such sandbox, FailedPrecondition
   // when it is not running. Caller holds mu_.
   Status RunningHereLocked(std::string_view sandbox_id) const;
-  struct ResetRequest;  // reset.cc
+  struct ResetRequest;    // reset.cc
+  struct CaptureRequest;  // capture.cc
   // What the agent keeps about a sandbox it made or adopted (guarded by mu_).
   struct Local {
     std::string id;
@@ -144,6 +157,7 @@ class NodeAgent {
     StatsRing stats{0};
     std::shared_ptr<EnvdClient> envd;
     std::shared_ptr<ResetRequest> reset;  // a Reset waiting for this sandbox's reconcile
+    std::vector<std::shared_ptr<CaptureRequest>> captures;  // waiting for it too
   };
 
   // How one reconcile pass ended.
@@ -166,10 +180,18 @@ class NodeAgent {
   void ReconcileKey(const std::string& key);
   Next Reconcile(api::Object& obj);
   Next Create(api::Object& obj, const std::string& id);
+  // The image a Succeeded Checkpoint of this namespace made (restore-from). NotFound /
+  // FailedPrecondition (failed or being deleted) end the sandbox; Unavailable: not yet.
+  Result<std::string> CheckpointImageOf(const std::string& namespace_,
+                                        const std::string& checkpoint);
   Next StartAndWait(api::Object& obj, const std::string& id);
   Next HandleExit(api::Object& obj, const std::string& id, const runtime::SandboxInfo& info);
   Next ReconcileRunning(api::Object& obj, const std::string& id);
   Next ReconcilePaused(api::Object& obj, const std::string& id);
+  // stop_pause.cc: a pause that keeps only the file system (pauseStrategy Stop), and what
+  // follows it (still paused, or booted again on the same writable layer).
+  Next PauseByStopping(api::Object& obj, const std::string& id);
+  Next ReconcileStoppedPause(api::Object& obj, const std::string& id);
   Next Teardown(api::Object& obj, const std::string& id);
   Next EnsureFinished(api::Object& obj, const std::string& id);
   Next Fail(api::Object& obj, const std::string& id, const Failure& failure);
@@ -180,6 +202,8 @@ class NodeAgent {
   // reset.cc: the Reset asked for this sandbox, if any (taken), and doing it.
   std::shared_ptr<ResetRequest> TakeReset(const std::string& id);
   Next DoReset(api::Object& obj, const std::string& id, ResetRequest& request);
+  // capture.cc: the captures asked for this sandbox, done now (from its reconcile).
+  void RunCaptures(const std::string& id, const std::string& uid);
   // Waits until envd answers /health, pid 1 exits, or the timeout passes.
   enum class Readiness { kReady, kExited, kTimeout, kStopping };
   Readiness WaitReady(const std::string& id, std::chrono::milliseconds timeout);
@@ -213,6 +237,7 @@ class NodeAgent {
   std::unique_ptr<SandboxStorage> storage_;  // set by Start; <root>/sandboxes
   std::optional<NodeSecret> secret_;
   std::unique_ptr<EventRecorder> events_;
+  std::unique_ptr<CheckpointAgent> checkpoints_;  // Checkpoint objects (checkpoint_agent.h)
   NodeCapacity capacity_;
   WorkQueue queue_;
 

@@ -7,8 +7,10 @@
 namespace warren::node::reasons {
 
 // Failures a human can act on (each also becomes a Warning Event).
-inline constexpr const char* kImageNotFound = "ImageNotFound";  // not in the image store
-inline constexpr const char* kErrImagePull = "ErrImagePull";    // a registry pull failed
+inline constexpr const char* kImageNotFound = "ImageNotFound";            // not in the image store
+inline constexpr const char* kErrImagePull = "ErrImagePull";              // a registry pull failed
+inline constexpr const char* kInvalidImage = "InvalidImageName";          // a name Warren reserves
+inline constexpr const char* kCheckpointNotFound = "CheckpointNotFound";  // restore-from
 inline constexpr const char* kInvalidResources = "InvalidResources";
 inline constexpr const char* kInvalidTemplate = "InvalidTemplate";
 inline constexpr const char* kInvalidVolume = "InvalidVolume";
@@ -40,6 +42,7 @@ inline constexpr const char* kCreating = "Creating";
 inline constexpr const char* kSandboxReady = "SandboxReady";
 inline constexpr const char* kCompleted = "Completed";  // the template command exited 0
 inline constexpr const char* kPaused = "FreezePauseSucceed";
+inline constexpr const char* kStopPaused = "StopPauseSucceed";  // processes ended, files kept
 inline constexpr const char* kResuming = "Resuming";
 inline constexpr const char* kResumed = "ResumeSucceed";
 inline constexpr const char* kRestarted = "Restarted";

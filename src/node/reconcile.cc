@@ -8,15 +8,18 @@
 
 #include "api/kinds.h"
 #include "api/typed_codec.h"
+#include "api/types/checkpoint.h"
 #include "api/types/labels.h"
 #include "base/ids.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time_format.h"
 #include "image/safe_fs.h"
+#include "node/checkpoint_agent.h"
 #include "node/node_agent.h"
 #include "node/reasons.h"
 #include "node/sandbox_files.h"
+#include "node/sandbox_object.h"
 #include "node/template_resolver.h"
 
 namespace warren::node {
@@ -30,18 +33,6 @@ auto Log() { return base::Logger("node"); }
 std::string SandboxIdOf(const api::Object& obj) {
   auto it = obj.metadata.labels.find(api::labels::kSandboxId);
   return it == obj.metadata.labels.end() ? std::string() : it->second;
-}
-
-api::SandboxStatus StatusOf(const api::Object& obj) {
-  auto s = api::DecodeStatus<api::SandboxStatus>(obj);
-  return s.ok() ? *s : api::SandboxStatus{};
-}
-
-bool SpecPaused(const api::Object& obj) {
-  const api::Json& spec = obj.spec();
-  if (!spec.is_object()) return false;
-  auto it = spec.find("paused");
-  return it != spec.end() && it->is_boolean() && it->get<bool>();
 }
 
 int64_t RawInt(const api::Json& status, const char* key) {
@@ -297,6 +288,7 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
     }
     it->second.state = info->state;
   }
+  RunCaptures(id, obj.metadata.uid);
   if (info->state == runtime::SandboxState::kRunning) {
     if (auto reset = TakeReset(id)) return DoReset(obj, id, *reset);
   }
@@ -304,6 +296,8 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
     case runtime::SandboxState::kCreated:
       return StartAndWait(obj, id);
     case runtime::SandboxState::kStopped:
+      // Stopped by a pause that keeps files only (stop_pause.cc), not an exit to handle.
+      if (status.phase == phase::kPaused) return ReconcileStoppedPause(obj, id);
       return HandleExit(obj, id, *info);
     case runtime::SandboxState::kRunning:
       return ReconcileRunning(obj, id);
@@ -311,6 +305,27 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
       return ReconcilePaused(obj, id);
   }
   return Next::kDone;
+}
+
+Result<std::string> NodeAgent::CheckpointImageOf(const std::string& namespace_,
+                                                 const std::string& checkpoint) {
+  auto cp = store_.Get(api::CheckpointKind(), namespace_, checkpoint);
+  if (!cp.ok()) {
+    if (cp.status().code() != StatusCode::kNotFound) return UnavailableError("store");
+    return NotFoundError(fmt::format("checkpoint {}/{} (the {} annotation) not found", namespace_,
+                                     checkpoint, api::annotations::kRestoreFrom));
+  }
+  auto status = api::DecodeStatus<api::CheckpointStatus>(*cp);
+  const std::string phase = status.ok() ? status->phase : "";
+  if (phase == "Succeeded" && IsCheckpointImageName(status->checkpoint_id)) {
+    return status->checkpoint_id;
+  }
+  if (phase == "Failed" || cp->metadata.deletion_timestamp) {
+    return FailedPreconditionError(
+        fmt::format("checkpoint {}/{} {}", namespace_, checkpoint,
+                    phase == "Failed" ? "failed: " + status->message : "is being deleted"));
+  }
+  return UnavailableError("not finished yet");
 }
 
 NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
@@ -332,7 +347,24 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   if (pod.containers.empty()) {
     return Fail(obj, id, Failure{reasons::kInvalidTemplate, "the template has no containers"});
   }
-  const std::string image_name = pod.containers.front().image;
+  std::string image_name = pod.containers.front().image;
+  if (IsCheckpointImageName(image_name)) {
+    return Fail(obj, id,
+                Failure{reasons::kInvalidImage,
+                        fmt::format("image \"{}\": names under snapshot/ are Warren's own; start "
+                                    "from a checkpoint with the {} annotation",
+                                    image_name, api::annotations::kRestoreFrom)});
+  }
+  if (auto restore = obj.metadata.annotations.find(api::annotations::kRestoreFrom);
+      restore != obj.metadata.annotations.end()) {
+    // Looked up in the sandbox's own namespace: a team starts only from its own snapshots.
+    auto from = CheckpointImageOf(obj.metadata.namespace_, restore->second);
+    if (!from.ok()) {
+      if (from.status().code() == StatusCode::kUnavailable) return Next::kRetry;
+      return Fail(obj, id, Failure{reasons::kCheckpointNotFound, from.status().message()});
+    }
+    image_name = *from;
+  }
 
   // The image, pinned for the sandbox's life.
   auto leased = images_->AcquireLease(LeaseId(obj.metadata.uid), image_name);
@@ -689,6 +721,7 @@ NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
 NodeAgent::Next NodeAgent::ReconcileRunning(api::Object& obj, const std::string& id) {
   const base::WallTime now = clock_.Now();
   if (SpecPaused(obj)) {
+    if (PausesFilesystemOnly(obj)) return PauseByStopping(obj, id);
     if (Status s = runtime_->Pause(id); !s.ok()) {
       events_->Warning(obj, reasons::kPauseFailed, s.message());
       return Next::kRetry;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -51,6 +53,21 @@ struct SandboxStats {
   uint64_t disk_bytes = 0;  // allocated size of the writable layer
 };
 
+// What a runtime can keep of a sandbox beyond its processes (Runtime::StateSupport).
+struct StateSupport {
+  bool filesystem = false;  // CaptureWritableLayer
+  bool memory = false;      // processes and memory (checkpoint/restore)
+};
+
+// A sandbox's writable layer as CaptureWritableLayer lends it: the overlayfs upper directory.
+// A user-namespaced sandbox's files hold host ids, in-sandbox id + id_shift for
+// [0, id_count); id_count is 0 when ids are not shifted.
+struct WritableLayerView {
+  int fd = -1;  // O_DIRECTORY, valid during the call only
+  uint32_t id_shift = 0;
+  uint32_t id_count = 0;
+};
+
 // Something on disk or in cgroupfs that belongs to no sandbox the runtime could adopt: a
 // cgroup without a state record, a state record that cannot be read. RemoveOrphan deletes it.
 struct Orphan {
@@ -97,6 +114,20 @@ class Runtime {
   virtual std::vector<SandboxInfo> List() = 0;
   // Blocks until pid 1 exits (or `timeout`: DeadlineExceeded); returns its exit.
   virtual Result<ExitStatus> Wait(std::string_view id, std::chrono::milliseconds timeout) = 0;
+
+  // What this runtime can capture (the node agent asks before a snapshot or a pause that keeps
+  // state, instead of knowing the runtime's type).
+  virtual StateSupport SupportedState() const { return {}; }
+  // Calls `read` with the sandbox's writable layer while every process of the sandbox is frozen,
+  // so it sees one instant of the file system; a running sandbox is thawed afterwards, a paused
+  // or stopped one is left as it was. Returns what `read` returned (or the freeze's error).
+  // Unimplemented when SupportedState().filesystem is false.
+  virtual Status CaptureWritableLayer(std::string_view id,
+                                      const std::function<Status(const WritableLayerView&)>& read) {
+    (void)read;
+    return UnimplementedError(
+        fmt::format("sandbox {}: this runtime cannot capture a writable layer", id));
+  }
 
   // After a restart: takes over every sandbox recorded in the state dir whose process still
   // runs (and those that stopped, with their writable layer), and reports the orphans.

@@ -562,6 +562,39 @@ Status NativeRuntime::Resume(std::string_view id) {
   return Persist(*sb);
 }
 
+Status NativeRuntime::CaptureWritableLayer(
+    std::string_view id, const std::function<Status(const WritableLayerView&)>& read) {
+  ASSIGN_OR_RETURN(SandboxPtr sb, Find(id));
+  std::lock_guard lock(sb->mu);
+  if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id));
+  const SandboxSpec& spec = sb->record.spec;
+  const std::string upper = spec.writable_dir + "/upper";
+  base::UniqueFd dir(open(upper.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dir) return ErrnoError(fmt::format("sandbox {}: open {}", id, upper), errno);
+  // Frozen for the copy only: a crash in between leaves it frozen, and adoption then finds it
+  // paused, which the node agent resumes because its object is not.
+  const bool freeze = sb->record.state == SandboxState::kRunning;
+  if (freeze) {
+    if (Status st = sb->cgroup.Freeze(options_.freeze_timeout); !st.ok()) {
+      sb->cgroup.Thaw(options_.freeze_timeout).IgnoreError();
+      return st.WithPrefix(fmt::format("sandbox {}: freeze for capture", id));
+    }
+  }
+  WritableLayerView view;
+  view.fd = dir.get();
+  if (spec.user_namespace) {
+    view.id_shift = options_.userns_host_id;
+    view.id_count = options_.userns_size;
+  }
+  Status result = read(view);
+  if (freeze) {
+    if (Status st = sb->cgroup.Thaw(options_.freeze_timeout); !st.ok()) {
+      return st.WithPrefix(fmt::format("sandbox {}: thaw after capture", id));
+    }
+  }
+  return result;
+}
+
 Status NativeRuntime::KillLocked(Sandbox& sb) {
   const std::string& id = sb.record.spec.id;
   if (sb.process) sb.process->SendSignal(SIGKILL).IgnoreError();

@@ -6,6 +6,7 @@
 #include "server/e2b/authed_route.h"
 #include "server/e2b/errors.h"
 #include "server/e2b/responses.h"
+#include "server/e2b/snapshot_service.h"
 #include "server/e2b/templates.h"
 
 namespace warren::server::e2b {
@@ -13,7 +14,10 @@ namespace {
 
 struct Context {
   std::shared_ptr<SandboxService> service;
+  std::unique_ptr<SnapshotService> snapshots;
 };
+
+SnapshotView ViewOf(const SnapshotInfo& info) { return SnapshotView{info.snapshot_id, info.names}; }
 
 net::Response Json(int status, std::string body) {
   return net::Response::Json(status, std::move(body));
@@ -67,7 +71,9 @@ net::Response ConnectHandler(const Context& ctx, const auth::Principal& who,
 }  // namespace
 
 void RegisterE2bRoutes(net::Router& router, std::shared_ptr<SandboxService> service) {
-  auto ctx = std::make_shared<Context>(Context{std::move(service)});
+  auto ctx = std::make_shared<Context>();
+  ctx->service = std::move(service);
+  ctx->snapshots = std::make_unique<SnapshotService>(ctx->service->store(), *ctx->service);
   const E2bOptions& opts = ctx->service->options();
   TimeoutRules v1 = opts.v2_timeouts;
   v1.default_seconds = opts.v1_default_timeout_seconds;
@@ -111,11 +117,43 @@ void RegisterE2bRoutes(net::Router& router, std::shared_ptr<SandboxService> serv
       });
   Add(router, "POST", "/sandboxes/{id}/pause", "pause", ctx,
       [ctx](const auto& who, const auto& req) {
-        // The body ({} or {"memory": bool}) asks for nothing this server does differently: a
-        // native pause always keeps memory.
-        Status s = ctx->service->Pause(who, SandboxId(req));
+        auto memory = ParsePauseMemory(req.body);
+        if (!memory.ok()) return ErrorResponse(memory.status());
+        Status s = ctx->service->Pause(who, SandboxId(req), *memory);
         return s.ok() ? net::Response::Empty(204) : ErrorResponse(s);
       });
+  Add(router, "POST", "/sandboxes/{id}/snapshots", "snapshot", ctx,
+      [ctx](const auto& who, const auto& req) {
+        auto name = ParseSnapshotName(req.body);
+        if (!name.ok()) return ErrorResponse(name.status());
+        auto made = ctx->snapshots->Create(who, SandboxId(req), *name);
+        if (!made.ok()) return ErrorResponse(made.status());
+        return Json(201, EncodeSnapshot(ViewOf(*made)));
+      });
+  Add(router, "GET", "/snapshots", "list_snapshots", ctx, [ctx](const auto& who, const auto& req) {
+    auto query = ParseSnapshotQuery(req.QueryParams());
+    if (!query.ok()) return ErrorResponse(query.status());
+    auto page = ctx->snapshots->List(who, *query);
+    if (!page.ok()) return ErrorResponse(page.status());
+    std::vector<SnapshotView> views;
+    for (const auto& s : page->items) views.push_back(ViewOf(s));
+    auto resp = Json(200, EncodeSnapshots(views));
+    if (!page->next_token.empty()) resp.headers.Set("X-Next-Token", page->next_token);
+    return resp;
+  });
+  Add(router, "DELETE", "/templates/{id}", "delete_snapshot", ctx,
+      [ctx](const auto& who, const auto& req) {
+        Status s = ctx->snapshots->Delete(who, req.PathParam("id"));
+        return s.ok() ? net::Response::Empty(204) : ErrorResponse(s);
+      });
+  Add(router, "POST", "/sandboxes/{id}/fork", "fork", ctx, [ctx](const auto& who, const auto& req) {
+    auto parsed = ParseForkRequest(req.body, ctx->service->options().v2_timeouts,
+                                   SnapshotService::kMaxForkCount);
+    if (!parsed.ok()) return ErrorResponse(parsed.status());
+    auto forks = ctx->snapshots->Fork(who, SandboxId(req), *parsed);
+    if (!forks.ok()) return ErrorResponse(forks.status());
+    return Json(201, EncodeForks(*forks, ctx->service->options().response));
+  });
   Add(router, "POST", "/sandboxes/{id}/resume", "resume", ctx,
       [ctx](const auto& who, const auto& req) {
         auto parsed = ParseConnectRequest(req.body, ctx->service->options().v2_timeouts);

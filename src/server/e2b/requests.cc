@@ -190,6 +190,8 @@ Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRul
   }
   ASSIGN_OR_RETURN(auto auto_pause, BoolField(obj, "autoPause"));
   r.auto_pause = auto_pause.value_or(false);
+  ASSIGN_OR_RETURN(auto auto_pause_memory, BoolField(obj, "autoPauseMemory"));
+  r.auto_pause_memory = auto_pause_memory.value_or(true);
   if (auto ar = obj.find("autoResume"); ar != obj.end() && !ar->is_null()) {
     if (!ar->is_object()) {
       return InvalidArgumentError(
@@ -214,6 +216,68 @@ Result<ConnectRequest> ParseConnectRequest(std::string_view body, const TimeoutR
   r.timeout_seconds = timeout.value_or(kDefaultConnectTimeout);
   RETURN_IF_ERROR(CheckTimeout(r.timeout_seconds, rules, false));
   return r;
+}
+
+Result<bool> ParsePauseMemory(std::string_view body) {
+  ASSIGN_OR_RETURN(Json obj, ParseObjectBody(body, true));
+  ASSIGN_OR_RETURN(auto memory, BoolField(obj, "memory"));
+  return memory.value_or(true);
+}
+
+Result<std::string> ParseSnapshotName(std::string_view body) {
+  constexpr size_t kMaxName = 256;
+  ASSIGN_OR_RETURN(Json obj, ParseObjectBody(body, true));
+  auto it = obj.find("name");
+  if (it == obj.end() || it->is_null()) return std::string();
+  if (!it->is_string()) {
+    return InvalidArgumentError(
+        fmt::format("name must be a string, got {}", api::JsonTypeName(*it)));
+  }
+  std::string name = it->get<std::string>();
+  if (name.size() > kMaxName) {
+    return InvalidArgumentError(fmt::format("name is longer than {} bytes", kMaxName));
+  }
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7f) return InvalidArgumentError("name has a control character");
+  }
+  return name;
+}
+
+Result<ForkRequest> ParseForkRequest(std::string_view body, const TimeoutRules& rules,
+                                     int64_t max_count) {
+  ASSIGN_OR_RETURN(Json obj, ParseObjectBody(body, true));
+  ForkRequest r;
+  ASSIGN_OR_RETURN(auto count, IntField(obj, "count"));
+  r.count = count.value_or(1);
+  if (r.count < 1 || r.count > max_count) {
+    return InvalidArgumentError(
+        fmt::format("count must be between 1 and {}, got {}", max_count, r.count));
+  }
+  ASSIGN_OR_RETURN(auto timeout, IntField(obj, "timeout"));
+  r.timeout_seconds = timeout.value_or(r.timeout_seconds);
+  RETURN_IF_ERROR(CheckTimeout(r.timeout_seconds, rules, false));
+  return r;
+}
+
+Result<SnapshotQuery> ParseSnapshotQuery(
+    const std::vector<std::pair<std::string, std::string>>& params) {
+  SnapshotQuery q;
+  for (const auto& [k, v] : params) {
+    if (k == "sandboxID") {
+      q.sandbox_id = v;
+    } else if (k == "name") {
+      q.name = v;
+    } else if (k == "nextToken") {
+      q.next_token = v;
+    } else if (k == "limit") {
+      auto n = base::ParseInt64(v);
+      if (!n || *n < 1 || *n > 1000) {
+        return InvalidArgumentError(fmt::format("limit must be 1 to 1000, got \"{}\"", v));
+      }
+      q.limit = *n;
+    }
+  }
+  return q;
 }
 
 Result<int64_t> ParseTimeoutRequest(std::string_view body, const TimeoutRules& rules) {

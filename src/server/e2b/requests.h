@@ -32,6 +32,8 @@ struct CreateRequest {
   std::map<std::string, std::string> metadata;  // user metadata, extensions removed
   std::map<std::string, std::string> env_vars;
   bool auto_pause = false;
+  // autoPauseMemory: false → the timeout's pause keeps files only (processes end).
+  bool auto_pause_memory = true;
   bool auto_resume = false;
   bool secure = true;  // v1 only: false = no envd access token
   std::optional<bool> allow_internet_access;
@@ -48,6 +50,33 @@ struct ConnectRequest {
   int64_t timeout_seconds = 0;
 };
 Result<ConnectRequest> ParseConnectRequest(std::string_view body, const TimeoutRules& rules);
+
+// POST /sandboxes/{id}/pause: {} or {"memory": bool}; memory defaults to true (processes and
+// memory kept). false: the processes end and the files stay (a reboot on the next connect).
+Result<bool> ParsePauseMemory(std::string_view body);
+
+// POST /sandboxes/{id}/snapshots: {"name"?: string}. The name is free text the list filters on
+// (at most 256 bytes, printable).
+Result<std::string> ParseSnapshotName(std::string_view body);
+
+// POST /sandboxes/{id}/fork: {"count"?: 1..max_count (default 1), "timeout"?: seconds (default
+// 15, E2B's)}.
+struct ForkRequest {
+  int64_t count = 1;
+  int64_t timeout_seconds = 15;
+};
+Result<ForkRequest> ParseForkRequest(std::string_view body, const TimeoutRules& rules,
+                                     int64_t max_count);
+
+// GET /snapshots?sandboxID=&name=&limit=&nextToken=
+struct SnapshotQuery {
+  std::string sandbox_id;
+  std::string name;
+  int64_t limit = 100;
+  std::string next_token;
+};
+Result<SnapshotQuery> ParseSnapshotQuery(
+    const std::vector<std::pair<std::string, std::string>>& params);
 
 // POST /sandboxes/{id}/timeout: {"timeout": N}, required. 0 ends the sandbox now.
 Result<int64_t> ParseTimeoutRequest(std::string_view body, const TimeoutRules& rules);

@@ -47,14 +47,50 @@ Json TokenOrNull(const SandboxRecord& r) {
 
 }  // namespace
 
-std::string EncodeSandbox(const SandboxRecord& r, const ResponseContext& ctx) {
-  Json body = {
+namespace {
+
+Json SandboxJson(const SandboxRecord& r, const ResponseContext& ctx) {
+  return {
       {"sandboxID", r.sandbox_id},       {"templateID", r.template_id},
       {"alias", r.template_id},          {"clientID", ClientId(r)},
       {"envdVersion", ctx.envd_version}, {"envdAccessToken", TokenOrNull(r)},
       {"trafficAccessToken", nullptr},   {"domain", nullptr},
   };
-  return api::DumpJson(body);
+}
+
+Json SnapshotJson(const SnapshotView& s) {
+  return {{"snapshotID", s.snapshot_id}, {"names", s.names}};
+}
+
+}  // namespace
+
+std::string EncodeSandbox(const SandboxRecord& r, const ResponseContext& ctx) {
+  return api::DumpJson(SandboxJson(r, ctx));
+}
+
+std::string EncodeForks(const std::vector<Result<SandboxRecord>>& forks,
+                        const ResponseContext& ctx) {
+  Json out = Json::array();
+  for (const auto& fork : forks) {
+    if (fork.ok()) {
+      out.push_back({{"sandbox", SandboxJson(*fork, ctx)}});
+    } else {
+      out.push_back({{"error",
+                      {{"code", HttpStatusFromCode(fork.status().code())},
+                       {"message", fork.status().message()}}}});
+    }
+  }
+  return api::DumpJson(out);
+}
+
+std::string EncodeSnapshot(const SnapshotView& snapshot) {
+  return api::DumpJson(SnapshotJson(snapshot));
+}
+
+std::string EncodeSnapshots(const std::vector<SnapshotView>& snapshots) {
+  Json out = Json::array();
+  for (const auto& s : snapshots) out.push_back(SnapshotJson(s));
+  return api::DumpJson(out);
 }
 
 std::string EncodeListedSandboxes(const std::vector<SandboxRecord>& records,

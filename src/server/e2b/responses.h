@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "api/object.h"
+#include "base/result.h"
 #include "server/e2b/node_access.h"
 #include "server/e2b/sandbox_record.h"
 
@@ -26,6 +27,17 @@ std::string EncodeListedSandboxes(const std::vector<SandboxRecord>& records,
                                   const ResponseContext& ctx);
 // `SandboxDetail`: info.
 std::string EncodeSandboxDetail(const SandboxRecord& r, const ResponseContext& ctx);
+// The 201 body of POST /sandboxes/{id}/fork: one entry per fork, {"sandbox": Sandbox} or
+// {"error": {"code", "message"}}.
+std::string EncodeForks(const std::vector<Result<SandboxRecord>>& forks,
+                        const ResponseContext& ctx);
+// `{snapshotID, names}` and its list.
+struct SnapshotView {
+  std::string snapshot_id;
+  std::vector<std::string> names;
+};
+std::string EncodeSnapshot(const SnapshotView& snapshot);
+std::string EncodeSnapshots(const std::vector<SnapshotView>& snapshots);
 // `[]SandboxMetric`.
 std::string EncodeMetrics(const std::vector<UsageSample>& samples);
 

@@ -6,6 +6,7 @@
 #include "api/kinds.h"
 #include "api/label_selector.h"
 #include "api/typed_codec.h"
+#include "api/types/checkpoint.h"
 #include "api/types/labels.h"
 #include "api/types/sandbox.h"
 #include "base/ids.h"
@@ -182,6 +183,15 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
       (who.admin || tpl.namespace_ == ns)) {
     return CreateFromPool(who, request, tpl);
   }
+  return CreateFrom(who, request, tpl, abandoned);
+}
+
+Result<SandboxRecord> SandboxService::CreateFrom(const auth::Principal& who,
+                                                 const CreateRequest& request,
+                                                 const ResolvedTemplate& tpl,
+                                                 const std::function<bool()>& abandoned) {
+  const std::string& ns = who.team;
+  if (!tpl.restore_from.empty()) RETURN_IF_ERROR(CheckRestorable(ns, tpl.restore_from));
   std::string id = base::NewSandboxId();
   std::string token = request.secure ? base::RandomHex(32) : "";
   base::WallTime now = clock_.Now();
@@ -209,6 +219,7 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
   ann[kStartedAtAnnotation] = base::FormatRfc3339Nanos(now);
   if (request.auto_pause) ann[kAutoPauseAnnotation] = "true";
   if (request.auto_resume) ann[kAutoResumeAnnotation] = "true";
+  if (!tpl.restore_from.empty()) ann[api::annotations::kRestoreFrom] = tpl.restore_from;
 
   secrets_.SetAccessToken(o, token);
   secrets_.SetInitRequest(o, MakeInitBody(request.env_vars, token, kDefaultUser));
@@ -218,6 +229,7 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
     std::string end = base::FormatRfc3339(EndFromNow(request.timeout_seconds));
     spec[request.auto_pause ? "pauseTime" : "shutdownTime"] = end;
   }
+  if (request.auto_pause && !request.auto_pause_memory) spec["pauseStrategy"] = {{"type", "Stop"}};
 
   ASSIGN_OR_RETURN(controller::QuotaReservation reservation,
                    controller::QuotaReservation::Take(quota_, o));
@@ -354,7 +366,38 @@ Status SandboxService::Kill(const auth::Principal& who, std::string_view sandbox
   return Status::Ok();
 }
 
-Status SandboxService::Pause(const auth::Principal& who, std::string_view sandbox_id) {
+Status SandboxService::CheckRestorable(const std::string& namespace_,
+                                       const std::string& checkpoint) {
+  auto cp = store_.Get(api::CheckpointKind(), namespace_, checkpoint);
+  if (!cp.ok()) {
+    if (cp.status().code() != StatusCode::kNotFound) return cp.status();
+  } else if (!cp->metadata.deletion_timestamp) {
+    auto st = api::DecodeStatus<api::CheckpointStatus>(*cp);
+    if (st.ok() && st->phase == "Succeeded") return Status::Ok();
+    return FailedPreconditionError(
+        fmt::format("snapshot \"{}\" is not ready (phase {})", checkpoint,
+                    st.ok() && !st->phase.empty() ? st->phase : "Pending"));
+  }
+  return NotFoundError(fmt::format("snapshot \"{}\" not found (deleted?)", checkpoint));
+}
+
+Result<std::map<std::string, std::string>> SandboxService::EnvVarsOf(
+    const api::Object& sandbox) const {
+  std::map<std::string, std::string> out;
+  ASSIGN_OR_RETURN(std::string body, secrets_.InitRequest(sandbox));
+  if (body.empty()) return out;
+  auto doc = api::ParseJson(body);
+  if (!doc.ok() || !doc->is_object()) return out;
+  if (auto env = doc->find("envVars"); env != doc->end() && env->is_object()) {
+    for (const auto& [k, v] : env->items()) {
+      if (v.is_string()) out[k] = v.get<std::string>();
+    }
+  }
+  return out;
+}
+
+Status SandboxService::Pause(const auth::Principal& who, std::string_view sandbox_id,
+                             bool keep_memory) {
   ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, false));
   auto updated = Modify(o, [&](api::Object& obj) -> Status {
     ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(obj));
@@ -368,6 +411,12 @@ Status SandboxService::Pause(const auth::Principal& who, std::string_view sandbo
     }
     ASSIGN_OR_RETURN(auto spec, api::DecodeSpec<api::SandboxSpec>(obj));
     spec.paused = true;
+    if (keep_memory) {
+      spec.pause_strategy.reset();
+    } else {
+      spec.pause_strategy = api::PauseStrategy{};
+      spec.pause_strategy->type = "Stop";
+    }
     // A paused sandbox keeps until it is killed or resumed; its timers start again on resume.
     spec.pause_time.reset();
     spec.shutdown_time.reset();

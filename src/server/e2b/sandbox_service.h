@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,12 +57,24 @@ class SandboxService {
   // then stops waiting and deletes it, so the thread and the sandbox are freed at once.
   Result<SandboxRecord> Create(const auth::Principal& who, const CreateRequest& request,
                                const std::function<bool()>& abandoned = nullptr);
+  // A cold create from a template already resolved (a fork's: the source's pod template and
+  // the Checkpoint to start from).
+  Result<SandboxRecord> CreateFrom(const auth::Principal& who, const CreateRequest& request,
+                                   const ResolvedTemplate& tpl,
+                                   const std::function<bool()>& abandoned = nullptr);
+  // The caller's live sandbox object with that id (NotFound as Get).
+  Result<api::Object> Lookup(const auth::Principal& who, std::string_view sandbox_id) {
+    return Find(who, sandbox_id, false);
+  }
+  // The env vars the sandbox's envd was initialised with (the sealed /init body).
+  Result<std::map<std::string, std::string>> EnvVarsOf(const api::Object& sandbox) const;
   Result<SandboxRecord> Get(const auth::Principal& who, std::string_view sandbox_id);
   Result<ListPage> List(const auth::Principal& who, const ListQuery& query);
   // NotFound when there is no such sandbox (or it is being deleted already).
   Status Kill(const auth::Principal& who, std::string_view sandbox_id);
-  // FailedPrecondition (409) when already paused or not running.
-  Status Pause(const auth::Principal& who, std::string_view sandbox_id);
+  // FailedPrecondition (409) when already paused or not running. `keep_memory` false: the
+  // processes end and the files stay (spec.pauseStrategy Stop); connect boots it again.
+  Status Pause(const auth::Principal& who, std::string_view sandbox_id, bool keep_memory = true);
 
   struct ConnectResult {
     SandboxRecord record;
@@ -98,6 +111,9 @@ class SandboxService {
   Result<ConnectResult> ResumeObject(const api::Object& sandbox, int64_t timeout_seconds);
   // The record of a create or connect answer: with envd's token, unsealed.
   Result<SandboxRecord> RecordWithToken(const api::Object& sandbox) const;
+  // A create from a snapshot: NotFound when its Checkpoint is gone or going,
+  // FailedPrecondition while it is not Succeeded.
+  Status CheckRestorable(const std::string& namespace_, const std::string& checkpoint);
   // Deletes a sandbox a create gave up on, logging rather than failing.
   void Discard(const api::Object& sandbox, std::string_view step, const Status& why);
   base::WallTime EndFromNow(int64_t seconds) const;

@@ -11,6 +11,15 @@ Result<api::Object> WaitForSandbox(store::Store& store, std::string_view namespa
                                    std::string_view name, const SandboxCheck& check,
                                    std::chrono::milliseconds timeout, std::string_view what,
                                    const std::function<bool()>& abandoned) {
+  return WaitForObject(store, api::SandboxKind(), namespace_, name, check, timeout, what,
+                       abandoned);
+}
+
+Result<api::Object> WaitForObject(store::Store& store, const api::KindInfo& kind,
+                                  std::string_view namespace_, std::string_view name,
+                                  const SandboxCheck& check, std::chrono::milliseconds timeout,
+                                  std::string_view what, const std::function<bool()>& abandoned) {
+  const std::string& noun = kind.singular;
   // How long one watch wait lasts when a client may give up meanwhile.
   constexpr std::chrono::milliseconds kAbandonCheck{250};
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -18,7 +27,7 @@ Result<api::Object> WaitForSandbox(store::Store& store, std::string_view namespa
   options.namespace_ = std::string(namespace_);
   ASSIGN_OR_RETURN(options.field_selector,
                    api::FieldSelector::Parse(fmt::format("metadata.name={}", name)));
-  ASSIGN_OR_RETURN(auto watcher, store.Watch(&api::SandboxKind(), std::move(options)));
+  ASSIGN_OR_RETURN(auto watcher, store.Watch(&kind, std::move(options)));
   std::string last_phase = "unknown";
   std::string last_message;
   bool seen = false;
@@ -28,14 +37,14 @@ Result<api::Object> WaitForSandbox(store::Store& store, std::string_view namespa
     if (left.count() <= 0) break;
     if (abandoned && abandoned()) {
       return CancelledError(
-          fmt::format("the client went away while waiting for sandbox {} to be {}", name, what));
+          fmt::format("the client went away while waiting for {} {} to be {}", noun, name, what));
     }
     ASSIGN_OR_RETURN(auto event, watcher->Next(abandoned ? std::min(left, kAbandonCheck) : left));
     if (!event) continue;  // the deadline and the client are checked at the top
     const api::Object& o = *event->object;
     if (event->type == store::EventType::kDeleted) {
       return NotFoundError(
-          fmt::format("sandbox {} was deleted while waiting for it to be {}", name, what));
+          fmt::format("{} {} was deleted while waiting for it to be {}", noun, name, what));
     }
     seen = true;
     const api::Json& status = o.status();
@@ -51,10 +60,10 @@ Result<api::Object> WaitForSandbox(store::Store& store, std::string_view namespa
     if (done) return o;
   }
   if (!seen) {
-    return NotFoundError(fmt::format("sandbox {} not found", name));
+    return NotFoundError(fmt::format("{} {} not found", noun, name));
   }
   std::string detail = last_message.empty() ? "" : fmt::format(": {}", last_message);
-  return DeadlineExceededError(fmt::format("sandbox {} was not {} within {} ms (phase {}{})", name,
+  return DeadlineExceededError(fmt::format("{} {} was not {} within {} ms (phase {}{})", noun, name,
                                            what, timeout.count(), last_phase, detail));
 }
 

@@ -4,6 +4,7 @@
 #include <functional>
 #include <string_view>
 
+#include "api/kinds.h"
 #include "api/object.h"
 #include "base/result.h"
 #include "store/store.h"
@@ -23,5 +24,11 @@ Result<api::Object> WaitForSandbox(store::Store& store, std::string_view namespa
                                    std::string_view name, const SandboxCheck& check,
                                    std::chrono::milliseconds timeout, std::string_view what,
                                    const std::function<bool()>& abandoned = nullptr);
+// The same for an object of any kind (messages name it by its singular, e.g. "checkpoint").
+Result<api::Object> WaitForObject(store::Store& store, const api::KindInfo& kind,
+                                  std::string_view namespace_, std::string_view name,
+                                  const SandboxCheck& check, std::chrono::milliseconds timeout,
+                                  std::string_view what,
+                                  const std::function<bool()>& abandoned = nullptr);
 
 }  // namespace warren::server::e2b

@@ -6,6 +6,7 @@
 
 #include "api/kinds.h"
 #include "api/typed_codec.h"
+#include "api/types/labels.h"
 #include "api/types/sandbox_set.h"
 #include "api/types/sandbox_template.h"
 #include "api/validation.h"
@@ -69,11 +70,15 @@ Result<std::optional<ResolvedTemplate>> ResolveIn(store::Store& store, std::stri
     return std::optional<ResolvedTemplate>(std::move(t));
   }
   ASSIGN_OR_RETURN(auto tpl, Find(store, api::SandboxTemplateKind(), ns, name));
-  if (tpl) {
+  if (tpl && !tpl->metadata.deletion_timestamp) {
     ResolvedTemplate t{.name = std::string(name),
                        .namespace_ = std::string(ns),
                        .kind = ResolvedTemplate::Kind::kSandboxTemplate};
     t.spec_parts = SpecParts(*tpl);
+    if (auto r = tpl->metadata.annotations.find(api::annotations::kRestoreFrom);
+        r != tpl->metadata.annotations.end()) {
+      t.restore_from = r->second;
+    }
     if (!t.spec_parts.contains("template")) {
       return InvalidArgumentError(
           fmt::format("template \"{}\": SandboxTemplate {}/{} has no template", name, ns, name));

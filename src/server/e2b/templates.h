@@ -21,6 +21,9 @@ struct ResolvedTemplate {
   // unknown fields kept), and when the template has them "persistentContents", "runtimes",
   // "pauseStrategy". A cold create copies them into the new Sandbox's spec.
   api::Json spec_parts = api::Json::object();
+  // A SandboxTemplate made for a snapshot carries the Checkpoint to start from
+  // (agents.kruise.io/restore-from); the create copies it onto the new Sandbox.
+  std::string restore_from;
 };
 
 // Looks `template_id` up as a SandboxSet, then a SandboxTemplate, first in the caller's

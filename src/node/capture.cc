@@ -1,0 +1,118 @@
+// NodeAgent::CaptureFilesystem: a sandbox's writable layer made into an image, for snapshots,
+// forks and Checkpoint objects (checkpoint_agent.h). See node_agent.h.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "node/node_agent.h"
+
+namespace warren::node {
+namespace {
+
+using namespace std::chrono_literals;
+
+}  // namespace
+
+struct NodeAgent::CaptureRequest {
+  std::string image_name;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;                                              // guarded by mu
+  Result<image::ImageRecord> result = InternalError("not done");  // guarded by mu
+};
+
+Result<image::ImageRecord> NodeAgent::CaptureFilesystem(std::string_view sandbox_id,
+                                                        std::string_view image_name,
+                                                        std::chrono::milliseconds timeout) {
+  if (!runtime_->SupportedState().filesystem) {
+    return UnimplementedError(
+        fmt::format("sandbox {}: its runtime cannot capture a file system", sandbox_id));
+  }
+  auto request = std::make_shared<CaptureRequest>();
+  request->image_name = std::string(image_name);
+  std::string key;
+  {
+    std::lock_guard lock(mu_);
+    auto it = locals_.find(sandbox_id);
+    if (it == locals_.end()) {
+      return NotFoundError(fmt::format("this node runs no sandbox {}", sandbox_id));
+    }
+    it->second.captures.push_back(request);
+    key = it->second.key;
+  }
+  queue_.Add(key);
+  const base::MonoTime deadline = clock_.Monotonic() + timeout;
+  std::unique_lock lock(request->mu);
+  while (!request->done) {
+    // Woken now and then to notice a sandbox destroyed before its reconcile took the request.
+    request->cv.wait_for(lock, 100ms);
+    if (request->done) break;
+    lock.unlock();
+    bool withdrawn = false, gone = false;
+    const bool stopping = stopping_.load();
+    {
+      std::lock_guard agent_lock(mu_);
+      auto it = locals_.find(sandbox_id);
+      gone = it == locals_.end();
+      const bool expired = stopping || clock_.Monotonic() >= deadline;
+      if (!gone && expired) {
+        auto& pending = it->second.captures;
+        auto found = std::find(pending.begin(), pending.end(), request);
+        if (found != pending.end()) {
+          pending.erase(found);
+          withdrawn = true;
+        }
+      }
+    }
+    lock.lock();
+    if (request->done) break;
+    if (gone) {
+      return NotFoundError(
+          fmt::format("sandbox {} was destroyed before its file system was captured", sandbox_id));
+    }
+    if (withdrawn && stopping) {
+      return UnavailableError(
+          fmt::format("capture of sandbox {}: the node agent is stopping", sandbox_id));
+    }
+    if (withdrawn) {
+      return DeadlineExceededError(fmt::format("capture of sandbox {} did not start within {} ms",
+                                               sandbox_id, timeout.count()));
+    }
+  }
+  return request->result;
+}
+
+void NodeAgent::RunCaptures(const std::string& id, const std::string& uid) {
+  std::vector<std::shared_ptr<CaptureRequest>> pending;
+  {
+    std::lock_guard lock(mu_);
+    auto it = locals_.find(id);
+    if (it == locals_.end()) return;
+    pending.swap(it->second.captures);
+  }
+  for (const auto& request : pending) {
+    const auto started = clock_.Monotonic();
+    Result<image::ImageRecord> committed = InternalError("the runtime did not call back");
+    Status s = runtime_->CaptureWritableLayer(id, [&](const runtime::WritableLayerView& layer) {
+      image::CopyLayerOptions options;
+      options.id_shift = layer.id_shift;
+      options.id_count = layer.id_count;
+      committed = images_->CommitImage(request->image_name, LeaseId(uid), layer.fd, options);
+      return committed.status();
+    });
+    if (!s.ok()) committed = s;  // the freeze, the copy, or (after a commit) the thaw failed
+    base::Logger("node")->info(
+        "sandbox file system captured id={} image={} ok={} ms={} error=\"{}\"", id,
+        request->image_name, committed.ok(),
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Monotonic() - started).count(),
+        committed.ok() ? "" : committed.status().ToString());
+    std::lock_guard lock(request->mu);
+    request->result = std::move(committed);
+    request->done = true;
+    request->cv.notify_all();
+  }
+}
+
+}  // namespace warren::node

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "api/object.h"
+#include "base/clock.h"
+#include "node/event_recorder.h"
+#include "node/work_queue.h"
+#include "store/store.h"
+
+namespace warren::node {
+
+class NodeAgent;
+
+// The image name a Checkpoint's file system is kept under in the node's image store. Reserved:
+// a template naming an image under "snapshot/" is refused; a sandbox starts from a checkpoint
+// only through the agents.kruise.io/restore-from annotation, which is looked up in its own
+// namespace (so one team never starts from another's snapshot).
+std::string CheckpointImageName(const std::string& checkpoint_uid);
+bool IsCheckpointImageName(std::string_view image);
+
+// Makes Checkpoint objects (agents.kruise.io/v1alpha1) real for the sandboxes of this node:
+//   Pending → Creating → Succeeded, with status.checkpointId = the image the sandbox's file
+//   system became (NodeAgent::CaptureFilesystem), completionTime, and an Event; Failed with a
+//   message naming the cause (no such sandbox, a sandbox that is not running here, contents
+//   the runtime cannot keep: `memory` on the native runtime).
+//   keepRunning: false → after the capture the sandbox is paused, file system only
+//   (spec.paused with pauseStrategy Stop): its processes end, its files stay.
+//   ttlAfterFinished → the object is deleted that long after it finished.
+//   Deletion: the finalizer agents.kruise.io/checkpoint removes the image record; its layer
+//   stays while sandboxes started from it hold it (image leases), then the image GC frees it.
+// A checkpoint that finds its image already made (a crash after the commit, before the status
+// write) takes it as its result, so a restart never captures twice or leaks an image.
+//
+// Threads: a watch thread feeding a WorkQueue, one worker (captures on a node run one at a
+// time). Borrows the store and the agent, which must outlive it; Start after the agent's.
+class CheckpointAgent {
+ public:
+  CheckpointAgent(store::Store& store, NodeAgent& agent, base::Clock& clock);
+  ~CheckpointAgent();
+  CheckpointAgent(const CheckpointAgent&) = delete;
+  CheckpointAgent& operator=(const CheckpointAgent&) = delete;
+
+  void Start();
+  void Stop();
+
+ private:
+  void WatchLoop(int64_t revision);
+  int64_t Relist();
+  void WorkerLoop();
+  // Returns a delay before this key is looked at again, or zero for never.
+  std::chrono::milliseconds Reconcile(const std::string& key);
+  std::chrono::milliseconds Capture(api::Object& checkpoint);
+  std::chrono::milliseconds Finish(api::Object& checkpoint);
+  Status Delete(api::Object& checkpoint);
+  // Status write of phase/message (and checkpointId, completionTime when set).
+  Status WritePhase(api::Object& checkpoint, const std::string& phase, const std::string& message,
+                    const std::string& image = "");
+
+  store::Store& store_;
+  NodeAgent& agent_;
+  base::Clock& clock_;
+  EventRecorder events_;
+  WorkQueue queue_;
+  std::atomic<bool> stopping_{false};
+  std::thread watch_thread_;
+  std::thread worker_;
+  std::mutex mu_;
+  std::unique_ptr<store::Watcher> watcher_;  // guarded by mu_
+};
+
+}  // namespace warren::node

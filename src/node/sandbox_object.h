@@ -1,0 +1,35 @@
+#pragma once
+
+#include "api/object.h"
+#include "api/typed_codec.h"
+#include "api/types/sandbox.h"
+
+// What the node agent reads off a Sandbox object, in one place for its reconcile files.
+
+namespace warren::node {
+
+inline api::SandboxStatus StatusOf(const api::Object& obj) {
+  auto s = api::DecodeStatus<api::SandboxStatus>(obj);
+  return s.ok() ? *s : api::SandboxStatus{};
+}
+
+inline bool SpecPaused(const api::Object& obj) {
+  const api::Json& spec = obj.spec();
+  if (!spec.is_object()) return false;
+  auto it = spec.find("paused");
+  return it != spec.end() && it->is_boolean() && it->get<bool>();
+}
+
+// spec.pauseStrategy.type Stop: a pause ends the processes and keeps the writable layer (E2B's
+// pause without memory); the next resume boots the sandbox again on the same files. Any other
+// (or none) freezes the processes and keeps memory.
+inline bool PausesFilesystemOnly(const api::Object& obj) {
+  const api::Json& spec = obj.spec();
+  if (!spec.is_object()) return false;
+  auto strategy = spec.find("pauseStrategy");
+  if (strategy == spec.end() || !strategy->is_object()) return false;
+  auto type = strategy->find("type");
+  return type != strategy->end() && type->is_string() && type->get<std::string>() == "Stop";
+}
+
+}  // namespace warren::node

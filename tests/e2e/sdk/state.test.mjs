@@ -1,0 +1,221 @@
+// Snapshots, fork and filesystem-only pause through the unmodified E2B SDK (npm e2b@2.51.0)
+// against a real warren server: what a snapshot captures (files, deletions, replaced
+// directories) and what it does not (later changes, other clones' writes, processes), the
+// snapshot list and delete, and the errors bad requests get.
+import { test, before, after, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { Sandbox, SandboxError, SandboxNotFoundError } from 'e2b';
+import { startWarren, useEnv, sleep, TEMPLATE } from './harness.mjs';
+
+let w;
+before(async () => {
+  w = await startWarren();
+  useEnv(w);
+});
+after(async () => { await w?.stop(); });
+
+const T = { timeout: 30_000 };
+// Forks get an explicit life: the API's default for a fork is 15 s.
+const FORK_TIMEOUT_MS = 300_000;
+const MISSING_ID = 'iaaaaaaaaaaaaaaaaaaaa';
+
+// Everything a test makes, removed after it whether it passed or not.
+let live = [];
+let snapshots = [];
+afterEach(async () => {
+  for (const s of live) await Sandbox.kill(s.sandboxId).catch(() => {});
+  for (const id of snapshots) await Sandbox.deleteSnapshot(id).catch(() => {});
+  live = [];
+  snapshots = [];
+});
+
+async function create(template = TEMPLATE, opts) {
+  const sbx = await Sandbox.create(template, opts);
+  live.push(sbx);
+  return sbx;
+}
+
+async function snapshot(sbx, opts) {
+  const info = await sbx.createSnapshot(opts);
+  assert.equal(typeof info.snapshotId, 'string');
+  assert.ok(info.snapshotId.length > 0);
+  snapshots.push(info.snapshotId);
+  return info;
+}
+
+async function fork(sbx, count) {
+  const results = await sbx.fork({ count, timeoutMs: FORK_TIMEOUT_MS });
+  for (const r of results) if (r instanceof Sandbox) live.push(r);
+  assert.equal(results.length, count);
+  for (const r of results) assert.ok(r instanceof Sandbox, `a fork failed: ${r?.message}`);
+  return results;
+}
+
+async function listSnapshotIds(opts) {
+  const paginator = Sandbox.listSnapshots(opts);
+  const ids = [];
+  while (paginator.hasNext) ids.push(...(await paginator.nextItems()).map((s) => s.snapshotId));
+  return ids.sort();
+}
+
+const run = async (sbx, cmd, opts) => (await sbx.commands.run(cmd, opts)).stdout;
+const sleepers = (sbx) => run(sbx, 'pgrep -x sleep || true');
+
+// The background command's pid is bash's until bash execs sleep; wait for the sleep itself,
+// so what is looked for later is a process that really existed.
+async function startSleeper(sbx) {
+  const { pid } = await sbx.commands.run('sleep 1000', { background: true });
+  for (let i = 0; (await sleepers(sbx)) !== `${pid}\n`; i++) {
+    assert.ok(i < 100, `pid ${pid} never became sleep`);
+    await sleep(20);
+  }
+  return pid;
+}
+
+async function rejectsWithStatus(promise, status, pattern) {
+  await assert.rejects(promise, (e) => {
+    assert.ok(e instanceof SandboxError, `${e?.name}: ${e?.message}`);
+    assert.equal(e.statusCode, status, e.message);
+    assert.match(e.message, pattern);
+    return true;
+  });
+}
+
+test('a snapshot is the filesystem at that moment; each sandbox from it has its own copy', T, async () => {
+  const src = await create();
+  await src.files.write('/home/user/a.txt', 'from-source');
+  // A file and a directory of the image itself: removed, and replaced by something else.
+  await run(src, 'rm /etc/debian_version && rm -r /etc/skel && mkdir /etc/skel && ' +
+    'echo new > /etc/skel/only.txt', { user: 'root' });
+  const name = `state-${process.pid}-${Date.now()}`;
+  const snap = await snapshot(src, { name });
+  assert.ok(snap.names.some((n) => n.includes(name)), `names ${JSON.stringify(snap.names)}`);
+  await src.files.write('/home/user/a.txt', 'changed-later');
+
+  const x = await create(snap.snapshotId);
+  const y = await create(snap.snapshotId);
+  assert.notEqual(x.sandboxId, y.sandboxId);
+  for (const c of [x, y]) {
+    assert.equal(await c.files.read('/home/user/a.txt'), 'from-source');
+    assert.equal(await run(c, 'whoami; pwd; stat -c %U a.txt'), 'user\n/home/user\nuser\n');
+    assert.equal(await run(c, 'test -e /etc/debian_version && echo present || echo gone'), 'gone\n');
+    assert.equal(await run(c, 'ls -A /etc/skel; cat /etc/skel/only.txt'), 'only.txt\nnew\n');
+  }
+  await x.files.write('/home/user/b.txt', 'only in x');
+  assert.equal(await y.files.exists('/home/user/b.txt'), false, 'y sees what x wrote');
+  assert.equal(await src.files.exists('/home/user/b.txt'), false, 'the source sees what x wrote');
+
+  // Snapshotting did not stop or rewind the source.
+  assert.equal(await src.isRunning(), true);
+  assert.equal((await src.getInfo()).state, 'running');
+  assert.equal(await src.files.read('/home/user/a.txt'), 'changed-later');
+});
+
+test('fork ×3: new sandboxes with the files, without the processes; the source runs on', T, async () => {
+  const src = await create(TEMPLATE, { timeoutMs: 600_000 });
+  await src.files.write('/home/user/a.txt', 'from-source');
+  const pid = await startSleeper(src);
+  const endAt = (await src.getInfo()).endAt.getTime();
+
+  const forks = await fork(src, 3);
+  const ids = forks.map((f) => f.sandboxId);
+  assert.equal(new Set([...ids, src.sandboxId]).size, 4, `ids ${ids} (source ${src.sandboxId})`);
+  for (const f of forks) {
+    assert.match(f.sandboxId, /^i[a-z0-9]{20}$/);
+    assert.equal(await f.files.read('/home/user/a.txt'), 'from-source');
+    assert.equal(await sleepers(f), '', `the source's sleep is running in fork ${f.sandboxId}`);
+    assert.equal(await run(f, 'echo fresh'), 'fresh\n');
+  }
+  await forks[0].files.write('/home/user/mine.txt', 'fork 0');
+  assert.equal(await forks[1].files.exists('/home/user/mine.txt'), false);
+  assert.equal(await src.files.exists('/home/user/mine.txt'), false);
+
+  // The source keeps its id, its process and its expiry.
+  assert.equal(await src.isRunning(), true);
+  assert.equal(await run(src, `kill -0 ${pid} && echo alive`), 'alive\n');
+  const info = await src.getInfo();
+  assert.equal(info.state, 'running');
+  assert.equal(info.endAt.getTime(), endAt, 'fork changed the source\'s expiry');
+});
+
+test('listSnapshots filters by sandbox and pages; deleteSnapshot removes one for good', T, async () => {
+  const a = await create();
+  const b = await create();
+  await a.files.write('/home/user/a.txt', 'kept');
+  const a1 = (await snapshot(a)).snapshotId;
+  const a2 = (await snapshot(a)).snapshotId;
+  const b1 = (await snapshot(b)).snapshotId;
+  assert.equal(new Set([a1, a2, b1]).size, 3);
+
+  assert.deepEqual(await listSnapshotIds({ sandboxId: a.sandboxId }), [a1, a2].sort());
+  assert.deepEqual(await listSnapshotIds({ sandboxId: b.sandboxId }), [b1]);
+  const mine = a.listSnapshots();
+  assert.deepEqual((await mine.nextItems()).map((s) => s.snapshotId).sort(), [a1, a2].sort());
+  assert.equal(mine.hasNext, false);
+  const all = await listSnapshotIds();
+  for (const id of [a1, a2, b1]) assert.ok(all.includes(id), `${id} missing from ${all}`);
+
+  const paged = Sandbox.listSnapshots({ sandboxId: a.sandboxId, limit: 1 });
+  const pages = [];
+  while (paged.hasNext) {
+    const items = await paged.nextItems();
+    assert.equal(items.length, 1);
+    pages.push([items[0].snapshotId, paged.hasNext]);
+  }
+  assert.deepEqual(pages.map((p) => p[1]), [true, false]);
+  assert.deepEqual(pages.map((p) => p[0]).sort(), [a1, a2].sort());
+
+  assert.equal(await Sandbox.deleteSnapshot(a1), true);
+  assert.equal(await Sandbox.deleteSnapshot(a1), false, 'a second delete reports not found');
+  assert.equal(await Sandbox.deleteSnapshot(`nosnapshot${Date.now()}`), false);
+  assert.deepEqual(await listSnapshotIds({ sandboxId: a.sandboxId }), [a2]);
+  await assert.rejects(Sandbox.create(a1), (e) => {
+    assert.ok(e instanceof SandboxError, `${e?.name}: ${e?.message}`);
+    assert.ok([400, 404].includes(e.statusCode), e.message);
+    assert.ok(e.message.includes(a1), `the error does not name ${a1}: ${e.message}`);
+    return true;
+  });
+
+  // A snapshot outlives the sandbox it came from.
+  await a.kill();
+  const c = await create(a2);
+  assert.equal(await c.files.read('/home/user/a.txt'), 'kept');
+});
+
+test('pause without memory keeps the files, drops the processes; connect boots it again', T, async () => {
+  const sbx = await create();
+  const id = sbx.sandboxId;
+  await startSleeper(sbx);
+  await sbx.files.write('/home/user/keep.txt', 'kept on disk');
+  assert.equal(await sbx.pause({ keepMemory: false }), true);
+  assert.equal(await sbx.isRunning(), false);
+  assert.equal((await Sandbox.getInfo(id)).state, 'paused');
+
+  const again = await Sandbox.connect(id);
+  assert.equal(again.sandboxId, id);
+  assert.equal(await again.isRunning(), true);
+  assert.equal((await Sandbox.getInfo(id)).state, 'running');
+  assert.equal(await again.files.read('/home/user/keep.txt'), 'kept on disk');
+  assert.equal(await sleepers(again), '', 'a process survived a pause without memory');
+  assert.equal(await run(again, 'echo back; whoami'), 'back\nuser\n');
+  // The first handle still works: the envd access token survived the reboot.
+  assert.equal(await run(sbx, 'cat keep.txt'), 'kept on disk');
+});
+
+test('bad input: fork count out of range, unknown or paused sandbox', T, async () => {
+  const sbx = await create();
+  await rejectsWithStatus(sbx.fork({ count: 0 }), 400, /count/);
+  await rejectsWithStatus(sbx.fork({ count: 1000 }), 400, /count/);
+  await rejectsWithStatus(sbx.fork({ count: 11 }), 400, /count/);
+  assert.equal(await sbx.isRunning(), true, 'a refused fork disturbed the source');
+
+  await assert.rejects(Sandbox.createSnapshot(MISSING_ID), SandboxNotFoundError);
+  await assert.rejects(Sandbox.fork(MISSING_ID, { count: 1 }), SandboxNotFoundError);
+  assert.deepEqual(await listSnapshotIds({ sandboxId: MISSING_ID }), []);
+
+  assert.equal(await sbx.pause(), true);
+  await rejectsWithStatus(sbx.createSnapshot(), 409, /paused/);
+  assert.deepEqual(await listSnapshotIds({ sandboxId: sbx.sandboxId }), [],
+    'a refused snapshot was kept');
+  assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused');
+});
