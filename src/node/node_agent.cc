@@ -398,6 +398,7 @@ void NodeAgent::SamplerLoop() {
       }
       if (!key.empty()) queue_.Add(key);
     }
+    if (gc_soon_.exchange(false)) next_gc = clock_.Monotonic();
     if (clock_.Monotonic() >= next_gc && images_ready_) {
       next_gc = clock_.Monotonic() + options_.image_gc_interval;
       auto gc = images_->Gc();

@@ -209,6 +209,8 @@ class NodeAgent {
   Readiness WaitReady(const std::string& id, std::chrono::milliseconds timeout);
   // Destroys a sandbox's runtime resources, its files and its lease, and forgets it.
   Status DestroyLocal(const std::string& id, const std::string& uid, bool keep_files);
+  // A sandbox started from a checkpoint let go of its layers: collect them at the next sample.
+  void NoteLeaseOfCheckpointReleased(const api::Object& obj);
   // Everything of the sandbox whose object is gone (deleted without our finalizer).
   void CleanupGoneKey(const std::string& key);
   // Reads the status, lets `fn` change it and writes it when anything changed (the object is
@@ -244,6 +246,7 @@ class NodeAgent {
   std::atomic<bool> started_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> images_ready_{false};
+  std::atomic<bool> gc_soon_{false};  // collect unused image layers at the next sample
   std::thread watch_thread_;
   std::thread sampler_thread_;
   std::thread import_thread_;

@@ -871,6 +871,7 @@ NodeAgent::Next NodeAgent::EnsureFinished(api::Object& obj, const std::string& i
     if (Status s = DestroyLocal(id, uid, /*keep_files=*/true); !s.ok()) return Next::kRetry;
   }
   (void)images_->ReleaseLease(LeaseId(obj.metadata.uid));
+  NoteLeaseOfCheckpointReleased(obj);
   return Next::kDone;
 }
 
@@ -898,12 +899,18 @@ NodeAgent::Next NodeAgent::Teardown(api::Object& obj, const std::string& id) {
     }
   }
   (void)images_->ReleaseLease(LeaseId(obj.metadata.uid));
+  NoteLeaseOfCheckpointReleased(obj);
   events_->Forget(obj.metadata.uid);
   if (Status s = RemoveFinalizer(obj); !s.ok()) {
     return AfterWriteError(s);
   }
   log->info("sandbox deleted id={} object={}", id, obj.Key());
   return Next::kDone;
+}
+
+void NodeAgent::NoteLeaseOfCheckpointReleased(const api::Object& obj) {
+  // The layer a snapshot made is freed once nothing uses it: soon, not at the hourly collection.
+  if (obj.metadata.annotations.contains(api::annotations::kRestoreFrom)) gc_soon_ = true;
 }
 
 Status NodeAgent::DestroyLocal(const std::string& id, const std::string& uid, bool keep_files) {

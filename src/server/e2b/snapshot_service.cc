@@ -27,6 +27,7 @@ using namespace std::chrono_literals;
 constexpr const char* kSnapshotLabel = "e2b.warren.dev/snapshot";
 constexpr const char* kSnapshotNameAnnotation = "e2b.warren.dev/snapshot-name";
 constexpr auto kCaptureTimeout = 120s;
+constexpr const char* kForkCheckpointTtl = "30s";
 
 auto Log() { return base::Logger("e2b"); }
 
@@ -83,7 +84,8 @@ SnapshotService::SnapshotService(store::Store& store, SandboxService& sandboxes)
 Result<api::Object> SnapshotService::Capture(
     const api::Object& source, const std::string& name,
     const std::map<std::string, std::string>& labels,
-    const std::map<std::string, std::string>& annotations) {
+    const std::map<std::string, std::string>& annotations, const std::string& ttl,
+    const std::function<Status(const api::Object&)>& alongside) {
   api::Object cp;
   cp.api_version = "agents.kruise.io/v1alpha1";
   cp.kind = "Checkpoint";
@@ -97,8 +99,15 @@ Result<api::Object> SnapshotService::Capture(
   spec.sandbox_name = source.metadata.name;
   spec.keep_running = true;
   spec.persistent_contents = {"filesystem"};
+  spec.ttl_after_finished = ttl;
   api::EncodeSpec(spec, cp);
   ASSIGN_OR_RETURN(api::Object created, store_.Create(std::move(cp)));
+  if (alongside) {
+    if (Status s = alongside(created); !s.ok()) {
+      (void)DeleteCheckpoint(created.metadata.namespace_, created.metadata.name);
+      return s;
+    }
+  }
   auto done = WaitForObject(
       store_, api::CheckpointKind(), created.metadata.namespace_, created.metadata.name,
       [](const api::Object& o) -> Result<bool> {
@@ -135,25 +144,23 @@ Result<SnapshotInfo> SnapshotService::Create(const auth::Principal& who,
       {kSnapshotLabel, "true"}, {api::labels::kSandboxId, Label(source, api::labels::kSandboxId)}};
   std::map<std::string, std::string> annotations = {{api::annotations::kOwner, who.key_id}};
   if (!name.empty()) annotations[kSnapshotNameAnnotation] = name;
-  ASSIGN_OR_RETURN(api::Object cp, Capture(source, id, labels, annotations));
-
   // The template a create names: the source's pod template, starting from the checkpoint;
   // owned by it, so it goes when the snapshot is deleted.
-  api::Object t;
-  t.api_version = "agents.kruise.io/v1alpha1";
-  t.kind = "SandboxTemplate";
-  t.metadata.name = id;
-  t.metadata.namespace_ = cp.metadata.namespace_;
-  t.metadata.labels[kSnapshotLabel] = "true";
-  t.metadata.annotations[api::annotations::kRestoreFrom] = id;
-  t.metadata.owner_references.push_back(
-      api::OwnerReference{cp.api_version, cp.kind, cp.metadata.name, cp.metadata.uid, true, true});
-  t.spec()["template"] = pod_template;
-  auto made = store_.Create(std::move(t));
-  if (!made.ok()) {
-    (void)DeleteCheckpoint(cp.metadata.namespace_, id);
-    return made.status().WithPrefix("snapshot template");
-  }
+  auto make_template = [&](const api::Object& cp) -> Status {
+    api::Object t;
+    t.api_version = "agents.kruise.io/v1alpha1";
+    t.kind = "SandboxTemplate";
+    t.metadata.name = id;
+    t.metadata.namespace_ = cp.metadata.namespace_;
+    t.metadata.labels[kSnapshotLabel] = "true";
+    t.metadata.annotations[api::annotations::kRestoreFrom] = id;
+    t.metadata.owner_references.push_back(api::OwnerReference{
+        cp.api_version, cp.kind, cp.metadata.name, cp.metadata.uid, true, true});
+    t.spec()["template"] = pod_template;
+    return store_.Create(std::move(t)).status().WithPrefix("snapshot template");
+  };
+  ASSIGN_OR_RETURN(api::Object cp,
+                   Capture(source, id, labels, annotations, /*ttl=*/"", make_template));
   Log()->info("snapshot created id={} sandbox={} namespace={} name=\"{}\"", id, sandbox_id,
               cp.metadata.namespace_, name);
   return InfoOf(cp);
@@ -205,7 +212,16 @@ Result<SnapshotPage> SnapshotService::List(const auth::Principal& who, const Sna
 }
 
 Status SnapshotService::Delete(const auth::Principal& who, std::string_view snapshot_id) {
-  const std::string ns = who.team;
+  std::string ns = who.team;
+  if (who.admin) {
+    // An admin's snapshot ids reach every team's (ids are unique: random).
+    store::ListOptions options;
+    ASSIGN_OR_RETURN(options.label_selector, api::LabelSelector::Parse(kSnapshotLabel));
+    ASSIGN_OR_RETURN(auto list, store_.List(api::CheckpointKind(), options));
+    for (const api::Object& o : list.items) {
+      if (o.metadata.name == snapshot_id) ns = o.metadata.namespace_;
+    }
+  }
   auto cp = store_.Get(api::CheckpointKind(), ns, snapshot_id);
   if (cp.ok() && Label(*cp, kSnapshotLabel) == "true" && !cp->metadata.deletion_timestamp) {
     RETURN_IF_ERROR(DeleteCheckpoint(ns, cp->metadata.name));
@@ -233,9 +249,11 @@ Result<std::vector<Result<SandboxRecord>>> SnapshotService::Fork(const auth::Pri
   ASSIGN_OR_RETURN(SandboxRecord record, RecordFromObject(source));
   ASSIGN_OR_RETURN(auto env_vars, sandboxes_.EnvVarsOf(source));
   const std::string id = "fork-" + base::RandomHex(8);
+  // Deleted below once the forks hold the layer; the TTL collects it if this process dies
+  // before that.
   ASSIGN_OR_RETURN(api::Object cp,
                    Capture(source, id, {{api::labels::kSandboxId, record.sandbox_id}},
-                           {{api::annotations::kOwner, who.key_id}}));
+                           {{api::annotations::kOwner, who.key_id}}, kForkCheckpointTtl, nullptr));
 
   ResolvedTemplate tpl;
   tpl.name = record.template_id;

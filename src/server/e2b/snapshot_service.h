@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,10 +59,15 @@ class SnapshotService {
                                                   const ForkRequest& request);
 
  private:
-  // Creates a Checkpoint of `source` and waits until it succeeded; deleted again on failure.
+  // Creates a Checkpoint of `source`, then `alongside` (objects it owns, made before the wait
+  // so that a crash of this process leaves a complete snapshot or none), and waits until the
+  // node says it succeeded; deleted again on failure. `ttl`: the node deletes it that long
+  // after it finished ("" = never).
   Result<api::Object> Capture(const api::Object& source, const std::string& name,
                               const std::map<std::string, std::string>& labels,
-                              const std::map<std::string, std::string>& annotations);
+                              const std::map<std::string, std::string>& annotations,
+                              const std::string& ttl,
+                              const std::function<Status(const api::Object&)>& alongside);
   Status DeleteCheckpoint(const std::string& namespace_, const std::string& name);
 
   store::Store& store_;

@@ -40,7 +40,8 @@ export const POOLED = process.env.WARREN_SDK_TEMPLATE === 'pool';
 export const TEMPLATE = POOLED ? 'base-pool' : 'base';
 const POOL_REPLICAS = 4;
 
-export async function startWarren() {
+// `env`: extra environment for the server (e.g. its own WARREN_IMAGE_ROOT).
+export async function startWarren({ env = {} } = {}) {
   if (process.getuid() !== 0) throw new Error('the SDK e2e suite needs root (real sandboxes)');
   const warren = warrenBinary();
   const dir = mkdtempSync(path.join(tmpdir(), 'warren-sdk-e2e-'));
@@ -62,7 +63,7 @@ export async function startWarren() {
     rmSync(gatewayPortFile, { force: true });
     const child = spawn(warren, ['server', '--data-dir', dataDir, '--port', '0',
       '--port-file', portFile, '--log-level', process.env.WARREN_LOG_LEVEL ?? 'info'],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     child.stdout.on('data', (d) => { output += d; });
     child.stderr.on('data', (d) => { output += d; });
     const port = await waitForFile(portFile, child, log);
@@ -89,6 +90,13 @@ export async function startWarren() {
     // data dir; the new process adopts them. Ports are new: call useEnv again.
     async restart() {
       await terminate(w.child);
+      Object.assign(w, await launch());
+    },
+    // kill -9 of the server and a new one on the same data dir (ports are new: useEnv again).
+    async crash() {
+      const done = new Promise((r) => w.child.once('exit', r));
+      w.child.kill('SIGKILL');
+      await done;
       Object.assign(w, await launch());
     },
     // Raw HTTP to the control plane, as the Python SDK sends it.
@@ -130,10 +138,12 @@ export async function startWarren() {
       try {
         await deleteAll('sandboxsets');
         await deleteAll('sandboxclaims');
+        // Snapshots hold images in the node's image store until their node removes them.
+        await deleteAll('checkpoints');
         const deadline = Date.now() + 60000;
         for (;;) {
           await deleteAll('sandboxes');
-          left = await items('sandboxes');
+          left = [...await items('sandboxes'), ...await items('checkpoints')];
           if (left.length === 0 || Date.now() > deadline) break;
           await sleep(200);
         }
@@ -142,7 +152,7 @@ export async function startWarren() {
       }
       await terminate(w.child);
       if (left.length > 0) {
-        throw new Error(`sandboxes left running in ${dataDir}: ` +
+        throw new Error(`sandboxes or checkpoints left in ${dataDir}: ` +
           left.map((o) => o.metadata?.name ?? o).join(', '));
       }
       rmSync(dir, { recursive: true, force: true });

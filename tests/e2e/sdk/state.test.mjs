@@ -219,3 +219,81 @@ test('bad input: fork count out of range, unknown or paused sandbox', T, async (
     'a refused snapshot was kept');
   assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused');
 });
+
+// The resource API as a team uses it: its key as a Bearer token.
+async function resource(key, method, target, body) {
+  const res = await fetch(`${w.apiUrl}/apis/agents.kruise.io/v1alpha1${target}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, json: await res.json().catch(() => undefined) };
+}
+
+// A Sandbox another team writes by hand, trying to start from what is not its own; returns the
+// status the node gave it once it ended.
+async function failedStart(key, ns, name, { annotations = {}, image = 'base' } = {}) {
+  const made = await resource(key, 'POST', `/namespaces/${ns}/sandboxes`, {
+    apiVersion: 'agents.kruise.io/v1alpha1', kind: 'Sandbox',
+    metadata: { name, annotations },
+    spec: { template: { spec: { containers: [{ name: 'main', image }] } } },
+  });
+  assert.equal(made.status, 201, JSON.stringify(made.json));
+  try {
+    for (let i = 0; ; i++) {
+      const got = await resource(key, 'GET', `/namespaces/${ns}/sandboxes/${name}`);
+      const status = got.json?.status ?? {};
+      if (status.phase === 'Failed') return status;
+      assert.notEqual(status.phase, 'Running', `started from another team's snapshot: ${name}`);
+      assert.ok(i < 150, `still ${status.phase} after 15 s`);
+      await sleep(100);
+    }
+  } finally {
+    await resource(key, 'DELETE', `/namespaces/${ns}/sandboxes/${name}`);
+  }
+}
+
+test("another team can neither see, use, fork nor delete a team's snapshot", T, async () => {
+  const team = async (name) => {
+    const made = await w.api('POST', '/api-keys', { body: { team: name } });
+    assert.equal(made.status, 201, made.text);
+    return made.json.key;
+  };
+  const keyA = await team('snap-team-a');
+  const keyB = await team('snap-team-b');
+  const src = await Sandbox.create(TEMPLATE, { apiKey: keyA });
+  live.push(src);
+  await src.files.write('/home/user/secret.txt', 'team a only');
+  const snap = await src.createSnapshot({ name: 'mine' });
+  snapshots.push(snap.snapshotId);
+  const asB = { apiKey: keyB };
+
+  const listedByB = await Sandbox.listSnapshots(asB).nextItems();
+  assert.ok(!listedByB.some((s) => s.snapshotId === snap.snapshotId), 'listed to another team');
+  assert.deepEqual(await Sandbox.listSnapshots({ ...asB, sandboxId: src.sandboxId }).nextItems(), []);
+  assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId, asB), false);
+  await assert.rejects(Sandbox.create(snap.snapshotId, asB), (e) => {
+    assert.equal(e.statusCode, 400, e.message);
+    assert.match(e.message, /not found/);
+    return true;
+  });
+  await assert.rejects(Sandbox.fork(src.sandboxId, { ...asB, count: 1 }), SandboxNotFoundError);
+  await assert.rejects(Sandbox.createSnapshot(src.sandboxId, asB), SandboxNotFoundError);
+
+  // By hand through the resource API: the checkpoint is looked up in team b's own namespace,
+  // and the image the snapshot became cannot be named directly.
+  const byAnnotation = await failedStart(keyB, 'snap-team-b', 'steal-by-annotation',
+    { annotations: { 'agents.kruise.io/restore-from': snap.snapshotId } });
+  assert.match(byAnnotation.message, /not found/);
+  const cps = await (await w.apiFetch(`${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/` +
+    `snap-team-a/checkpoints/${snap.snapshotId}`)).json();
+  assert.match(cps.status.checkpointId, /^snapshot\//);
+  const byImage = await failedStart(keyB, 'snap-team-b', 'steal-by-image',
+    { image: cps.status.checkpointId });
+  assert.match(byImage.message, /Warren's own/);
+
+  // Team a still has it.
+  const mine = await Sandbox.create(snap.snapshotId, { apiKey: keyA });
+  live.push(mine);
+  assert.equal(await mine.files.read('/home/user/secret.txt'), 'team a only');
+});
