@@ -297,3 +297,68 @@ test("another team can neither see, use, fork nor delete a team's snapshot", T, 
   live.push(mine);
   assert.equal(await mine.files.read('/home/user/secret.txt'), 'team a only');
 });
+
+test('the Checkpoint kind: keepRunning false pauses, memory is refused, a template restores, the TTL deletes', T, async () => {
+  const src = await create();
+  await src.files.write('/home/user/cp.txt', 'checkpointed');
+  const ns = '/namespaces/default';
+  const checkpoint = (name, spec) => resource(w.adminKey, 'POST', `${ns}/checkpoints`, {
+    apiVersion: 'agents.kruise.io/v1alpha1', kind: 'Checkpoint', metadata: { name }, spec,
+  });
+  const phaseOf = async (name) => {
+    for (let i = 0; ; i++) {
+      const got = await resource(w.adminKey, 'GET', `${ns}/checkpoints/${name}`);
+      const phase = got.json?.status?.phase;
+      if (phase === 'Succeeded' || phase === 'Failed') return got.json;
+      assert.ok(i < 300, `checkpoint ${name} still ${phase}`);
+      await sleep(50);
+    }
+  };
+
+  const memory = await checkpoint('cp-memory', { sandboxName: src.sandboxId, persistentContents: ['memory'] });
+  assert.equal(memory.status, 201, JSON.stringify(memory.json));
+  const refused = await phaseOf('cp-memory');
+  assert.equal(refused.status.phase, 'Failed');
+  assert.match(refused.status.message, /memory/);
+
+  const made = await checkpoint('cp-files', {
+    sandboxName: src.sandboxId, keepRunning: false, ttlAfterFinished: '4s',
+    persistentContents: ['filesystem'],
+  });
+  assert.equal(made.status, 201, JSON.stringify(made.json));
+  const done = await phaseOf('cp-files');
+  assert.equal(done.status.phase, 'Succeeded', done.status.message);
+  assert.match(done.status.checkpointId, /^snapshot\//);
+  assert.ok(done.status.completionTime);
+  // keepRunning: false paused the source, files kept.
+  for (let i = 0; (await Sandbox.getInfo(src.sandboxId)).state !== 'paused'; i++) {
+    assert.ok(i < 100, 'the source was not paused');
+    await sleep(50);
+  }
+
+  // A template of one's own that restores from it.
+  const tpl = await resource(w.adminKey, 'POST', `${ns}/sandboxtemplates`, {
+    apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxTemplate',
+    metadata: { name: 'from-cp-files', annotations: { 'agents.kruise.io/restore-from': 'cp-files' } },
+    spec: { template: { spec: { containers: [{ name: 'main', image: 'base', workingDir: '/home/user' }] } } },
+  });
+  assert.equal(tpl.status, 201, JSON.stringify(tpl.json));
+  try {
+    const restored = await create('from-cp-files');
+    assert.equal(await restored.files.read('/home/user/cp.txt'), 'checkpointed');
+    // The TTL deletes the checkpoint; a later create from it is refused, naming it.
+    for (let i = 0; (await resource(w.adminKey, 'GET', `${ns}/checkpoints/cp-files`)).status !== 404; i++) {
+      assert.ok(i < 200, 'ttlAfterFinished did not delete the checkpoint');
+      await sleep(50);
+    }
+    await assert.rejects(create('from-cp-files'), (e) => {
+      assert.match(e.message, /cp-files/);
+      return true;
+    });
+    // The sandbox made from it keeps its files: its layer is leased, not the checkpoint's.
+    assert.equal(await restored.files.read('/home/user/cp.txt'), 'checkpointed');
+  } finally {
+    await resource(w.adminKey, 'DELETE', `${ns}/sandboxtemplates/from-cp-files`);
+    await resource(w.adminKey, 'DELETE', `${ns}/checkpoints/cp-memory`);
+  }
+});
