@@ -192,6 +192,11 @@ class NodeAgent {
   // follows it (still paused, or booted again on the same writable layer).
   Next PauseByStopping(api::Object& obj, const std::string& id);
   Next ReconcileStoppedPause(api::Object& obj, const std::string& id);
+  // A frozen sandbox resumed with pauseStrategy Stop (E2B's connect without memory): its
+  // processes end and it boots again on its files.
+  Next RebootFrozen(api::Object& obj, const std::string& id);
+  // Stops pid 1 (and so every process) and waits until the exit is recorded.
+  Status StopProcesses(const std::string& id);
   Next Teardown(api::Object& obj, const std::string& id);
   Next EnsureFinished(api::Object& obj, const std::string& id);
   Next Fail(api::Object& obj, const std::string& id, const Failure& failure);

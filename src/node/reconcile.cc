@@ -816,6 +816,7 @@ NodeAgent::Next NodeAgent::ReconcilePaused(api::Object& obj, const std::string& 
     if (!s.ok()) return AfterWriteError(s);
     return Next::kDone;
   }
+  if (PausesFilesystemOnly(obj)) return RebootFrozen(obj, id);
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
     st.phase = phase::kResuming;
     api::SetCondition(st.conditions,

@@ -38,10 +38,16 @@ NodeAgent::Next NodeAgent::PauseByStopping(api::Object& obj, const std::string& 
                       {conditions::kReady, "False", "SandboxPaused", "the sandbox is paused"}, now);
   });
   if (!s.ok()) return AfterWriteError(s);
-  if (Status st = runtime_->Stop(id, kStopGrace); !st.ok()) {
+  if (Status st = StopProcesses(id); !st.ok()) {
     events_->Warning(obj, reasons::kPauseFailed, st.message());
     return Next::kRetry;
   }
+  Log()->info("sandbox paused (file system only) id={} object={}", id, obj.Key());
+  return Next::kDone;
+}
+
+Status NodeAgent::StopProcesses(const std::string& id) {
+  RETURN_IF_ERROR(runtime_->Stop(id, kStopGrace));
   // The reaper reports the exit on its own thread; let it land so it cannot mark a later
   // start stopped.
   for (int i = 0; i < 200; ++i) {
@@ -53,8 +59,16 @@ NodeAgent::Next NodeAgent::PauseByStopping(api::Object& obj, const std::string& 
     std::this_thread::sleep_for(5ms);
   }
   NoteFrozenOrThawed(id, runtime::SandboxState::kStopped);
-  Log()->info("sandbox paused (file system only) id={} object={}", id, obj.Key());
-  return Next::kDone;
+  return Status::Ok();
+}
+
+NodeAgent::Next NodeAgent::RebootFrozen(api::Object& obj, const std::string& id) {
+  if (Status st = StopProcesses(id); !st.ok()) {
+    events_->Warning(obj, reasons::kResumeFailed, st.message());
+    return Next::kRetry;
+  }
+  Log()->info("sandbox resuming without its memory (reboot) id={} object={}", id, obj.Key());
+  return ReconcileStoppedPause(obj, id);
 }
 
 NodeAgent::Next NodeAgent::ReconcileStoppedPause(api::Object& obj, const std::string& id) {

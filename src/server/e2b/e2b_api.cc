@@ -62,7 +62,8 @@ net::Response ConnectHandler(const Context& ctx, const auth::Principal& who,
                              const net::Request& req) {
   auto parsed = ParseConnectRequest(req.body, ctx.service->options().v2_timeouts);
   if (!parsed.ok()) return ErrorResponse(parsed.status());
-  auto result = ctx.service->Connect(who, SandboxId(req), parsed->timeout_seconds);
+  auto result = ctx.service->Connect(who, SandboxId(req), parsed->timeout_seconds,
+                                     parsed->memory.value_or(true));
   if (!result.ok()) return ErrorResponse(result.status());
   return Json(result->resumed ? 201 : 200,
               EncodeSandbox(result->record, ctx.service->options().response));

@@ -215,6 +215,7 @@ Result<ConnectRequest> ParseConnectRequest(std::string_view body, const TimeoutR
   ConnectRequest r;
   r.timeout_seconds = timeout.value_or(kDefaultConnectTimeout);
   RETURN_IF_ERROR(CheckTimeout(r.timeout_seconds, rules, false));
+  ASSIGN_OR_RETURN(r.memory, BoolField(obj, "memory"));
   return r;
 }
 

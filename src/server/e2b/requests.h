@@ -48,6 +48,9 @@ Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRul
 // POST /sandboxes/{id}/connect (and /v2/...): the body is optional; timeout defaults to 300.
 struct ConnectRequest {
   int64_t timeout_seconds = 0;
+  // memory: false (the SDK's onResume 'reboot'): a paused sandbox resumes without its memory,
+  // booting again on its files. Absent: as it was paused.
+  std::optional<bool> memory;
 };
 Result<ConnectRequest> ParseConnectRequest(std::string_view body, const TimeoutRules& rules);
 

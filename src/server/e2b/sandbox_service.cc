@@ -442,12 +442,18 @@ Status SandboxService::Pause(const auth::Principal& who, std::string_view sandbo
 }
 
 Result<SandboxService::ConnectResult> SandboxService::ResumeObject(const api::Object& sandbox,
-                                                                   int64_t timeout_seconds) {
+                                                                   int64_t timeout_seconds,
+                                                                   bool keep_memory) {
   auto updated = Modify(sandbox, [&](api::Object& obj) -> Status {
     ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(obj));
     if (r.state == E2bState::kDead) return NotFound(r.sandbox_id);
     ASSIGN_OR_RETURN(auto spec, api::DecodeSpec<api::SandboxSpec>(obj));
     spec.paused = false;
+    if (!keep_memory) {
+      // The node reboots a frozen sandbox whose strategy is Stop (a stopped one boots anyway).
+      spec.pause_strategy = api::PauseStrategy{};
+      spec.pause_strategy->type = "Stop";
+    }
     ActiveTimer(spec, r.auto_pause) = EndFromNow(timeout_seconds);
     api::EncodeSpec(spec, obj);
     return Status::Ok();
@@ -475,10 +481,11 @@ Result<SandboxService::ConnectResult> SandboxService::ResumeObject(const api::Ob
 
 Result<SandboxService::ConnectResult> SandboxService::Connect(const auth::Principal& who,
                                                               std::string_view sandbox_id,
-                                                              int64_t timeout_seconds) {
+                                                              int64_t timeout_seconds,
+                                                              bool keep_memory) {
   ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, false));
   ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(o));
-  if (r.state == E2bState::kPaused) return ResumeObject(o, timeout_seconds);
+  if (r.state == E2bState::kPaused) return ResumeObject(o, timeout_seconds, keep_memory);
   base::WallTime end = EndFromNow(timeout_seconds);
   auto updated = Modify(o, [&](api::Object& obj) -> Status {
     ASSIGN_OR_RETURN(SandboxRecord cur, RecordFromObject(obj));

@@ -81,8 +81,9 @@ class SandboxService {
     bool resumed = false;  // 201 rather than 200
   };
   // Running: the timer is only ever extended. Paused: resumed, timer set to now + timeout.
+  // `keep_memory` false: a paused sandbox boots again on its files instead (see ConnectRequest).
   Result<ConnectResult> Connect(const auth::Principal& who, std::string_view sandbox_id,
-                                int64_t timeout_seconds);
+                                int64_t timeout_seconds, bool keep_memory = true);
   // The deprecated POST /sandboxes/{id}/resume: like Connect, but 409 when running.
   Result<SandboxRecord> Resume(const auth::Principal& who, std::string_view sandbox_id,
                                int64_t timeout_seconds);
@@ -108,7 +109,8 @@ class SandboxService {
                                 const std::function<bool()>& abandoned = nullptr);
   // Sends the stored /init body to envd (after create or resume).
   Status InitEnvd(const api::Object& sandbox);
-  Result<ConnectResult> ResumeObject(const api::Object& sandbox, int64_t timeout_seconds);
+  Result<ConnectResult> ResumeObject(const api::Object& sandbox, int64_t timeout_seconds,
+                                     bool keep_memory = true);
   // The record of a create or connect answer: with envd's token, unsealed.
   Result<SandboxRecord> RecordWithToken(const api::Object& sandbox) const;
   // A create from a snapshot: NotFound when its Checkpoint is gone or going,

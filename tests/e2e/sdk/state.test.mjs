@@ -202,6 +202,38 @@ test('pause without memory keeps the files, drops the processes; connect boots i
   assert.equal(await run(sbx, 'cat keep.txt'), 'kept on disk');
 });
 
+test("connect with onResume 'reboot' drops a memory pause's processes, keeps its files", T, async () => {
+  const sbx = await create();
+  const id = sbx.sandboxId;
+  await startSleeper(sbx);
+  await sbx.files.write('/home/user/keep.txt', 'kept');
+  assert.equal(await sbx.pause(), true);  // memory kept: frozen
+  const again = await Sandbox.connect(id, { onResume: 'reboot' });
+  assert.equal((await Sandbox.getInfo(id)).state, 'running');
+  assert.equal(await again.files.read('/home/user/keep.txt'), 'kept');
+  assert.equal(await sleepers(again), '', 'a process survived a reboot');
+  // A plain pause and connect afterwards keeps memory again.
+  const pid = await startSleeper(again);
+  assert.equal(await again.pause(), true);
+  const restored = await Sandbox.connect(id);
+  assert.equal(await sleepers(restored), `${pid}\n`);
+});
+
+test('a timeout that pauses without memory (autoPauseMemory false) keeps the files only', T, async () => {
+  const sbx = await create(TEMPLATE, {
+    timeoutMs: 2_000, lifecycle: { onTimeout: { action: 'pause', keepMemory: false } },
+  });
+  await startSleeper(sbx);
+  await sbx.files.write('/home/user/keep.txt', 'kept');
+  for (let i = 0; (await Sandbox.getInfo(sbx.sandboxId)).state !== 'paused'; i++) {
+    assert.ok(i < 200, 'the timeout did not pause it');
+    await sleep(50);
+  }
+  const again = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 60_000 });
+  assert.equal(await again.files.read('/home/user/keep.txt'), 'kept');
+  assert.equal(await sleepers(again), '', 'a process survived a pause without memory');
+});
+
 test('bad input: fork count out of range, unknown or paused sandbox', T, async () => {
   const sbx = await create();
   await rejectsWithStatus(sbx.fork({ count: 0 }), 400, /count/);
