@@ -26,7 +26,7 @@ struct NodeAgent::CaptureRequest {
 Result<image::ImageRecord> NodeAgent::CaptureFilesystem(std::string_view sandbox_id,
                                                         std::string_view image_name,
                                                         std::chrono::milliseconds timeout) {
-  if (!runtime_->SupportedState().filesystem) {
+  if (!runtime_->SupportedState(sandbox_id).filesystem) {
     return UnimplementedError(
         fmt::format("sandbox {}: its runtime cannot capture a file system", sandbox_id));
   }

@@ -158,7 +158,7 @@ std::chrono::milliseconds CheckpointAgent::Capture(api::Object& cp) {
   }
   const auto& contents = spec->persistent_contents;
   if (std::find(contents.begin(), contents.end(), "memory") != contents.end() &&
-      !agent_.runtime().SupportedState().memory) {
+      !agent_.runtime().SupportedState(id).memory) {
     const std::string msg = fmt::format(
         "persistentContents names memory, which the runtime of sandbox {} cannot keep (only its "
         "file system)",

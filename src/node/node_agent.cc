@@ -9,6 +9,7 @@
 
 #include "api/kinds.h"
 #include "api/types/labels.h"
+#include "api/types/pod_template.h"
 #include "base/dir_names.h"
 #include "base/encoding.h"
 #include "base/log.h"
@@ -63,7 +64,7 @@ NodeAgent::NodeAgent(store::Store& store, NodeAgentOptions options, runtime::Run
     : store_(store),
       options_(std::move(options)),
       clock_(options_.clock ? *options_.clock : base::RealClock()),
-      runtime_(std::move(runtime)),
+      injected_runtime_(std::move(runtime)),
       images_(std::move(images)),
       queue_(clock_) {}
 
@@ -106,7 +107,7 @@ Status NodeAgent::Start() {
                      image::ImageStore::Open({.root = options_.image_root,
                                               .allowed_registries = options_.allowed_registries}));
   }
-  if (!runtime_) {
+  if (!injected_runtime_) {
     runtime::native::NativeRuntimeOptions ro;
     ro.state_dir = options_.runtime_state_dir;
     ro.cgroup_parent = options_.cgroup_parent;
@@ -115,8 +116,11 @@ Status NodeAgent::Start() {
     if (Status s = MakeDirs(options_.runtime_state_dir); !s.ok()) return s;
     ASSIGN_OR_RETURN(auto native, runtime::native::NativeRuntime::Create(ro));
     native_ = native.get();
-    runtime_ = std::move(native);
+    injected_runtime_ = std::move(native);
   }
+  std::map<std::string, runtime::RuntimePtr, std::less<>> classes;
+  classes.emplace(api::kRuntimeNative, std::move(injected_runtime_));
+  runtime_ = std::make_unique<runtime::RuntimeRouter>(std::move(classes), api::kRuntimeNative);
   capacity_ = ReadNodeCapacity();
   capacity_.ephemeral_storage_bytes = storage_->capacity_bytes();
   events_ = std::make_unique<EventRecorder>(store_, clock_, "warren-node", options_.node_name);

@@ -29,6 +29,7 @@
 #include "node/stats_ring.h"
 #include "node/work_queue.h"
 #include "runtime/runtime.h"
+#include "runtime/runtime_router.h"
 #include "store/store.h"
 
 namespace warren::runtime::native {
@@ -238,8 +239,11 @@ class NodeAgent {
   store::Store& store_;
   const NodeAgentOptions options_;
   base::Clock& clock_;
-  runtime::RuntimePtr runtime_;
-  runtime::native::NativeRuntime* native_ = nullptr;  // runtime_, when the agent made it
+  // Every runtime class of this node behind one Runtime (runtime/runtime_router.h): the
+  // sandbox's own runtime answers each call.
+  std::unique_ptr<runtime::RuntimeRouter> runtime_;
+  runtime::RuntimePtr injected_runtime_;              // until Start puts it in runtime_
+  runtime::native::NativeRuntime* native_ = nullptr;  // the native class, when the agent made it
   std::unique_ptr<image::ImageStore> images_;
   std::unique_ptr<SandboxStorage> storage_;  // set by Start; <root>/sandboxes
   std::optional<NodeSecret> secret_;

@@ -415,6 +415,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   in.node_secret = secret_->ForSandbox(id);
   in.birth_token = base::RandomHex(32);
   in.user_namespace = options_.user_namespace;
+  in.runtime_classes = runtime_->Classes();
   in.defaults = options_.defaults;
   in.capacity = capacity_;
   in.ephemeral_storage_unenforced = storage_->reason();

@@ -1,8 +1,10 @@
 #include "node/sandbox_plan.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -213,13 +215,19 @@ PlanOutcome PlanSandbox(const PlanInput& in) {
   if (pod.containers.empty()) {
     return Fail(reasons::kInvalidTemplate, "the template has no containers");
   }
-  if (!pod.runtime_class_name.empty() && pod.runtime_class_name != api::kRuntimeNative) {
+  const std::vector<std::string> classes = in.runtime_classes.empty()
+                                               ? std::vector<std::string>{api::kRuntimeNative}
+                                               : in.runtime_classes;
+  if (!pod.runtime_class_name.empty() &&
+      std::find(classes.begin(), classes.end(), pod.runtime_class_name) == classes.end()) {
     return Fail(reasons::kRuntimeClassNotAvailable,
                 fmt::format("runtimeClassName \"{}\" is not available on this node (it runs "
-                            "\"{}\" only)",
-                            pod.runtime_class_name, api::kRuntimeNative));
+                            "\"{}\")",
+                            pod.runtime_class_name, fmt::join(classes, "\", \"")));
   }
   SandboxPlan plan;
+  plan.spec.runtime_class =
+      pod.runtime_class_name.empty() ? classes.front() : pod.runtime_class_name;
   if (in.restart_policy.empty() || in.restart_policy == "Always") {
     plan.restart_policy = RestartPolicy::kAlways;
   } else if (in.restart_policy == "OnFailure") {

@@ -54,6 +54,9 @@ struct PlanInput {
   // before its claim, any sandbox before its /init), and /reset returns it to that.
   std::string birth_token;
   bool user_namespace = true;
+  // The runtime classes this node offers (runtime::RuntimeRouter::Classes); the first is what
+  // an empty runtimeClassName means. Empty: native only.
+  std::vector<std::string> runtime_classes;
   DefaultResources defaults;
   NodeCapacity capacity;
   // Empty when the node enforces ephemeral-storage; else why it cannot (for the refusal).
@@ -91,7 +94,9 @@ struct PlanOutcome {
 //     the node's capacity, a resource this node does not have (anything but cpu, memory,
 //     ephemeral-storage); ephemeral-storage named on a node that cannot enforce it (reason
 //     EphemeralStorageNotEnforced);
-//   - runtimeClassName "" or native (else RuntimeClassNotAvailable); restartPolicy Always,
+//   - runtimeClassName "" (the node's default) or one of runtime_classes (else
+//     RuntimeClassNotAvailable naming those it has), into SandboxSpec::runtime_class;
+//     restartPolicy Always,
 //     OnFailure or Never (else InvalidTemplate);
 //   - volumeMounts of emptyDir (a directory under the sandbox's dir) and hostPath volumes.
 PlanOutcome PlanSandbox(const PlanInput& in);

@@ -111,6 +111,15 @@ TEST(SandboxPlan, RuntimeClassAndRestartPolicyAreChecked) {
   PlanInput in = Input();
   in.pod.spec.runtime_class_name = "gvisor";
   EXPECT_EQ(PlanSandbox(in).failure.reason, "RuntimeClassNotAvailable");
+  EXPECT_NE(PlanSandbox(in).failure.message.find("it runs \"native\""), std::string::npos);
+  // A class the node has is taken, and an empty one is the node's first.
+  in.runtime_classes = {"native", "gvisor"};
+  ASSERT_TRUE(PlanSandbox(in).plan);
+  EXPECT_EQ(PlanSandbox(in).plan->spec.runtime_class, "gvisor");
+  in.pod.spec.runtime_class_name = "";
+  EXPECT_EQ(PlanSandbox(in).plan->spec.runtime_class, "native");
+  in.pod.spec.runtime_class_name = "kata";
+  EXPECT_NE(PlanSandbox(in).failure.message.find("\"native\", \"gvisor\""), std::string::npos);
   in = Input();
   in.restart_policy = "Sometimes";
   EXPECT_EQ(PlanSandbox(in).failure.reason, "InvalidTemplate");

@@ -115,13 +115,17 @@ class Runtime {
   // Blocks until pid 1 exits (or `timeout`: DeadlineExceeded); returns its exit.
   virtual Result<ExitStatus> Wait(std::string_view id, std::chrono::milliseconds timeout) = 0;
 
-  // What this runtime can capture (the node agent asks before a snapshot or a pause that keeps
-  // state, instead of knowing the runtime's type).
-  virtual StateSupport SupportedState() const { return {}; }
+  // What this runtime can capture of the sandbox `id` (the node agent asks before a snapshot or
+  // a pause that keeps state, instead of knowing the runtime's type). Nothing for an unknown id
+  // where it depends on the sandbox.
+  virtual StateSupport SupportedState(std::string_view id) const {
+    (void)id;
+    return {};
+  }
   // Calls `read` with the sandbox's writable layer while every process of the sandbox is frozen,
   // so it sees one instant of the file system; a running sandbox is thawed afterwards, a paused
   // or stopped one is left as it was. Returns what `read` returned (or the freeze's error).
-  // Unimplemented when SupportedState().filesystem is false.
+  // Unimplemented when SupportedState(id).filesystem is false.
   virtual Status CaptureWritableLayer(std::string_view id,
                                       const std::function<Status(const WritableLayerView&)>& read) {
     (void)read;

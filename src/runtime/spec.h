@@ -72,6 +72,9 @@ struct SandboxSpec {
   std::vector<os::Rlimit> rlimits;
   // pid 1's stdout and stderr are appended here (created 0640); empty means /dev/null.
   std::string log_path;
+  // The runtime class that runs it (RuntimeRouter); empty = the node's default. A runtime
+  // itself ignores it.
+  std::string runtime_class;
 };
 
 // Checks the spec without touching the system: InvalidArgument naming the first bad field.

@@ -62,7 +62,9 @@ class NativeRuntime final : public Runtime {
                               std::chrono::milliseconds timeout) override;
   std::optional<Result<base::UniqueFd>> DialNow(std::string_view id, uint16_t port) override;
   void SetExitCallback(ExitCallback callback) override;
-  StateSupport SupportedState() const override { return {.filesystem = true, .memory = false}; }
+  StateSupport SupportedState(std::string_view) const override {
+    return {.filesystem = true, .memory = false};
+  }
   Status CaptureWritableLayer(std::string_view id,
                               const std::function<Status(const WritableLayerView&)>& read) override;
 
