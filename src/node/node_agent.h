@@ -181,10 +181,6 @@ class NodeAgent {
   void ReconcileKey(const std::string& key);
   Next Reconcile(api::Object& obj);
   Next Create(api::Object& obj, const std::string& id);
-  // The image a Succeeded Checkpoint of this namespace made (restore-from). NotFound /
-  // FailedPrecondition (failed or being deleted) end the sandbox; Unavailable: not yet.
-  Result<std::string> CheckpointImageOf(const std::string& namespace_,
-                                        const std::string& checkpoint);
   Next StartAndWait(api::Object& obj, const std::string& id);
   Next HandleExit(api::Object& obj, const std::string& id, const runtime::SandboxInfo& info);
   Next ReconcileRunning(api::Object& obj, const std::string& id);

@@ -8,14 +8,13 @@
 
 #include "api/kinds.h"
 #include "api/typed_codec.h"
-#include "api/types/checkpoint.h"
 #include "api/types/labels.h"
 #include "base/ids.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time_format.h"
 #include "image/safe_fs.h"
-#include "node/checkpoint_agent.h"
+#include "node/image_step.h"
 #include "node/node_agent.h"
 #include "node/reasons.h"
 #include "node/sandbox_files.h"
@@ -307,27 +306,6 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
   return Next::kDone;
 }
 
-Result<std::string> NodeAgent::CheckpointImageOf(const std::string& namespace_,
-                                                 const std::string& checkpoint) {
-  auto cp = store_.Get(api::CheckpointKind(), namespace_, checkpoint);
-  if (!cp.ok()) {
-    if (cp.status().code() != StatusCode::kNotFound) return UnavailableError("store");
-    return NotFoundError(fmt::format("checkpoint {}/{} (the {} annotation) not found", namespace_,
-                                     checkpoint, api::annotations::kRestoreFrom));
-  }
-  auto status = api::DecodeStatus<api::CheckpointStatus>(*cp);
-  const std::string phase = status.ok() ? status->phase : "";
-  if (phase == "Succeeded" && IsCheckpointImageName(status->checkpoint_id)) {
-    return status->checkpoint_id;
-  }
-  if (phase == "Failed" || cp->metadata.deletion_timestamp) {
-    return FailedPreconditionError(
-        fmt::format("checkpoint {}/{} {}", namespace_, checkpoint,
-                    phase == "Failed" ? "failed: " + status->message : "is being deleted"));
-  }
-  return UnavailableError("not finished yet");
-}
-
 NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   auto log = Log();
   const base::WallTime now = clock_.Now();
@@ -347,69 +325,22 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   if (pod.containers.empty()) {
     return Fail(obj, id, Failure{reasons::kInvalidTemplate, "the template has no containers"});
   }
-  std::string image_name = pod.containers.front().image;
-  if (IsCheckpointImageName(image_name)) {
-    return Fail(obj, id,
-                Failure{reasons::kInvalidImage,
-                        fmt::format("image \"{}\": names under snapshot/ are Warren's own; start "
-                                    "from a checkpoint with the {} annotation",
-                                    image_name, api::annotations::kRestoreFrom)});
-  }
-  if (auto restore = obj.metadata.annotations.find(api::annotations::kRestoreFrom);
-      restore != obj.metadata.annotations.end()) {
-    // Looked up in the sandbox's own namespace: a team starts only from its own snapshots.
-    auto from = CheckpointImageOf(obj.metadata.namespace_, restore->second);
-    if (!from.ok()) {
-      if (from.status().code() == StatusCode::kUnavailable) return Next::kRetry;
-      return Fail(obj, id, Failure{reasons::kCheckpointNotFound, from.status().message()});
-    }
-    image_name = *from;
-  }
-
-  // The image, pinned for the sandbox's life.
-  auto leased = images_->AcquireLease(LeaseId(obj.metadata.uid), image_name);
-  if (!leased.ok() && leased.status().code() == StatusCode::kNotFound) {
-    if (!images_ready_) return Next::kRetry;  // the built-in images are still being imported
-    // A registry reference ("host:port/repo:tag") is pulled; a bare name must be imported.
-    const auto first = image_name.substr(0, image_name.find('/'));
-    const bool registry = image_name.find('/') != std::string::npos &&
-                          (first.find('.') != std::string::npos ||
-                           first.find(':') != std::string::npos || first == "localhost");
-    if (registry) {
-      log->info("pulling image={} for={}", image_name, obj.Key());
-      auto pulled = images_->Pull(image_name);
-      if (!pulled.ok()) {
-        return Fail(
-            obj, id,
-            Failure{reasons::kErrImagePull, fmt::format("pulling image \"{}\" failed: {}",
-                                                        image_name, pulled.status().message())});
-      }
-      leased = images_->AcquireLease(LeaseId(obj.metadata.uid), image_name);
-    } else {
-      return Fail(obj, id,
-                  Failure{reasons::kImageNotFound,
-                          fmt::format("image \"{}\" is not in this node's image store (import it "
-                                      "with `warren image import`, or name a registry "
-                                      "reference host:port/repository:tag)",
-                                      image_name)});
-    }
-  }
-  if (!leased.ok()) {
-    log->warn("image lease failed object={} image={} error=\"{}\"", obj.Key(), image_name,
-              leased.status().ToString());
-    if (leased.status().code() == StatusCode::kInvalidArgument) {
-      return Fail(obj, id, Failure{reasons::kImageNotFound, leased.status().message()});
-    }
-    return Next::kRetry;
-  }
+  ImageStepOutcome step = LeaseSandboxImage(store_, *images_, obj,
+                                            {.image = pod.containers.front().image,
+                                             .lease_id = LeaseId(obj.metadata.uid),
+                                             .builtin_images_ready = images_ready_.load()});
+  if (step.failure) return Fail(obj, id, *step.failure);
+  if (!step.image) return Next::kRetry;
+  const std::string& image_name = step.image_name;
+  const image::ResolvedImage& leased = *step.image;
 
   SandboxPaths paths = PathsFor(id);
   PlanInput in;
   in.sandbox_id = id;
   in.pod = tmpl.resolved->pod;
   in.restart_policy = tmpl.resolved->restart_policy;
-  in.image = leased->image.config;
-  in.layers = leased->lower_dirs;
+  in.image = leased.image.config;
+  in.layers = leased.lower_dirs;
   in.paths = paths;
   in.envd_path = options_.envd_path;
   in.node_secret = secret_->ForSandbox(id);
