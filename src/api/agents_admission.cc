@@ -61,6 +61,12 @@ void ValidatePauseStrategy(const std::optional<PauseStrategy>& ps, FieldErrors& 
     errors.Unsupported("spec.pauseStrategy.hibernateStrategy.type", ps->hibernate_strategy->type,
                        {"Snapshot"});
   }
+  constexpr int64_t kMaxIdleSeconds = 30 * 86400;
+  if (ps->idle_seconds < 0 || ps->idle_seconds > kMaxIdleSeconds) {
+    errors.Add("spec.pauseStrategy.idleSeconds",
+               fmt::format("Invalid value: {}: must be between 0 and {} (30 days)",
+                           ps->idle_seconds, kMaxIdleSeconds));
+  }
 }
 
 void ValidateRuntimes(const std::vector<RuntimeRef>& runtimes, std::string_view path,

@@ -141,7 +141,35 @@ void Gateway::Housekeeping() {
     if (stopping_) break;
     lock.unlock();
     routes_.SweepFences();
+    PauseIdleSandboxes();
     lock.lock();
+  }
+}
+
+void Gateway::PauseIdleSandboxes() {
+  if (resumer_ == nullptr) return;
+  for (Route& route : routes_.IdleRoutes()) {
+    {
+      std::lock_guard lock(housekeeping_mu_);
+      if (!pausing_.insert(route.sandbox_id).second) continue;  // one already under way
+    }
+    std::string id = route.sandbox_id;
+    bool posted = dial_pool_.Post([this, route = std::move(route)] {
+      Status s = resumer_->PauseIdle(route);
+      if (s.ok()) {
+        base::Logger("gateway")->info("idle sandbox paused id={} idle_seconds={}", route.sandbox_id,
+                                      route.idle_pause_seconds);
+      } else {
+        base::Logger("gateway")->warn("idle pause failed id={} error=\"{}\"", route.sandbox_id,
+                                      s.ToString());
+      }
+      std::lock_guard lock(housekeeping_mu_);
+      pausing_.erase(route.sandbox_id);
+    });
+    if (!posted) {
+      std::lock_guard lock(housekeeping_mu_);
+      pausing_.erase(id);
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -122,6 +123,8 @@ class Gateway {
                       const RouteLookup& lookup);
   bool Authorized(const net::Request& request, uint16_t port, const Route& route) const;
   void Housekeeping();
+  // Asks the resumer to pause sandboxes idle past their idle_pause_seconds (on dial threads).
+  void PauseIdleSandboxes();
 
   const GatewayOptions options_;
   RouteTable& routes_;
@@ -133,7 +136,8 @@ class Gateway {
 
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_wake_;
-  bool stopping_ = false;  // guarded by housekeeping_mu_
+  bool stopping_ = false;                       // guarded by housekeeping_mu_
+  std::set<std::string, std::less<>> pausing_;  // guarded by housekeeping_mu_; idle pauses sent
   std::thread housekeeping_;
 };
 

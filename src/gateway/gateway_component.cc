@@ -89,6 +89,10 @@ Status E2bResumer::Resume(const Route& route, std::chrono::milliseconds) {
   return service_.ResumeForTraffic(route.namespace_, route.name);
 }
 
+Status E2bResumer::PauseIdle(const Route& route) {
+  return service_.PauseIdle(route.namespace_, route.name, route.uid);
+}
+
 uint16_t GatewayPortFor(uint16_t server_port) {
   if (server_port == 0 || server_port == 65535) return 0;
   return static_cast<uint16_t>(server_port + 1);

@@ -103,6 +103,7 @@ class E2bResumer final : public Resumer {
  public:
   explicit E2bResumer(server::e2b::SandboxService& service) : service_(service) {}
   Status Resume(const Route& route, std::chrono::milliseconds timeout) override;
+  Status PauseIdle(const Route& route) override;
 
  private:
   server::e2b::SandboxService& service_;

@@ -16,6 +16,12 @@ class Resumer {
  public:
   virtual ~Resumer() = default;
   virtual Status Resume(const Route& route, std::chrono::milliseconds timeout) = 0;
+  // Pauses a sandbox that was idle for its route's idle_pause_seconds, the way its
+  // pauseStrategy says, so that traffic wakes it again. Default: not supported.
+  virtual Status PauseIdle(const Route& route) {
+    (void)route;
+    return UnimplementedError("idle pause is not wired");
+  }
 };
 
 }  // namespace warren::gateway

@@ -31,6 +31,9 @@ struct Route {
   int64_t resource_version = 0;
   // A paused sandbox is resumed by traffic (E2B autoResume) instead of answering 502.
   bool auto_resume = false;
+  // spec.pauseStrategy.idleSeconds: a running sandbox with no relay open for this long is
+  // paused (Gateway housekeeping → Resumer::PauseIdle); 0 = never.
+  int64_t idle_pause_seconds = 0;
 };
 
 // For logs: every field but the token, which is only said to be set or not.

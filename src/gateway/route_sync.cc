@@ -79,6 +79,13 @@ Result<Route> RouteFromSandbox(const api::Object& sandbox, const api::SandboxSec
     route.access_token = base::RandomHex(32);
   }
   route.auto_resume = Annotation(sandbox, kAutoResumeAnnotation) == "true";
+  const api::Json& spec = sandbox.spec();
+  if (spec.is_object() && spec.contains("pauseStrategy") && spec["pauseStrategy"].is_object()) {
+    const api::Json& idle = spec["pauseStrategy"].value("idleSeconds", api::Json());
+    if (idle.is_number_integer() && idle.get<int64_t>() > 0) {
+      route.idle_pause_seconds = idle.get<int64_t>();
+    }
+  }
   return route;
 }
 

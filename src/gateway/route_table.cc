@@ -68,6 +68,7 @@ UpdateResult RouteTable::Upsert(Route route) {
     if (it == entries_.end()) {
       Entry entry;
       entry.generation = next_generation_++;
+      entry.last_active = clock_.Monotonic();
       entry.route = std::make_shared<const Route>(std::move(route));
       entries_.emplace(std::move(id), std::move(entry));
       changed_.notify_all();
@@ -95,6 +96,9 @@ UpdateResult RouteTable::Upsert(Route route) {
       } else {
         reason = "the sandbox's access token changed";
       }
+    }
+    if (old.state != RouteState::kRunning && route.state == RouteState::kRunning) {
+      entry.last_active = clock_.Monotonic();  // resumed: idle from now
     }
     entry.route = std::make_shared<const Route>(std::move(route));
     changed_.notify_all();
@@ -192,6 +196,7 @@ bool RouteTable::AttachRelay(std::string_view sandbox_id, uint64_t generation,
   }
   const OpenRelay* key = relay.get();
   it->second.relays.emplace(key, std::move(relay));
+  it->second.last_active = clock_.Monotonic();
   return true;
 }
 
@@ -204,6 +209,21 @@ void RouteTable::DetachRelay(std::string_view sandbox_id, const OpenRelay* relay
   if (r == it->second.relays.end()) return;
   released = std::move(r->second);
   it->second.relays.erase(r);
+  it->second.last_active = clock_.Monotonic();
+}
+
+std::vector<Route> RouteTable::IdleRoutes() const {
+  std::vector<Route> out;
+  std::lock_guard lock(mu_);
+  const base::MonoTime now = clock_.Monotonic();
+  for (const auto& [id, entry] : entries_) {
+    const Route& r = *entry.route;
+    if (r.state != RouteState::kRunning || r.idle_pause_seconds <= 0 || !entry.relays.empty()) {
+      continue;
+    }
+    if (now - entry.last_active >= std::chrono::seconds(r.idle_pause_seconds)) out.push_back(r);
+  }
+  return out;
 }
 
 void RouteTable::SweepFences() {

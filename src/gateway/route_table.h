@@ -103,6 +103,9 @@ class RouteTable {
   bool AttachRelay(std::string_view sandbox_id, uint64_t generation,
                    std::shared_ptr<OpenRelay> relay);
   void DetachRelay(std::string_view sandbox_id, const OpenRelay* relay);
+  // Running routes with an idle pause whose sandbox had no relay open for at least its
+  // idle_pause_seconds (counted from the last relay's end, or from when it started running).
+  std::vector<Route> IdleRoutes() const;
 
   // Called with the sandbox id whenever its route goes down (removed, stops running, new uid or
   // token), after its relays were aborted, on the thread that made the change. It must not
@@ -120,6 +123,7 @@ class RouteTable {
     std::shared_ptr<const Route> route;
     uint64_t generation = 0;
     std::unordered_map<const OpenRelay*, std::shared_ptr<OpenRelay>> relays;
+    base::MonoTime last_active{};  // a relay attached or ended, or the route started running
   };
   struct Fence {
     int64_t resource_version = 0;

@@ -207,3 +207,46 @@ TEST_F(RouteTableTest, WaitRunningWakesOnTheUpdate) {
 
 }  // namespace
 }  // namespace warren::gateway
+
+namespace warren::gateway {
+namespace {
+
+TEST_F(RouteTableTest, ASandboxIsIdleOnlyWithNoRelayOpenForItsWholeIdleTime) {
+  Route r = Running("i1", 1);
+  r.idle_pause_seconds = 10;
+  ASSERT_EQ(table_.Upsert(r), UpdateResult::kApplied);
+  ASSERT_EQ(table_.Upsert(Running("i2", 1)), UpdateResult::kApplied);  // no idle policy
+  clock_.Advance(9s);
+  EXPECT_TRUE(table_.IdleRoutes().empty());
+  clock_.Advance(1s);
+  ASSERT_EQ(table_.IdleRoutes().size(), 1u);
+  EXPECT_EQ(table_.IdleRoutes()[0].sandbox_id, "i1");
+
+  // A relay open for longer than the idle time keeps it busy; its end restarts the count.
+  auto relay = std::make_shared<CountingRelay>();
+  ASSERT_TRUE(table_.AttachRelay("i1", table_.Lookup("i1")->generation, relay));
+  clock_.Advance(60s);
+  EXPECT_TRUE(table_.IdleRoutes().empty());
+  table_.DetachRelay("i1", relay.get());
+  clock_.Advance(9s);
+  EXPECT_TRUE(table_.IdleRoutes().empty());
+  clock_.Advance(1s);
+  EXPECT_EQ(table_.IdleRoutes().size(), 1u);
+
+  // Paused, then resumed: idle again only a whole idle time after it runs again.
+  Route paused = r;
+  paused.resource_version = 2;
+  paused.state = RouteState::kPaused;
+  ASSERT_EQ(table_.Upsert(paused), UpdateResult::kApplied);
+  EXPECT_TRUE(table_.IdleRoutes().empty());
+  clock_.Advance(100s);
+  Route resumed = r;
+  resumed.resource_version = 3;
+  ASSERT_EQ(table_.Upsert(resumed), UpdateResult::kApplied);
+  EXPECT_TRUE(table_.IdleRoutes().empty());
+  clock_.Advance(10s);
+  EXPECT_EQ(table_.IdleRoutes().size(), 1u);
+}
+
+}  // namespace
+}  // namespace warren::gateway

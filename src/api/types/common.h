@@ -118,11 +118,15 @@ struct PauseStrategy {
   WARREN_API_STRUCT;
   std::string type;  // Stop | Hibernate
   std::optional<HibernateStrategy> hibernate_strategy;
+  // Warren's: pause a running sandbox after this many seconds with no traffic through the
+  // gateway (and none open), the pause this strategy says; the next request wakes it. 0 = never.
+  int64_t idle_seconds = 0;
 
   template <class S, class V>
   static void Fields(S& s, V& v) {
     v("type", s.type);
     v("hibernateStrategy", s.hibernate_strategy);
+    v("idleSeconds", s.idle_seconds);
   }
 };
 

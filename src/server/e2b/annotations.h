@@ -21,6 +21,10 @@ inline constexpr const char* kAutoPauseAnnotation = "e2b.warren.dev/auto-pause";
 // gateway::kAutoResumeAnnotation).
 inline constexpr const char* kAutoResumeAnnotation = "warren.dev/auto-resume";
 
+// "true": paused by its idle policy (spec.pauseStrategy.idleSeconds), so traffic wakes it and
+// the wake leaves its timers as they were.
+inline constexpr const char* kIdlePausedAnnotation = "warren.dev/idle-paused";
+
 // The default user processes run as, sent to envd with /init (E2B templates have `user`).
 inline constexpr const char* kDefaultUser = "user";
 

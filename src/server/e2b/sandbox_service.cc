@@ -52,6 +52,17 @@ bool RuntimeInitialized(const api::Object& o) {
   return status.ok() && api::IsConditionTrue(status->conditions, "RuntimeInitialized");
 }
 
+// The kind of pause, leaving the rest of the strategy (its idle time) as it is: memory kept is
+// the default freeze (no type), files only is Stop.
+void SetPauseKeepsMemory(api::SandboxSpec& spec, bool keep_memory) {
+  if (keep_memory) {
+    if (spec.pause_strategy) spec.pause_strategy->type.clear();
+    return;
+  }
+  if (!spec.pause_strategy) spec.pause_strategy = api::PauseStrategy{};
+  spec.pause_strategy->type = "Stop";
+}
+
 Result<bool> ReadyCheck(const api::Object& o) {
   ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(o));
   if (r.state == E2bState::kDead) {
@@ -411,12 +422,7 @@ Status SandboxService::Pause(const auth::Principal& who, std::string_view sandbo
     }
     ASSIGN_OR_RETURN(auto spec, api::DecodeSpec<api::SandboxSpec>(obj));
     spec.paused = true;
-    if (keep_memory) {
-      spec.pause_strategy.reset();
-    } else {
-      spec.pause_strategy = api::PauseStrategy{};
-      spec.pause_strategy->type = "Stop";
-    }
+    SetPauseKeepsMemory(spec, keep_memory);
     // A paused sandbox keeps until it is killed or resumed; its timers start again on resume.
     spec.pause_time.reset();
     spec.shutdown_time.reset();
@@ -443,18 +449,17 @@ Status SandboxService::Pause(const auth::Principal& who, std::string_view sandbo
 
 Result<SandboxService::ConnectResult> SandboxService::ResumeObject(const api::Object& sandbox,
                                                                    int64_t timeout_seconds,
-                                                                   bool keep_memory) {
+                                                                   bool keep_memory,
+                                                                   bool reset_timer) {
   auto updated = Modify(sandbox, [&](api::Object& obj) -> Status {
     ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(obj));
     if (r.state == E2bState::kDead) return NotFound(r.sandbox_id);
     ASSIGN_OR_RETURN(auto spec, api::DecodeSpec<api::SandboxSpec>(obj));
     spec.paused = false;
-    if (!keep_memory) {
-      // The node reboots a frozen sandbox whose strategy is Stop (a stopped one boots anyway).
-      spec.pause_strategy = api::PauseStrategy{};
-      spec.pause_strategy->type = "Stop";
-    }
-    ActiveTimer(spec, r.auto_pause) = EndFromNow(timeout_seconds);
+    obj.metadata.annotations.erase(kIdlePausedAnnotation);
+    // The node reboots a frozen sandbox whose strategy is Stop (a stopped one boots anyway).
+    if (!keep_memory) SetPauseKeepsMemory(spec, false);
+    if (reset_timer) ActiveTimer(spec, r.auto_pause) = EndFromNow(timeout_seconds);
     api::EncodeSpec(spec, obj);
     return Status::Ok();
   });
@@ -519,7 +524,32 @@ Status SandboxService::ResumeForTraffic(std::string_view namespace_, std::string
   ASSIGN_OR_RETURN(api::Object o, store_.Get(api::SandboxKind(), namespace_, name));
   ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(o));
   if (r.state != E2bState::kPaused) return Status::Ok();
-  return ResumeObject(o, options_.v2_timeouts.default_seconds).status();
+  const bool idle_paused = o.metadata.annotations.contains(kIdlePausedAnnotation);
+  return ResumeObject(o, options_.v2_timeouts.default_seconds, /*keep_memory=*/true,
+                      /*reset_timer=*/!idle_paused)
+      .status();
+}
+
+Status SandboxService::PauseIdle(std::string_view namespace_, std::string_view name,
+                                 std::string_view uid) {
+  ASSIGN_OR_RETURN(api::Object o, store_.Get(api::SandboxKind(), namespace_, name));
+  if (o.metadata.uid != uid) return NotFoundError(fmt::format("sandbox {} was replaced", name));
+  auto updated = Modify(o, [&](api::Object& obj) -> Status {
+    ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(obj));
+    if (r.state != E2bState::kRunning || r.phase != api::sandbox_phase::kRunning) {
+      return FailedPreconditionError(fmt::format("sandbox {} is not running", r.sandbox_id));
+    }
+    ASSIGN_OR_RETURN(auto spec, api::DecodeSpec<api::SandboxSpec>(obj));
+    spec.paused = true;
+    spec.pause_time.reset();  // paused now; the shutdown timer still ends it
+    api::EncodeSpec(spec, obj);
+    obj.metadata.annotations[kAutoResumeAnnotation] = "true";
+    obj.metadata.annotations[kIdlePausedAnnotation] = "true";
+    return Status::Ok();
+  });
+  if (!updated.ok()) return updated.status();
+  if (routes_ != nullptr) routes_->SandboxChanged(*updated);
+  return Status::Ok();
 }
 
 Status SandboxService::SetTimeout(const auth::Principal& who, std::string_view sandbox_id,

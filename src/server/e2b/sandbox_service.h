@@ -94,8 +94,13 @@ class SandboxService {
   Result<std::vector<UsageSample>> Metrics(const auth::Principal& who, std::string_view sandbox_id,
                                            const MetricsQuery& query);
 
-  // For the gateway's auto-resume: resumes the sandbox (any owner) for traffic.
+  // For the gateway's auto-resume: resumes the sandbox (any owner) for traffic. One that an
+  // idle pause stopped keeps its timers as they were.
   Status ResumeForTraffic(std::string_view namespace_, std::string_view name);
+  // For the gateway's idle pause (spec.pauseStrategy.idleSeconds): pauses the running sandbox
+  // `uid` the way its pauseStrategy says, marks it for traffic to wake it, and keeps its
+  // shutdown timer. Does not wait for the node. FailedPrecondition when it is not running.
+  Status PauseIdle(std::string_view namespace_, std::string_view name, std::string_view uid);
 
  private:
   // The caller's sandbox with that id. `include_dead`: also failed/finished ones (kill).
@@ -110,7 +115,7 @@ class SandboxService {
   // Sends the stored /init body to envd (after create or resume).
   Status InitEnvd(const api::Object& sandbox);
   Result<ConnectResult> ResumeObject(const api::Object& sandbox, int64_t timeout_seconds,
-                                     bool keep_memory = true);
+                                     bool keep_memory = true, bool reset_timer = true);
   // The record of a create or connect answer: with envd's token, unsealed.
   Result<SandboxRecord> RecordWithToken(const api::Object& sandbox) const;
   // A create from a snapshot: NotFound when its Checkpoint is gone or going,

@@ -394,3 +394,53 @@ test('the Checkpoint kind: keepRunning false pauses, memory is refused, a templa
     await resource(w.adminKey, 'DELETE', `${ns}/checkpoints/cp-memory`);
   }
 });
+
+test('an idle policy pauses a sandbox nobody talks to; the next request wakes it, parked', T, async () => {
+  const ns = '/namespaces/default';
+  const tpl = await resource(w.adminKey, 'POST', `${ns}/sandboxtemplates`, {
+    apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxTemplate', metadata: { name: 'idle-2s' },
+    spec: {
+      pauseStrategy: { idleSeconds: 2 },
+      template: { spec: { containers: [{ name: 'main', image: 'base', workingDir: '/home/user' }] } },
+    },
+  });
+  assert.equal(tpl.status, 201, JSON.stringify(tpl.json));
+  try {
+    const sbx = await create('idle-2s', { timeoutMs: 600_000 });
+    const endAt = (await Sandbox.getInfo(sbx.sandboxId)).endAt.getTime();
+    // A background command whose output the client still streams is traffic: let go of it.
+    const handle = await sbx.commands.run('sleep 1000', { background: true });
+    await handle.disconnect();
+    const pid = handle.pid;
+    for (let i = 0; (await sleepers(sbx)) !== `${pid}\n`; i++) {
+      assert.ok(i < 100, `pid ${pid} never became sleep`);
+      await sleep(20);
+    }
+    // A command that runs longer than the idle time keeps it awake while it runs.
+    await sbx.commands.run('sleep 3.5');
+    assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'running', 'paused mid-command');
+    for (let i = 0; (await Sandbox.getInfo(sbx.sandboxId)).state !== 'paused'; i++) {
+      assert.ok(i < 200, 'an idle sandbox was not paused');
+      await sleep(50);
+    }
+    // The next request is parked while it resumes, and finds its processes (memory kept).
+    assert.equal(await sleepers(sbx), `${pid}\n`);
+    const info = await Sandbox.getInfo(sbx.sandboxId);
+    assert.equal(info.state, 'running');
+    assert.equal(info.endAt.getTime(), endAt, 'waking changed its timeout');
+  } finally {
+    await resource(w.adminKey, 'DELETE', `${ns}/sandboxtemplates/idle-2s`);
+  }
+});
+
+test('pauseStrategy.idleSeconds out of range is refused naming the field', T, async () => {
+  const bad = await resource(w.adminKey, 'POST', '/namespaces/default/sandboxtemplates', {
+    apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxTemplate', metadata: { name: 'idle-bad' },
+    spec: {
+      pauseStrategy: { idleSeconds: -1 },
+      template: { spec: { containers: [{ name: 'main', image: 'base' }] } },
+    },
+  });
+  assert.equal(bad.status, 422, JSON.stringify(bad.json));
+  assert.match(bad.json.message, /spec\.pauseStrategy\.idleSeconds/);
+});
