@@ -17,6 +17,9 @@ namespace pool_annotations {
 // the claimer died mid-claim: the claim is rolled back (the sandbox is reset and returns to
 // the pool), so a failed claim never strands a member.
 inline constexpr const char* kClaimPending = "warren.dev/claim-pending";
+// The member's own spec.pauseStrategy (JSON, "null" = none) while a claim changed it (a pause
+// that keeps files only); a recycle puts it back.
+inline constexpr const char* kPoolPauseStrategy = "warren.dev/pool-pause-strategy";
 // Set while a claimed sandbox is being reset for its pool (recycle), with the start time.
 inline constexpr const char* kRecycling = "warren.dev/recycling";
 }  // namespace pool_annotations

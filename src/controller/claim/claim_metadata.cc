@@ -28,7 +28,8 @@ bool IsProtectedAnnotation(const std::string& key) {
                                                    annotations::kRuntimeAccessToken,
                                                    annotations::kUpdatedMetadataInClaim,
                                                    pool_annotations::kClaimPending,
-                                                   pool_annotations::kRecycling};
+                                                   pool_annotations::kRecycling,
+                                                   pool_annotations::kPoolPauseStrategy};
   return kProtected.contains(key) || key.starts_with(annotations::kSecretPrefix);
 }
 
@@ -89,6 +90,12 @@ void ApplyClaim(api::Object& sandbox, const ClaimRequest& request, const std::st
   api::Json& spec = sandbox.spec();
   if (request.shutdown_time) spec["shutdownTime"] = base::FormatRfc3339(*request.shutdown_time);
   if (request.pause_time) spec["pauseTime"] = base::FormatRfc3339(*request.pause_time);
+  if (request.pause_files_only) {
+    const api::Json own = spec.value("pauseStrategy", api::Json());
+    meta.annotations[pool_annotations::kPoolPauseStrategy] = api::DumpJson(own);
+    if (!spec["pauseStrategy"].is_object()) spec["pauseStrategy"] = api::Json::object();
+    spec["pauseStrategy"]["type"] = "Stop";
+  }
 }
 
 void SetPoolToken(api::Object& sandbox, const std::string& token,
@@ -125,6 +132,16 @@ void ResetForPool(api::Object& sandbox, const api::Object& set, const std::strin
   api::Json& spec = sandbox.spec();
   spec.erase("shutdownTime");
   spec.erase("pauseTime");
+  if (auto own = meta.annotations.find(pool_annotations::kPoolPauseStrategy);
+      own != meta.annotations.end()) {
+    auto parsed = api::ParseJson(own->second);
+    if (parsed.ok() && parsed->is_object()) {
+      spec["pauseStrategy"] = *parsed;
+    } else {
+      spec.erase("pauseStrategy");
+    }
+    meta.annotations.erase(own);
+  }
   if (spec.contains("paused")) spec["paused"] = false;
   if (!pool_token.empty()) SetPoolToken(sandbox, pool_token, secrets);
 }

@@ -26,6 +26,9 @@ struct ClaimRequest {
   std::string default_user;     // envd's default user for commands and files ("" = envd's own)
   std::string default_workdir;  // envd's default working directory ("" = envd's own)
   bool skip_init = false;       // skip envd /init (SandboxClaim spec.skipInitRuntime)
+  // The claimed sandbox's pauses keep files only (spec.pauseStrategy.type Stop; E2B
+  // autoPauseMemory false), until it is recycled.
+  bool pause_files_only = false;
   // Set on the claimed sandbox in the same write (a SandboxClaim makes itself the owner).
   std::vector<api::OwnerReference> owner_references;
   // How long a cold-created sandbox may take to become Ready (bounded by `timeout`).

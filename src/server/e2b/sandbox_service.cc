@@ -293,6 +293,7 @@ Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
   claim.annotations[kStartedAtAnnotation] = base::FormatRfc3339Nanos(clock_.Now());
   if (request.auto_pause) claim.annotations[kAutoPauseAnnotation] = "true";
   if (request.auto_resume) claim.annotations[kAutoResumeAnnotation] = "true";
+  claim.pause_files_only = request.auto_pause && !request.auto_pause_memory;
   if (!request.never_timeout) {
     base::WallTime end = EndFromNow(request.timeout_seconds);
     (request.auto_pause ? claim.pause_time : claim.shutdown_time) = end;

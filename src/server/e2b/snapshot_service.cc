@@ -67,13 +67,22 @@ Status CheckCapturable(const api::Object& sandbox, std::string_view sandbox_id) 
   return Status::Ok();
 }
 
-Result<Json> PodTemplateOf(const api::Object& sandbox) {
+// The pod template copies start from: the sandbox's inline one, or (a warm-pool member) the
+// SandboxTemplate its templateRef names, as it is now.
+Result<Json> PodTemplateOf(store::Store& store, const api::Object& sandbox) {
   const Json& spec = sandbox.spec();
   if (spec.is_object()) {
     if (auto t = spec.find("template"); t != spec.end() && t->is_object()) return *t;
+    if (auto ref = spec.find("templateRef"); ref != spec.end() && ref->is_object()) {
+      const std::string name = ref->value("name", "");
+      auto tpl = store.Get(api::SandboxTemplateKind(), sandbox.metadata.namespace_, name);
+      if (tpl.ok() && tpl->spec().is_object() && tpl->spec().contains("template")) {
+        return tpl->spec()["template"];
+      }
+    }
   }
-  return FailedPreconditionError(fmt::format(
-      "sandbox {} has no inline pod template to start copies from", sandbox.metadata.name));
+  return FailedPreconditionError(
+      fmt::format("sandbox {} has no pod template to start copies from", sandbox.metadata.name));
 }
 
 }  // namespace
@@ -138,7 +147,7 @@ Result<SnapshotInfo> SnapshotService::Create(const auth::Principal& who,
                                              std::string_view sandbox_id, const std::string& name) {
   ASSIGN_OR_RETURN(api::Object source, sandboxes_.Lookup(who, sandbox_id));
   RETURN_IF_ERROR(CheckCapturable(source, sandbox_id));
-  ASSIGN_OR_RETURN(Json pod_template, PodTemplateOf(source));
+  ASSIGN_OR_RETURN(Json pod_template, PodTemplateOf(store_, source));
   const std::string id = "snap-" + base::RandomHex(8);
   std::map<std::string, std::string> labels = {
       {kSnapshotLabel, "true"}, {api::labels::kSandboxId, Label(source, api::labels::kSandboxId)}};
@@ -245,7 +254,7 @@ Result<std::vector<Result<SandboxRecord>>> SnapshotService::Fork(const auth::Pri
                                                                  const ForkRequest& request) {
   ASSIGN_OR_RETURN(api::Object source, sandboxes_.Lookup(who, sandbox_id));
   RETURN_IF_ERROR(CheckCapturable(source, sandbox_id));
-  ASSIGN_OR_RETURN(Json pod_template, PodTemplateOf(source));
+  ASSIGN_OR_RETURN(Json pod_template, PodTemplateOf(store_, source));
   ASSIGN_OR_RETURN(SandboxRecord record, RecordFromObject(source));
   ASSIGN_OR_RETURN(auto env_vars, sandboxes_.EnvVarsOf(source));
   const std::string id = "fork-" + base::RandomHex(8);

@@ -347,14 +347,18 @@ test('the Checkpoint kind: keepRunning false pauses, memory is refused, a templa
     }
   };
 
-  const memory = await checkpoint('cp-memory', { sandboxName: src.sandboxId, persistentContents: ['memory'] });
+  // A claimed pool member keeps its own object name; a cold create's is its id.
+  const objects = await w.sandboxObjects();
+  const sandboxName = objects.find((o) =>
+    o.metadata.labels?.['agents.kruise.io/sandbox-id'] === src.sandboxId).metadata.name;
+  const memory = await checkpoint('cp-memory', { sandboxName, persistentContents: ['memory'] });
   assert.equal(memory.status, 201, JSON.stringify(memory.json));
   const refused = await phaseOf('cp-memory');
   assert.equal(refused.status.phase, 'Failed');
   assert.match(refused.status.message, /memory/);
 
   const made = await checkpoint('cp-files', {
-    sandboxName: src.sandboxId, keepRunning: false, ttlAfterFinished: '4s',
+    sandboxName, keepRunning: false, ttlAfterFinished: '4s',
     persistentContents: ['filesystem'],
   });
   assert.equal(made.status, 201, JSON.stringify(made.json));

@@ -1,0 +1,58 @@
+#include "controller/claim/claim_metadata.h"
+
+#include <gtest/gtest.h>
+
+#include "api/sandbox_secrets.h"
+#include "controller/sandboxset_member.h"
+
+namespace warren::controller::claim {
+namespace {
+
+api::Object Member() {
+  api::Object o;
+  o.api_version = "agents.kruise.io/v1alpha1";
+  o.kind = "Sandbox";
+  o.metadata.name = "pool-abcde";
+  o.metadata.namespace_ = "default";
+  o.spec() = {{"templateRef", {{"name", "pool-rev"}}}, {"pauseStrategy", {{"idleSeconds", 30}}}};
+  return o;
+}
+
+// A claim whose pauses keep files only changes the member's pause type for that user alone:
+// the recycle that returns it to its pool puts the pool's own strategy back.
+TEST(ClaimMetadata, AFilesOnlyPauseLastsUntilTheRecycle) {
+  const api::SandboxSecrets secrets = api::SandboxSecrets::ForTesting();
+  api::Object set;
+  set.api_version = "agents.kruise.io/v1alpha1";
+  set.kind = "SandboxSet";
+  set.metadata.name = "pool";
+  set.metadata.namespace_ = "default";
+  set.metadata.uid = "set-uid";
+
+  api::Object sandbox = Member();
+  ClaimRequest request;
+  request.pause_files_only = true;
+  ApplyClaim(sandbox, request, "lock", base::WallTime{}, base::WallTime{}, secrets);
+  EXPECT_EQ(sandbox.spec()["pauseStrategy"]["type"], "Stop");
+  EXPECT_EQ(sandbox.spec()["pauseStrategy"]["idleSeconds"], 30) << "the rest of it is kept";
+
+  ResetForPool(sandbox, set, "pool-token", secrets);
+  EXPECT_EQ(sandbox.spec()["pauseStrategy"], Member().spec()["pauseStrategy"]);
+  EXPECT_FALSE(sandbox.metadata.annotations.contains(pool_annotations::kPoolPauseStrategy));
+
+  // A member with no strategy of its own gets none back.
+  api::Object bare = Member();
+  bare.spec().erase("pauseStrategy");
+  ApplyClaim(bare, request, "lock", base::WallTime{}, base::WallTime{}, secrets);
+  EXPECT_EQ(bare.spec()["pauseStrategy"]["type"], "Stop");
+  ResetForPool(bare, set, "pool-token", secrets);
+  EXPECT_FALSE(bare.spec().contains("pauseStrategy"));
+
+  // Without the request, the claim leaves it alone.
+  api::Object plain = Member();
+  ApplyClaim(plain, ClaimRequest{}, "lock", base::WallTime{}, base::WallTime{}, secrets);
+  EXPECT_EQ(plain.spec()["pauseStrategy"], Member().spec()["pauseStrategy"]);
+}
+
+}  // namespace
+}  // namespace warren::controller::claim
