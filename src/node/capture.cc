@@ -15,7 +15,7 @@ using namespace std::chrono_literals;
 
 }  // namespace
 
-struct NodeAgent::CaptureRequest {
+struct CaptureRequest {
   std::string image_name;
   std::mutex mu;
   std::condition_variable cv;
@@ -33,14 +33,11 @@ Result<image::ImageRecord> NodeAgent::CaptureFilesystem(std::string_view sandbox
   auto request = std::make_shared<CaptureRequest>();
   request->image_name = std::string(image_name);
   std::string key;
-  {
-    std::lock_guard lock(mu_);
-    auto it = locals_.find(sandbox_id);
-    if (it == locals_.end()) {
-      return NotFoundError(fmt::format("this node runs no sandbox {}", sandbox_id));
-    }
-    it->second.captures.push_back(request);
-    key = it->second.key;
+  if (!locals_.With(sandbox_id, [&](Local& l) {
+        l.captures.push_back(request);
+        key = l.key;
+      })) {
+    return NotFoundError(fmt::format("this node runs no sandbox {}", sandbox_id));
   }
   queue_.Add(key);
   const base::MonoTime deadline = clock_.Monotonic() + timeout;
@@ -52,20 +49,15 @@ Result<image::ImageRecord> NodeAgent::CaptureFilesystem(std::string_view sandbox
     lock.unlock();
     bool withdrawn = false, gone = false;
     const bool stopping = stopping_.load();
-    {
-      std::lock_guard agent_lock(mu_);
-      auto it = locals_.find(sandbox_id);
-      gone = it == locals_.end();
-      const bool expired = stopping || clock_.Monotonic() >= deadline;
-      if (!gone && expired) {
-        auto& pending = it->second.captures;
-        auto found = std::find(pending.begin(), pending.end(), request);
-        if (found != pending.end()) {
-          pending.erase(found);
-          withdrawn = true;
-        }
+    const bool expired = stopping || clock_.Monotonic() >= deadline;
+    gone = !locals_.With(sandbox_id, [&](Local& l) {
+      if (!expired) return;
+      auto found = std::find(l.captures.begin(), l.captures.end(), request);
+      if (found != l.captures.end()) {
+        l.captures.erase(found);
+        withdrawn = true;
       }
-    }
+    });
     lock.lock();
     if (request->done) break;
     if (gone) {
@@ -86,12 +78,7 @@ Result<image::ImageRecord> NodeAgent::CaptureFilesystem(std::string_view sandbox
 
 void NodeAgent::RunCaptures(const std::string& id, const std::string& uid) {
   std::vector<std::shared_ptr<CaptureRequest>> pending;
-  {
-    std::lock_guard lock(mu_);
-    auto it = locals_.find(id);
-    if (it == locals_.end()) return;
-    pending.swap(it->second.captures);
-  }
+  locals_.With(id, [&](Local& l) { pending.swap(l.captures); });
   for (const auto& request : pending) {
     const auto started = clock_.Monotonic();
     Result<image::ImageRecord> committed = InternalError("the runtime did not call back");

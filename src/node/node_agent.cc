@@ -171,10 +171,7 @@ void NodeAgent::Stop() {
   }
   // The objects stay (with their finalizer): a later agent on this data dir finds them lost.
   std::vector<std::pair<std::string, std::string>> all;
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& [id, l] : locals_) all.emplace_back(id, l.uid);
-  }
+  locals_.ForEach([&](const Local& l) { all.emplace_back(l.id, l.uid); });
   for (const auto& [id, uid] : all) {
     if (Status s = DestroyLocal(id, uid, /*keep_files=*/false); !s.ok()) {
       Log()->error("destroy on stop failed id={} error=\"{}\"", id, s.ToString());
@@ -248,10 +245,7 @@ Status NodeAgent::Adopt() {
       l.cpu_millicores = owner->cpu_millicores;
       l.state = info.state;
       l.stats = StatsRing(options_.stats_samples);
-      {
-        std::lock_guard lock(mu_);
-        locals_.emplace(info.id, std::move(l));
-      }
+      locals_.Put(std::move(l));
       kept.insert(info.id);
       log->info("adopted sandbox id={} object={} state={} pid={}", info.id, obj.Key(),
                 runtime::SandboxStateName(info.state), info.pid);
@@ -298,10 +292,7 @@ int64_t NodeAgent::Relist() {
   }
   std::set<std::string> keys;
   for (const api::Object& obj : list->items) keys.insert(obj.Key());
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& [id, l] : locals_) keys.insert(l.key);
-  }
+  locals_.ForEach([&](const Local& l) { keys.insert(l.key); });
   for (const auto& k : keys) queue_.Add(k);
   return list->resource_version;
 }
@@ -347,30 +338,23 @@ void NodeAgent::WorkerLoop() {
 
 void NodeAgent::OnExit(const std::string& sandbox_id) {
   std::string key;
-  {
-    std::lock_guard lock(mu_);
-    auto it = locals_.find(sandbox_id);
-    if (it == locals_.end()) return;
-    it->second.state = runtime::SandboxState::kStopped;
-    it->second.ready = false;
-    key = it->second.key;
-  }
-  queue_.Add(key);
+  const bool known = locals_.With(sandbox_id, [&](Local& l) {
+    l.state = runtime::SandboxState::kStopped;
+    l.ready = false;
+    key = l.key;
+  });
+  if (known) queue_.Add(key);
 }
 
 void NodeAgent::SamplerLoop() {
   base::MonoTime next_gc = clock_.Monotonic() + options_.image_gc_interval;
   while (!stopping_) {
     std::vector<std::string> ids;
-    {
-      std::lock_guard lock(mu_);
-      for (const auto& [id, l] : locals_) {
-        if (l.state == runtime::SandboxState::kRunning ||
-            l.state == runtime::SandboxState::kPaused) {
-          ids.push_back(id);
-        }
+    locals_.ForEach([&](const Local& l) {
+      if (l.state == runtime::SandboxState::kRunning || l.state == runtime::SandboxState::kPaused) {
+        ids.push_back(l.id);
       }
-    }
+    });
     for (const std::string& id : ids) {
       auto stats = runtime_->Stats(id);
       if (!stats.ok()) continue;
@@ -383,11 +367,7 @@ void NodeAgent::SamplerLoop() {
       s.pids = stats->pids;
       s.oom_kills = stats->oom_kills;
       std::string key;
-      {
-        std::lock_guard lock(mu_);
-        auto it = locals_.find(id);
-        if (it == locals_.end()) continue;
-        Local& l = it->second;
+      locals_.With(id, [&](Local& l) {
         const int64_t host_cpus = std::max<int64_t>(1, capacity_.cpu_millicores / 1000);
         s.cpu_count =
             l.cpu_millicores > 0 ? std::min(host_cpus, (l.cpu_millicores + 999) / 1000) : host_cpus;
@@ -399,7 +379,7 @@ void NodeAgent::SamplerLoop() {
           l.oom_kills_seen = s.oom_kills;
           key = l.key;  // the reconcile reports it (one status writer per sandbox)
         }
-      }
+      });
       if (!key.empty()) queue_.Add(key);
     }
     if (gc_soon_.exchange(false)) next_gc = clock_.Monotonic();
@@ -418,55 +398,50 @@ void NodeAgent::SamplerLoop() {
 
 Result<base::UniqueFd> NodeAgent::Dial(std::string_view sandbox_id, uint16_t port,
                                        std::chrono::milliseconds timeout) {
-  {
-    std::lock_guard lock(mu_);
-    RETURN_IF_ERROR(RunningHereLocked(sandbox_id));
-  }
+  Status here = RunningHere(sandbox_id, nullptr);
+  locals_.With(sandbox_id, [&](const Local& l) { here = RunningHere(sandbox_id, &l); });
+  RETURN_IF_ERROR(here);
   return runtime_->Dial(sandbox_id, port, timeout);
 }
 
-Status NodeAgent::RunningHereLocked(std::string_view sandbox_id) const {
-  auto it = locals_.find(sandbox_id);
-  if (it == locals_.end()) {
+Status NodeAgent::RunningHere(std::string_view sandbox_id, const LocalSandbox* local) {
+  if (local == nullptr) {
     return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
   }
-  if (it->second.state != runtime::SandboxState::kRunning) {
+  if (local->state != runtime::SandboxState::kRunning) {
     return FailedPreconditionError(
-        fmt::format("sandbox {} is {}", sandbox_id, runtime::SandboxStateName(it->second.state)));
+        fmt::format("sandbox {} is {}", sandbox_id, runtime::SandboxStateName(local->state)));
   }
   return Status::Ok();
 }
 
 std::optional<Result<base::UniqueFd>> NodeAgent::DialNow(std::string_view sandbox_id,
                                                          uint16_t port) {
-  {
-    std::unique_lock lock(mu_, std::try_to_lock);
-    if (!lock) return std::nullopt;
-    if (Status here = RunningHereLocked(sandbox_id); !here.ok()) return here;
-  }
+  Status here = RunningHere(sandbox_id, nullptr);
+  auto looked =
+      locals_.TryWith(sandbox_id, [&](const Local& l) { here = RunningHere(sandbox_id, &l); });
+  if (!looked) return std::nullopt;
+  if (!here.ok()) return here;
   return runtime_->DialNow(sandbox_id, port);
 }
 
 std::shared_ptr<EnvdClient> NodeAgent::EnvdFor(const std::string& id) {
-  std::lock_guard lock(mu_);
-  auto it = locals_.find(id);
-  if (it == locals_.end()) return nullptr;
-  if (!it->second.envd) {
-    runtime::Runtime* rt = runtime_.get();
-    it->second.envd = std::make_shared<EnvdClient>(
-        [rt, id](std::chrono::milliseconds timeout) { return rt->Dial(id, kEnvdPort, timeout); },
-        secret_->ForSandbox(id));
-  }
-  return it->second.envd;
+  std::shared_ptr<EnvdClient> client;
+  locals_.With(id, [&](Local& l) {
+    if (!l.envd) {
+      runtime::Runtime* rt = runtime_.get();
+      l.envd = std::make_shared<EnvdClient>(
+          [rt, id](std::chrono::milliseconds timeout) { return rt->Dial(id, kEnvdPort, timeout); },
+          secret_->ForSandbox(id));
+    }
+    client = l.envd;
+  });
+  return client;
 }
 
 Result<std::shared_ptr<EnvdClient>> NodeAgent::Envd(std::string_view sandbox_id) {
-  {
-    std::lock_guard lock(mu_);
-    auto it = locals_.find(sandbox_id);
-    if (it == locals_.end()) {
-      return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
-    }
+  if (!locals_.Contains(sandbox_id)) {
+    return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
   }
   auto client = EnvdFor(std::string(sandbox_id));
   if (!client) return NotFoundError(fmt::format("sandbox {} is gone", sandbox_id));
@@ -475,29 +450,26 @@ Result<std::shared_ptr<EnvdClient>> NodeAgent::Envd(std::string_view sandbox_id)
 
 std::vector<StatsSample> NodeAgent::Metrics(std::string_view sandbox_id, base::WallTime start,
                                             base::WallTime end) const {
-  std::lock_guard lock(mu_);
-  auto it = locals_.find(sandbox_id);
-  if (it == locals_.end()) return {};
-  return it->second.stats.Range(start, end);
+  std::vector<StatsSample> out;
+  locals_.With(sandbox_id, [&](const Local& l) { out = l.stats.Range(start, end); });
+  return out;
 }
 
 std::vector<SandboxRef> NodeAgent::List() const {
   std::vector<SandboxRef> out;
-  std::lock_guard lock(mu_);
-  for (const auto& [id, l] : locals_) {
+  locals_.ForEach([&](const Local& l) {
     out.push_back(SandboxRef{l.id, l.namespace_, l.name, l.uid, l.state, l.ready});
-  }
+  });
   return out;
 }
 
 Result<SandboxRef> NodeAgent::Find(std::string_view sandbox_id) const {
-  std::lock_guard lock(mu_);
-  auto it = locals_.find(sandbox_id);
-  if (it == locals_.end()) {
-    return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
-  }
-  const Local& l = it->second;
-  return SandboxRef{l.id, l.namespace_, l.name, l.uid, l.state, l.ready};
+  std::optional<SandboxRef> ref;
+  locals_.With(sandbox_id, [&](const Local& l) {
+    ref = SandboxRef{l.id, l.namespace_, l.name, l.uid, l.state, l.ready};
+  });
+  if (!ref) return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
+  return *ref;
 }
 
 Result<base::UniqueFd> NodeAgent::OpenCommandLog(std::string_view sandbox_id) const {

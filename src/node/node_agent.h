@@ -21,6 +21,7 @@
 #include "node/envd_client.h"
 #include "node/event_recorder.h"
 #include "node/failure.h"
+#include "node/local_table.h"
 #include "node/node_secret.h"
 #include "node/options.h"
 #include "node/sandbox_paths.h"
@@ -135,31 +136,10 @@ class NodeAgent {
   bool stopping() const { return stopping_.load(); }
 
  private:
-  // Dial's precondition: NotFound when this node runs no such sandbox, FailedPrecondition
-  // when it is not running. Caller holds mu_.
-  Status RunningHereLocked(std::string_view sandbox_id) const;
-  struct ResetRequest;    // reset.cc
-  struct CaptureRequest;  // capture.cc
-  // What the agent keeps about a sandbox it made or adopted (guarded by mu_).
-  struct Local {
-    std::string id;
-    std::string key;  // "namespace/name"
-    std::string namespace_;
-    std::string name;
-    std::string uid;
-    RestartPolicy restart_policy = RestartPolicy::kAlways;
-    bool has_command = false;
-    int64_t cpu_millicores = 0;  // its cpu limit; 0 = none
-    runtime::SandboxState state = runtime::SandboxState::kCreated;
-    bool ready = false;
-    std::optional<base::MonoTime> restart_at;  // set while waiting to restart (backoff)
-    std::optional<uint64_t> oom_kills_seen;    // cgroup counter at the last sample
-    uint64_t oom_kills_reported = 0;
-    StatsRing stats{0};
-    std::shared_ptr<EnvdClient> envd;
-    std::shared_ptr<ResetRequest> reset;  // a Reset waiting for this sandbox's reconcile
-    std::vector<std::shared_ptr<CaptureRequest>> captures;  // waiting for it too
-  };
+  // Dial's precondition on an entry of the table: NotFound when this node runs no such
+  // sandbox (null), FailedPrecondition when it is not running.
+  static Status RunningHere(std::string_view sandbox_id, const LocalSandbox* local);
+  using Local = LocalSandbox;
 
   // How one reconcile pass ended.
   enum class Next { kDone, kRetry, kRetryNow };
@@ -257,11 +237,11 @@ class NodeAgent {
   std::thread import_thread_;
   std::vector<std::thread> workers_;
 
+  LocalTable locals_;  // the sandboxes this agent runs, by sandbox id (its own lock)
   mutable std::mutex mu_;
-  std::condition_variable stop_cv_;                   // sampler's sleep; with mu_
-  std::map<std::string, Local, std::less<>> locals_;  // guarded by mu_; by sandbox id
-  std::map<std::string, int, std::less<>> retries_;   // guarded by mu_; by key
-  std::unique_ptr<store::Watcher> watcher_;           // guarded by mu_
+  std::condition_variable stop_cv_;                  // sampler's sleep; with mu_
+  std::map<std::string, int, std::less<>> retries_;  // guarded by mu_; by key
+  std::unique_ptr<store::Watcher> watcher_;          // guarded by mu_
 };
 
 }  // namespace warren::node

@@ -119,12 +119,9 @@ void NodeAgent::ReconcileKey(const std::string& key) {
   // Sandboxes of an older object under the same name (deleted without our finalizer).
   {
     std::vector<std::pair<std::string, std::string>> stale;
-    {
-      std::lock_guard lock(mu_);
-      for (const auto& [id, l] : locals_) {
-        if (l.key == key && l.uid != obj->metadata.uid) stale.emplace_back(id, l.uid);
-      }
-    }
+    locals_.ForEach([&](const Local& l) {
+      if (l.key == key && l.uid != obj->metadata.uid) stale.emplace_back(l.id, l.uid);
+    });
     for (const auto& [id, uid] : stale) (void)DestroyLocal(id, uid, /*keep_files=*/false);
   }
   Next next = Reconcile(*obj);
@@ -145,11 +142,11 @@ void NodeAgent::ReconcileKey(const std::string& key) {
 
 void NodeAgent::CleanupGoneKey(const std::string& key) {
   std::vector<std::pair<std::string, std::string>> gone;
+  locals_.ForEach([&](const Local& l) {
+    if (l.key == key) gone.emplace_back(l.id, l.uid);
+  });
   {
     std::lock_guard lock(mu_);
-    for (const auto& [id, l] : locals_) {
-      if (l.key == key) gone.emplace_back(id, l.uid);
-    }
     retries_.erase(key);
   }
   for (const auto& [id, uid] : gone) {
@@ -221,13 +218,12 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
   }
   // One runtime sandbox per id: another live object may hold this one.
   std::string holder_key, holder_uid;
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = locals_.find(id); it != locals_.end() && it->second.uid != obj.metadata.uid) {
-      holder_key = it->second.key;
-      holder_uid = it->second.uid;
+  locals_.With(id, [&](const Local& l) {
+    if (l.uid != obj.metadata.uid) {
+      holder_key = l.key;
+      holder_uid = l.uid;
     }
-  }
+  });
   if (!holder_uid.empty()) {
     auto slash = holder_key.find('/');
     auto holder =
@@ -261,11 +257,7 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
   auto info = runtime_->Inspect(id);
   if (!info.ok()) {
     if (info.status().code() != StatusCode::kNotFound) return Next::kRetry;
-    bool known;
-    {
-      std::lock_guard lock(mu_);
-      known = locals_.count(id) > 0;
-    }
+    const bool known = locals_.Contains(id);
     if (known || status.phase == phase::kRunning || status.phase == phase::kPaused ||
         status.phase == phase::kResuming) {
       return Fail(obj, id,
@@ -276,16 +268,11 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
     }
     return Create(obj, id);
   }
-  {
-    std::lock_guard lock(mu_);
-    auto it = locals_.find(id);
-    if (it == locals_.end()) {
-      // The runtime has it but we never took it: not from this object (ids are unique per
-      // node); leave it to adoption's rules on the next start rather than guess.
-      log->error("runtime sandbox without a record id={} object={}", id, obj.Key());
-      return Next::kRetry;
-    }
-    it->second.state = info->state;
+  if (!locals_.With(id, [&](Local& l) { l.state = info->state; })) {
+    // The runtime has it but we never took it: not from this object (ids are unique per
+    // node); leave it to adoption's rules on the next start rather than guess.
+    log->error("runtime sandbox without a record id={} object={}", id, obj.Key());
+    return Next::kRetry;
   }
   RunCaptures(id, obj.metadata.uid);
   if (info->state == runtime::SandboxState::kRunning) {
@@ -376,7 +363,6 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   const uint32_t sandbox_root = options_.user_namespace ? options_.userns_host_id : 0;
   if (auto f = PrepareHostPaths(plan.host_paths, sandbox_root)) return Fail(obj, id, *f);
   {
-    std::lock_guard lock(mu_);
     Local l;
     l.id = id;
     l.key = obj.Key();
@@ -388,7 +374,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     l.cpu_millicores = plan.spec.resources.cpu_millicores;
     l.state = runtime::SandboxState::kCreated;
     l.stats = StatsRing(options_.stats_samples);
-    locals_.insert_or_assign(id, std::move(l));
+    locals_.Put(std::move(l));
   }
   if (Status c = runtime_->Create(plan.spec); !c.ok()) {
     Failure f = RuntimeFailure(c, options_.envd_path);
@@ -420,15 +406,12 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
   const base::WallTime started = clock_.Now();
   std::shared_ptr<EnvdClient> envd = EnvdFor(id);
   if (envd) envd->CloseIdle();  // connections to a previous pid 1 are dead
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = locals_.find(id); it != locals_.end()) {
-      it->second.state = runtime::SandboxState::kRunning;
-      it->second.ready = false;
-      it->second.restart_at.reset();
-      it->second.oom_kills_seen.reset();
-    }
-  }
+  locals_.With(id, [](Local& l) {
+    l.state = runtime::SandboxState::kRunning;
+    l.ready = false;
+    l.restart_at.reset();
+    l.oom_kills_seen.reset();
+  });
   switch (WaitReady(id, options_.ready_timeout)) {
     case Readiness::kReady:
       break;
@@ -449,10 +432,7 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
   log->info("sandbox ready id={} object={} ms={}", id, obj.Key(),
             std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - started).count());
   if (ReplayInit(obj, id) == Next::kRetry) return Next::kRetry;
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = locals_.find(id); it != locals_.end()) it->second.ready = true;
-  }
+  locals_.With(id, [](Local& l) { l.ready = true; });
   const base::WallTime now = clock_.Now();
   // One write for start and readiness (each status write is a durable commit).
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json& raw) {
@@ -572,16 +552,13 @@ NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
   RestartPolicy policy = RestartPolicy::kNever;
   bool has_command = false;
   std::optional<base::MonoTime> restart_at;
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = locals_.find(id); it != locals_.end()) {
-      policy = it->second.restart_policy;
-      has_command = it->second.has_command;
-      restart_at = it->second.restart_at;
-      it->second.state = runtime::SandboxState::kStopped;
-      it->second.ready = false;
-    }
-  }
+  locals_.With(id, [&](Local& l) {
+    policy = l.restart_policy;
+    has_command = l.has_command;
+    restart_at = l.restart_at;
+    l.state = runtime::SandboxState::kStopped;
+    l.ready = false;
+  });
   // Waiting out a restart backoff already counted.
   if (restart_at) {
     const base::MonoTime now = clock_.Monotonic();
@@ -603,10 +580,7 @@ NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
                      "ended");
   }
   if (exit.oom_killed) {
-    std::lock_guard lock(mu_);
-    if (auto it = locals_.find(id); it != locals_.end()) {
-      it->second.oom_kills_reported = it->second.oom_kills_seen.value_or(0);
-    }
+    locals_.With(id, [](Local& l) { l.oom_kills_reported = l.oom_kills_seen.value_or(0); });
   }
   const bool restart = !exit.unknown && (policy == RestartPolicy::kAlways ||
                                          (policy == RestartPolicy::kOnFailure && !success));
@@ -628,12 +602,7 @@ NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
                         now);
     });
     if (!s.ok()) return AfterWriteError(s);
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = locals_.find(id); it != locals_.end()) {
-        it->second.restart_at = clock_.Monotonic() + delay;
-      }
-    }
+    locals_.With(id, [&](Local& l) { l.restart_at = clock_.Monotonic() + delay; });
     queue_.AddAfter(obj.Key(), delay);
     return Next::kDone;
   }
@@ -670,16 +639,14 @@ NodeAgent::Next NodeAgent::ReconcileRunning(api::Object& obj, const std::string&
   const api::SandboxStatus status = StatusOf(obj);
   bool ready;
   uint64_t oom_new = 0;
-  {
-    std::lock_guard lock(mu_);
-    auto it = locals_.find(id);
-    if (it == locals_.end()) return Next::kRetry;
-    ready = it->second.ready;
-    if (it->second.oom_kills_seen && *it->second.oom_kills_seen > it->second.oom_kills_reported) {
-      oom_new = *it->second.oom_kills_seen - it->second.oom_kills_reported;
-      it->second.oom_kills_reported = *it->second.oom_kills_seen;
+  const bool here = locals_.With(id, [&](Local& l) {
+    ready = l.ready;
+    if (l.oom_kills_seen && *l.oom_kills_seen > l.oom_kills_reported) {
+      oom_new = *l.oom_kills_seen - l.oom_kills_reported;
+      l.oom_kills_reported = *l.oom_kills_seen;
     }
-  }
+  });
+  if (!here) return Next::kRetry;
   if (!ready || status.phase != phase::kRunning ||
       !api::IsConditionTrue(status.conditions, conditions::kReady)) {
     // After adoption, a resume interrupted by a restart, or a crash while starting.
@@ -699,10 +666,7 @@ NodeAgent::Next NodeAgent::ReconcileRunning(api::Object& obj, const std::string&
                                         "log: {}",
                                         Seconds(options_.ready_timeout), EnvdLogTail(id))});
     }
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = locals_.find(id); it != locals_.end()) it->second.ready = true;
-    }
+    locals_.With(id, [](Local& l) { l.ready = true; });
   }
   if (oom_new > 0) {
     uint64_t limit = 0;
@@ -734,11 +698,10 @@ NodeAgent::Next NodeAgent::ReconcileRunning(api::Object& obj, const std::string&
 }
 
 void NodeAgent::NoteFrozenOrThawed(const std::string& id, runtime::SandboxState state) {
-  std::lock_guard lock(mu_);
-  if (auto it = locals_.find(id); it != locals_.end()) {
-    it->second.state = state;
-    it->second.ready = false;
-  }
+  locals_.With(id, [&](Local& l) {
+    l.state = state;
+    l.ready = false;
+  });
 }
 
 NodeAgent::Next NodeAgent::ReconcilePaused(api::Object& obj, const std::string& id) {
@@ -792,14 +755,8 @@ NodeAgent::Next NodeAgent::Fail(api::Object& obj, const std::string& id, const F
 NodeAgent::Next NodeAgent::EnsureFinished(api::Object& obj, const std::string& id) {
   if (id.empty()) return Next::kDone;
   std::string uid;
-  {
-    std::lock_guard lock(mu_);
-    auto it = locals_.find(id);
-    if (it != locals_.end()) {
-      if (it->second.uid != obj.metadata.uid) return Next::kDone;  // not ours
-      uid = it->second.uid;
-    }
-  }
+  locals_.With(id, [&](const Local& l) { uid = l.uid; });
+  if (!uid.empty() && uid != obj.metadata.uid) return Next::kDone;  // not ours
   if (!uid.empty()) {
     if (Status s = DestroyLocal(id, uid, /*keep_files=*/true); !s.ok()) return Next::kRetry;
   }
@@ -851,20 +808,12 @@ Status NodeAgent::DestroyLocal(const std::string& id, const std::string& uid, bo
   auto owner = ReadOwner(paths.owner);
   if (owner.ok() && owner->uid != uid) {
     // The files (and so the runtime sandbox) belong to another object now.
-    std::lock_guard lock(mu_);
-    if (auto it = locals_.find(id); it != locals_.end() && it->second.uid == uid) {
-      locals_.erase(it);
-    }
+    locals_.Erase(id, uid);
     return Status::Ok();
   }
   Status s = runtime_->Destroy(id);
   if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = locals_.find(id); it != locals_.end() && it->second.uid == uid) {
-      locals_.erase(it);
-    }
-  }
+  locals_.Erase(id, uid);
   (void)images_->ReleaseLease(LeaseId(uid));
   if (!keep_files) {
     if (Status r = storage_->RemoveSandboxDir(paths.dir); !r.ok()) return r;

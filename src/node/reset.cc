@@ -32,7 +32,7 @@ Status EmptyDirectory(const std::string& dir) {
 
 }  // namespace
 
-struct NodeAgent::ResetRequest {
+struct ResetRequest {
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;  // guarded by mu
@@ -42,38 +42,35 @@ struct NodeAgent::ResetRequest {
 Status NodeAgent::Reset(std::string_view sandbox_id, std::chrono::milliseconds timeout) {
   auto request = std::make_shared<ResetRequest>();
   std::string key;
-  {
-    std::lock_guard lock(mu_);
-    auto it = locals_.find(sandbox_id);
-    if (it == locals_.end()) {
-      return NotFoundError(fmt::format("this node runs no sandbox {}", sandbox_id));
+  Status here = NotFoundError(fmt::format("this node runs no sandbox {}", sandbox_id));
+  locals_.With(sandbox_id, [&](Local& l) {
+    if (l.state != runtime::SandboxState::kRunning) {
+      here = FailedPreconditionError(fmt::format("sandbox {} is {}, not running", sandbox_id,
+                                                 runtime::SandboxStateName(l.state)));
+      return;
     }
-    if (it->second.state != runtime::SandboxState::kRunning) {
-      return FailedPreconditionError(fmt::format("sandbox {} is {}, not running", sandbox_id,
-                                                 runtime::SandboxStateName(it->second.state)));
-    }
-    it->second.reset = request;
-    key = it->second.key;
-  }
+    here = Status::Ok();
+    l.reset = request;
+    key = l.key;
+  });
+  RETURN_IF_ERROR(here);
   queue_.Add(key);
   std::unique_lock lock(request->mu);
   if (!request->cv.wait_for(lock, timeout, [&] { return request->done; })) {
     lock.unlock();
-    std::lock_guard agent_lock(mu_);
-    if (auto it = locals_.find(sandbox_id); it != locals_.end() && it->second.reset == request) {
-      it->second.reset.reset();  // not started yet: withdrawn
-    }
+    locals_.With(sandbox_id, [&](Local& l) {
+      if (l.reset == request) l.reset.reset();  // not started yet: withdrawn
+    });
     return DeadlineExceededError(fmt::format("reset of sandbox {} did not finish within {} ms",
                                              sandbox_id, timeout.count()));
   }
   return request->result;
 }
 
-std::shared_ptr<NodeAgent::ResetRequest> NodeAgent::TakeReset(const std::string& id) {
-  std::lock_guard lock(mu_);
-  auto it = locals_.find(id);
-  if (it == locals_.end()) return nullptr;
-  return std::move(it->second.reset);
+std::shared_ptr<ResetRequest> NodeAgent::TakeReset(const std::string& id) {
+  std::shared_ptr<ResetRequest> taken;
+  locals_.With(id, [&](Local& l) { taken = std::move(l.reset); });
+  return taken;
 }
 
 NodeAgent::Next NodeAgent::DoReset(api::Object& obj, const std::string& id, ResetRequest& request) {
@@ -99,11 +96,9 @@ NodeAgent::Next NodeAgent::DoReset(api::Object& obj, const std::string& id, Rese
   // The exit is reported on the runtime's reaper thread: let it land before starting again, so
   // it cannot mark the fresh pid 1 stopped.
   for (int i = 0; i < 200; ++i) {
-    {
-      std::lock_guard lock(mu_);
-      auto it = locals_.find(id);
-      if (it == locals_.end() || it->second.state == runtime::SandboxState::kStopped) break;
-    }
+    bool running = false;
+    locals_.With(id, [&](const Local& l) { running = l.state != runtime::SandboxState::kStopped; });
+    if (!running) break;
     std::this_thread::sleep_for(5ms);
   }
   const SandboxPaths paths = PathsFor(id);
@@ -116,10 +111,7 @@ NodeAgent::Next NodeAgent::DoReset(api::Object& obj, const std::string& id, Rese
   }
   Next next = StartAndWait(obj, id);
   bool ready = false;
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = locals_.find(id); it != locals_.end()) ready = it->second.ready;
-  }
+  locals_.With(id, [&](const Local& l) { ready = l.ready; });
   if (ready) {
     log->info("sandbox reset id={} object={} ms={}", id, obj.Key(),
               std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Monotonic() - started)

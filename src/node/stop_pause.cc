@@ -51,11 +51,9 @@ Status NodeAgent::StopProcesses(const std::string& id) {
   // The reaper reports the exit on its own thread; let it land so it cannot mark a later
   // start stopped.
   for (int i = 0; i < 200; ++i) {
-    {
-      std::lock_guard lock(mu_);
-      auto it = locals_.find(id);
-      if (it == locals_.end() || it->second.state == runtime::SandboxState::kStopped) break;
-    }
+    bool running = false;
+    locals_.With(id, [&](const Local& l) { running = l.state != runtime::SandboxState::kStopped; });
+    if (!running) break;
     std::this_thread::sleep_for(5ms);
   }
   NoteFrozenOrThawed(id, runtime::SandboxState::kStopped);

@@ -1,0 +1,95 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "node/envd_client.h"
+#include "node/sandbox_plan.h"
+#include "node/stats_ring.h"
+#include "runtime/runtime.h"
+
+namespace warren::node {
+
+struct ResetRequest;    // reset.cc
+struct CaptureRequest;  // capture.cc
+
+// What the node agent keeps about a sandbox it made or adopted.
+struct LocalSandbox {
+  std::string id;
+  std::string key;  // "namespace/name"
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  RestartPolicy restart_policy = RestartPolicy::kAlways;
+  bool has_command = false;
+  int64_t cpu_millicores = 0;  // its cpu limit; 0 = none
+  runtime::SandboxState state = runtime::SandboxState::kCreated;
+  bool ready = false;
+  std::optional<base::MonoTime> restart_at;  // set while waiting to restart (backoff)
+  std::optional<uint64_t> oom_kills_seen;    // cgroup counter at the last sample
+  uint64_t oom_kills_reported = 0;
+  StatsRing stats{0};
+  std::shared_ptr<EnvdClient> envd;
+  std::shared_ptr<ResetRequest> reset;  // a Reset waiting for this sandbox's reconcile
+  std::vector<std::shared_ptr<CaptureRequest>> captures;  // waiting for it too
+};
+
+// The node agent's sandboxes by sandbox id, behind one lock that every access takes: callers
+// say what to do with an entry (a function run under the lock) instead of finding it
+// themselves, so no entry is ever touched unlocked or kept past the lock. The functions must
+// not block or call back into the table. Thread-safe.
+class LocalTable {
+ public:
+  // Runs fn(LocalSandbox&) on the entry; false, without calling fn, when there is none.
+  template <class Fn>
+  bool With(std::string_view id, Fn&& fn) {
+    std::lock_guard lock(mu_);
+    auto it = map_.find(id);
+    if (it == map_.end()) return false;
+    fn(it->second);
+    return true;
+  }
+  template <class Fn>
+  bool With(std::string_view id, Fn&& fn) const {
+    std::lock_guard lock(mu_);
+    auto it = map_.find(id);
+    if (it == map_.end()) return false;
+    fn(it->second);
+    return true;
+  }
+  // With for an event loop, which must never wait: nullopt when the lock is held elsewhere.
+  template <class Fn>
+  std::optional<bool> TryWith(std::string_view id, Fn&& fn) const {
+    std::unique_lock lock(mu_, std::try_to_lock);
+    if (!lock) return std::nullopt;
+    auto it = map_.find(id);
+    if (it == map_.end()) return false;
+    fn(it->second);
+    return true;
+  }
+  // Runs fn(const LocalSandbox&) on every entry, by id.
+  template <class Fn>
+  void ForEach(Fn&& fn) const {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, local] : map_) fn(local);
+  }
+
+  bool Contains(std::string_view id) const;
+  // Inserts or replaces the entry of local.id.
+  void Put(LocalSandbox local);
+  // Removes the entry when it is still the incarnation `uid`; whether it did.
+  bool Erase(std::string_view id, std::string_view uid);
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, LocalSandbox, std::less<>> map_;  // guarded by mu_
+};
+
+}  // namespace warren::node
