@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,9 +78,14 @@ Child::Child(const std::vector<std::string>& argv, const std::string& log_path,
   int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   CHECK(log >= 0);
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const pid_t parent = getpid();
   pid_ = fork();
   CHECK(pid_ >= 0);
   if (pid_ == 0) {
+    // A test or bench that dies without its destructors (a failed CHECK aborts) takes its
+    // server with it instead of leaving it running.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);
     dup2(devnull, 0);
     dup2(log, 1);
     dup2(log, 2);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,9 +41,13 @@ struct ExecArgs {
 };
 
 pid_t Spawn(ExecArgs& args, int in_fd, int out_fd, int err_fd) {
+  const pid_t parent = getpid();
   pid_t pid = fork();
   CHECK(pid >= 0);
   if (pid == 0) {
+    // A test that dies without its destructors takes its children with it.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);
     if (in_fd >= 0) dup2(in_fd, 0);
     if (out_fd >= 0) dup2(out_fd, 1);
     if (err_fd >= 0) dup2(err_fd, 2);
