@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "node/node_agent.h"
+#include "node/sandbox_storage.h"
 
 namespace warren::node {
 namespace {
@@ -82,13 +83,24 @@ void NodeAgent::RunCaptures(const std::string& id, const std::string& uid) {
   for (const auto& request : pending) {
     const auto started = clock_.Monotonic();
     Result<image::ImageRecord> committed = InternalError("the runtime did not call back");
-    Status s = runtime_->CaptureWritableLayer(id, [&](const runtime::WritableLayerView& layer) {
-      image::CopyLayerOptions options;
-      options.id_shift = layer.id_shift;
-      options.id_count = layer.id_count;
-      committed = images_->CommitImage(request->image_name, LeaseId(uid), layer.fd, options);
-      return committed.status();
-    });
+    // Snapshots land in the node's image store, outside any sandbox's ephemeral-storage: they
+    // may not eat the reserve the host keeps free, as no new sandbox may.
+    std::optional<std::string> pressure;
+    if (auto disk = ReadDiskSpace(images_->root()); disk.ok()) {
+      pressure = DiskPressure(*disk, options_.storage);
+    }
+    Status s;
+    if (pressure) {
+      s = ResourceExhaustedError("the node's image store is short of disk: " + *pressure);
+    } else {
+      s = runtime_->CaptureWritableLayer(id, [&](const runtime::WritableLayerView& layer) {
+        image::CopyLayerOptions options;
+        options.id_shift = layer.id_shift;
+        options.id_count = layer.id_count;
+        committed = images_->CommitImage(request->image_name, LeaseId(uid), layer.fd, options);
+        return committed.status();
+      });
+    }
     if (!s.ok()) committed = s;  // the freeze, the copy, or (after a commit) the thaw failed
     base::Logger("node")->info(
         "sandbox file system captured id={} image={} ok={} ms={} error=\"{}\"", id,
