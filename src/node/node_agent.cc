@@ -17,6 +17,7 @@
 #include "image/safe_fs.h"
 #include "node/checkpoint_agent.h"
 #include "node/sandbox_files.h"
+#include "node/sandbox_object.h"
 #include "runtime/native/native_runtime.h"
 
 namespace warren::node {
@@ -244,6 +245,16 @@ Status NodeAgent::Adopt() {
       l.has_command = owner->has_command;
       l.cpu_millicores = owner->cpu_millicores;
       l.state = info.state;
+      if (info.state == runtime::SandboxState::kPaused && !SpecPaused(obj)) {
+        // Frozen while its object says it runs: a capture cut short by a crash. Thawed before
+        // the gateway serves it, not at its first reconcile, so no request meets it frozen.
+        if (Status r = runtime_->Resume(info.id); r.ok()) {
+          l.state = runtime::SandboxState::kRunning;
+          log->info("thawed a sandbox left frozen by an interrupted capture id={}", info.id);
+        } else {
+          log->warn("thaw after adoption failed id={} error=\"{}\"", info.id, r.ToString());
+        }
+      }
       l.stats = StatsRing(options_.stats_samples);
       locals_.Put(std::move(l));
       kept.insert(info.id);
