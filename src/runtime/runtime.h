@@ -53,7 +53,7 @@ struct SandboxStats {
   uint64_t disk_bytes = 0;  // allocated size of the writable layer
 };
 
-// What a runtime can keep of a sandbox beyond its processes (Runtime::StateSupport).
+// What a runtime can keep of a sandbox beyond its processes (Runtime::SupportedState).
 struct StateSupport {
   bool filesystem = false;  // CaptureWritableLayer
   bool memory = false;      // processes and memory (checkpoint/restore)

@@ -49,6 +49,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 2:
       ParseTimeoutRequest(in, rules).status().IgnoreError();
       ParseRefreshRequest(in, rules).status().IgnoreError();
+      ParsePauseMemory(in).status().IgnoreError();
+      ParseSnapshotName(in).status().IgnoreError();
+      ParseForkRequest(in, rules, 10).status().IgnoreError();
       break;
     case 3:
       ParseListQuery(Params(in)).status().IgnoreError();
@@ -58,6 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 5:
       ParseMetricsQuery(Params(in)).status().IgnoreError();
+      ParseSnapshotQuery(Params(in)).status().IgnoreError();
       break;
     case 6: {
       ListQuery q;

@@ -1,12 +1,15 @@
 #include "server/e2b/requests.h"
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "base/time_format.h"
 
 namespace warren::server::e2b {
 namespace {
+
+using ::testing::HasSubstr;
 
 const TimeoutRules kRules{.default_seconds = 300, .max_seconds = 3600};
 
@@ -173,6 +176,43 @@ TEST(ListQueryTest, ParametersParseAndBadOnesAreNamed) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad.first << "=" << bad.second;
     EXPECT_NE(r.status().message().find(bad.first), std::string::npos) << r.status();
   }
+}
+
+TEST(StateRequestsTest, PauseSnapshotAndForkBodiesParseAndBadOnesAreNamed) {
+  EXPECT_TRUE(*ParsePauseMemory(""));
+  EXPECT_TRUE(*ParsePauseMemory("{}"));
+  EXPECT_FALSE(*ParsePauseMemory(R"({"memory":false})"));
+  EXPECT_THAT(ParsePauseMemory(R"({"memory":"no"})").status().message(), HasSubstr("memory"));
+
+  EXPECT_EQ(*ParseSnapshotName("{}"), "");
+  EXPECT_EQ(*ParseSnapshotName(R"({"name":"before deploy"})"), "before deploy");
+  EXPECT_THAT(ParseSnapshotName(R"({"name":7})").status().message(), HasSubstr("name"));
+  EXPECT_FALSE(ParseSnapshotName("{\"name\":\"a\\u0001b\"}").ok()) << "a control character";
+  EXPECT_FALSE(ParseSnapshotName(R"({"name":")" + std::string(300, 'x') + R"("})").ok());
+
+  TimeoutRules rules;
+  auto fork = ParseForkRequest("", rules, 10);
+  ASSERT_TRUE(fork.ok());
+  EXPECT_EQ(fork->count, 1);
+  EXPECT_EQ(fork->timeout_seconds, 15);  // E2B's default for a fork
+  fork = ParseForkRequest(R"({"count":3,"timeout":600})", rules, 10);
+  EXPECT_EQ(fork->count, 3);
+  EXPECT_EQ(fork->timeout_seconds, 600);
+  for (const char* bad :
+       {R"({"count":0})", R"({"count":11})", R"({"count":-1})", R"({"count":"3"})"}) {
+    auto r = ParseForkRequest(bad, rules, 10);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_THAT(r.status().message(), HasSubstr("count")) << bad;
+  }
+  EXPECT_FALSE(ParseForkRequest(R"({"timeout":-5})", rules, 10).ok());
+
+  auto q = ParseSnapshotQuery(
+      {{"sandboxID", "iabc"}, {"name", "n"}, {"limit", "5"}, {"nextToken", "snap-1"}});
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->sandbox_id, "iabc");
+  EXPECT_EQ(q->limit, 5);
+  EXPECT_EQ(q->next_token, "snap-1");
+  EXPECT_THAT(ParseSnapshotQuery({{"limit", "0"}}).status().message(), HasSubstr("limit"));
 }
 
 TEST(MetricsQueryTest, StartAndEndAreUnixSeconds) {
