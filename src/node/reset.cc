@@ -89,17 +89,10 @@ NodeAgent::Next NodeAgent::DoReset(api::Object& obj, const std::string& id, Rese
                       {conditions::kReady, "False", "Recycling", "the sandbox is being reset"},
                       clock_.Now());
   });
-  if (Status s = runtime_->Stop(id, 2s); !s.ok()) {
+  // StopProcesses waits for the exit to land, so it cannot mark the fresh pid 1 stopped.
+  if (Status s = StopProcesses(id); !s.ok()) {
     finish(s.WithPrefix("stop"));
     return Next::kRetry;
-  }
-  // The exit is reported on the runtime's reaper thread: let it land before starting again, so
-  // it cannot mark the fresh pid 1 stopped.
-  for (int i = 0; i < 200; ++i) {
-    bool running = false;
-    locals_.With(id, [&](const Local& l) { running = l.state != runtime::SandboxState::kStopped; });
-    if (!running) break;
-    std::this_thread::sleep_for(5ms);
   }
   const SandboxPaths paths = PathsFor(id);
   for (const std::string& dir :

@@ -103,8 +103,8 @@ class TenancyTest : public ::testing::Test {
     EXPECT_EQ(r.status, 201) << r.text;
   }
 
-  // A Sandbox "box", SandboxTemplate "tpl", SandboxSet "pool" (no replicas) and SandboxClaim
-  // "claim" in `ns`, made with `key`.
+  // A Sandbox "box", SandboxTemplate "tpl", SandboxSet "pool" (no replicas), Checkpoint "cp"
+  // (of box; no node captures it here) and SandboxClaim "claim" in `ns`, made with `key`.
   void MakeTeamObjects(const std::string& key, const std::string& ns) {
     const std::string base = "/apis/agents.kruise.io/v1alpha1/namespaces/" + ns;
     CreateSandbox(key, ns, "box");
@@ -119,6 +119,11 @@ class TenancyTest : public ::testing::Test {
           {"kind", "SandboxSet"},
           {"metadata", {{"name", "pool"}}},
           {"spec", {{"replicas", 0}, {"template", PodTemplate()}}}}},
+        {"checkpoints",
+         {{"apiVersion", "agents.kruise.io/v1alpha1"},
+          {"kind", "Checkpoint"},
+          {"metadata", {{"name", "cp"}}},
+          {"spec", {{"sandboxName", "box"}}}}},
         {"sandboxclaims",
          {{"apiVersion", "agents.kruise.io/v1alpha1"},
           {"kind", "SandboxClaim"},

@@ -70,6 +70,7 @@ TEST_F(TenancyTest, AnotherTeamsObjectsAre404OnEveryResourceRoute) {
        std::vector<std::pair<std::string, std::string>>{{"sandboxes", "box"},
                                                         {"sandboxsets", "pool"},
                                                         {"sandboxtemplates", "tpl"},
+                                                        {"checkpoints", "cp"},
                                                         {"sandboxclaims", "claim"}}) {
     std::string object = base + "/" + plural + "/" + name;
     // The owner sees it: the refusals below are about who asks, not about what is there.
