@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -230,8 +231,14 @@ int main(int argc, char** argv) {
   }
   // The command's last lines may still be in its pipes: the sandbox's log must have them before
   // pid 1 exits and the node reports the command's end.
-  supervisor.WaitOutputDrained(std::chrono::seconds(1));
+  const bool drained = supervisor.WaitOutputDrained(std::chrono::seconds(1));
   (*server)->Shutdown(std::chrono::milliseconds(500));
-  if (command_ended) return ShellExitCode(supervisor.wait_status().value_or(0));
-  return 0;
+  const int code = command_ended ? ShellExitCode(supervisor.wait_status().value_or(0)) : 0;
+  // A process the command left behind still holds its output open, so the copying thread still
+  // writes into the log this frame owns: end without running destructors under it.
+  if (!drained) {
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  return code;
 }

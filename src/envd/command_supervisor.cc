@@ -15,28 +15,29 @@ namespace warren::envd {
 Status CommandSupervisor::Start(os::SpawnOptions options) {
   options.stdin_pipe = false;
   options.new_session = true;
-  auto child = os::ChildReaper::Get().Spawn(options, [this](int status) {
+  auto child = os::ChildReaper::Get().Spawn(options, [state = state_](int status) {
     {
-      std::lock_guard lock(mu_);
-      running_ = false;
-      wait_status_ = status;
+      std::lock_guard lock(state->mu);
+      state->running = false;
+      state->wait_status = status;
     }
-    exited_cv_.notify_all();
+    state->exited_cv.notify_all();
     base::Logger("envd")->info("template command exited status=\"{}\"",
                                ProcessExitFromWaitStatus(status).status);
   });
   if (!child.ok()) return child.status();
   {
-    std::lock_guard lock(mu_);
-    pid_ = child->pid;
+    std::lock_guard lock(state_->mu);
+    state_->pid = child->pid;
     // A command that ends at once may have been reaped (and its exit recorded) already.
-    running_ = !wait_status_.has_value();
-    output_open_ = true;
+    state_->running = !state_->wait_status.has_value();
+    state_->output_open = true;
   }
   base::Logger("envd")->info("template command started pid={}", child->pid);
-  // Both pipes go into the one log, in the order the bytes arrive.
+  // Both pipes go into the one log, in the order the bytes arrive. The log is only touched
+  // before output_open turns false, which is what its owner waits for.
   std::thread(
-      [this](base::UniqueFd out, base::UniqueFd err) {
+      [state = state_, &log = log_](base::UniqueFd out, base::UniqueFd err) {
         std::vector<pollfd> fds = {{out.get(), POLLIN, 0}, {err.get(), POLLIN, 0}};
         char buf[16 * 1024];
         while (!fds.empty()) {
@@ -51,7 +52,7 @@ Status CommandSupervisor::Start(os::SpawnOptions options) {
             }
             ssize_t n = read(fds[i].fd, buf, sizeof buf);
             if (n > 0) {
-              log_.Append(std::string_view(buf, static_cast<size_t>(n)));
+              log.Append(std::string_view(buf, static_cast<size_t>(n)));
               ++i;
             } else if (n < 0 && errno == EINTR) {
               ++i;
@@ -61,10 +62,10 @@ Status CommandSupervisor::Start(os::SpawnOptions options) {
           }
         }
         {
-          std::lock_guard lock(mu_);
-          output_open_ = false;
+          std::lock_guard lock(state->mu);
+          state->output_open = false;
         }
-        exited_cv_.notify_all();
+        state->exited_cv.notify_all();
       },
       std::move(child->stdout_r), std::move(child->stderr_r))
       .detach();
@@ -72,24 +73,24 @@ Status CommandSupervisor::Start(os::SpawnOptions options) {
 }
 
 void CommandSupervisor::Signal(int signal) {
-  std::lock_guard lock(mu_);
-  if (!running_) return;
-  if (kill(-pid_, signal) != 0) kill(pid_, signal);
+  std::lock_guard lock(state_->mu);
+  if (!state_->running) return;
+  if (kill(-state_->pid, signal) != 0) kill(state_->pid, signal);
 }
 
 bool CommandSupervisor::WaitExited(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return exited_cv_.wait_for(lock, timeout, [&] { return !running_; });
+  std::unique_lock lock(state_->mu);
+  return state_->exited_cv.wait_for(lock, timeout, [&] { return !state_->running; });
 }
 
 bool CommandSupervisor::WaitOutputDrained(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return exited_cv_.wait_for(lock, timeout, [&] { return !output_open_; });
+  std::unique_lock lock(state_->mu);
+  return state_->exited_cv.wait_for(lock, timeout, [&] { return !state_->output_open; });
 }
 
 std::optional<int> CommandSupervisor::wait_status() const {
-  std::lock_guard lock(mu_);
-  return wait_status_;
+  std::lock_guard lock(state_->mu);
+  return state_->wait_status;
 }
 
 }  // namespace warren::envd

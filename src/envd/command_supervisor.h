@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -17,8 +18,8 @@ namespace warren::envd {
 // Runs the template's own command (given after `--` on envd's command line) as a child of envd,
 // with stdout and stderr captured into a LogRing (GET /logs). It is started once; its exit is
 // logged and kept (envd keeps serving: the sandbox is still useful to an agent). Thread-safe.
-// The output is copied by a thread of its own, which may outlast the command: the supervisor
-// and the LogRing must outlive it (WaitOutputDrained), or the process must end.
+// The output is copied by a thread of its own, which may outlast the command and the
+// supervisor: the LogRing must outlive it (WaitOutputDrained), or the process must end.
 class CommandSupervisor {
  public:
   explicit CommandSupervisor(LogRing& log) : log_(log) {}
@@ -37,13 +38,20 @@ class CommandSupervisor {
   bool WaitOutputDrained(std::chrono::milliseconds timeout);
 
  private:
+  // Shared with the reaper's exit callback and the output thread, both of which may still be
+  // touching it (a notify after the unlock, an exit reaped after the output drained) when the
+  // supervisor itself is gone.
+  struct State {
+    std::mutex mu;
+    std::condition_variable exited_cv;
+    pid_t pid = -1;                  // guarded by mu
+    bool running = false;            // guarded by mu
+    std::optional<int> wait_status;  // guarded by mu
+    bool output_open = false;        // guarded by mu; signalled on exited_cv as well
+  };
+
   LogRing& log_;
-  mutable std::mutex mu_;
-  std::condition_variable exited_cv_;
-  pid_t pid_ = -1;                  // guarded by mu_
-  bool running_ = false;            // guarded by mu_
-  std::optional<int> wait_status_;  // guarded by mu_
-  bool output_open_ = false;        // guarded by mu_; signalled on exited_cv_ as well
+  std::shared_ptr<State> state_ = std::make_shared<State>();
 };
 
 }  // namespace warren::envd
