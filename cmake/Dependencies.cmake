@@ -19,6 +19,7 @@ pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp)
 pkg_check_modules(LIBCAP REQUIRED IMPORTED_TARGET libcap)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
+pkg_check_modules(NFTABLES REQUIRED IMPORTED_TARGET libnftables)
 
 # Asio/Beast configuration shared by every target that includes them (only src/net does).
 add_library(warren_asio INTERFACE)

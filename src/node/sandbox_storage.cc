@@ -18,14 +18,13 @@
 #include "node/sandbox_files.h"
 #include "os/btrfs.h"
 #include "os/mount.h"
-#include "os/spawn.h"
+#include "os/run_tool.h"
 
 namespace warren::node {
 namespace {
 
 constexpr int64_t kMinImageBytes = int64_t{1} << 30;
 constexpr char kImageName[] = "sandboxes.btrfs";
-constexpr size_t kMaxToolOutput = 4096;
 
 auto Log() {
   static auto logger = base::Logger("node");
@@ -42,47 +41,6 @@ std::string Parent(const std::string& path) { return path.substr(0, path.find_la
 std::string Base(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
 // Runs a tool to completion; its stderr (the first few KiB) names what went wrong.
-Status RunTool(const std::vector<std::string>& argv) {
-  os::SpawnOptions spawn;
-  spawn.argv = argv;
-  spawn.env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"};
-  spawn.stdin_pipe = false;
-  ASSIGN_OR_RETURN(os::SpawnedChild child, os::Spawn(spawn));
-  // Both pipes are drained to the end (a closed one would kill the tool with SIGPIPE); what
-  // it says on either, up to a few KiB, names what went wrong.
-  std::string err;
-  pollfd fds[2] = {{child.stdout_r.get(), POLLIN, 0}, {child.stderr_r.get(), POLLIN, 0}};
-  int open_fds = 2;
-  char buf[1024];
-  while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (pollfd& p : fds) {
-      if (p.fd < 0 || p.revents == 0) continue;
-      ssize_t n = read(p.fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        p.fd = -1;
-        --open_fds;
-      } else if (err.size() < kMaxToolOutput) {
-        err.append(buf, static_cast<size_t>(n));
-      }
-    }
-  }
-  int status = 0;
-  while (waitpid(child.pid, &status, 0) < 0) {
-    if (errno != EINTR) return ErrnoError(fmt::format("wait for {}", argv[0]), errno);
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::Ok();
-  while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
-  return InternalError(fmt::format("{} failed ({}): {}", argv[0],
-                                   WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
-                                                     : fmt::format("signal {}", WTERMSIG(status)),
-                                   err));
-}
-
 std::optional<os::MountEntry> MountAt(const std::string& path) {
   auto mounts = os::ReadMountInfo();
   if (!mounts.ok()) return std::nullopt;
@@ -220,7 +178,7 @@ Status SandboxStorage::MakeImage(const DiskSpace& host) {
       return ErrnoError(fmt::format("size {} to {}", partial, HumanBytes(size)), err);
     }
   }
-  Status made = RunTool({"mkfs.btrfs", "-q", "--nodiscard", "-L", "warren-sandboxes", partial});
+  Status made = os::RunTool({"mkfs.btrfs", "-q", "--nodiscard", "-L", "warren-sandboxes", partial});
   if (made.ok() && rename(partial.c_str(), image.c_str()) != 0) {
     made = ErrnoError(fmt::format("rename {}", partial), errno);
   }

@@ -1,0 +1,49 @@
+#include "sbnet/nft_rules.h"
+
+#include <gtest/gtest.h>
+
+namespace warren::sbnet {
+namespace {
+
+RulesetConfig Config() {
+  RulesetConfig c;
+  c.range = *os::ParseIpv4Prefix("10.213.0.0/16");
+  c.table = TableName(c.range);
+  c.resolvers = {*os::ParseIpv4("8.8.8.8")};
+  return c;
+}
+
+TEST(NftRulesTest, EachRangeHasATableOfItsOwn) {
+  EXPECT_EQ(TableName(*os::ParseIpv4Prefix("10.213.5.1/16")), "warren_10_213_0_0_16");
+}
+
+TEST(NftRulesTest, TheBaseRulesetReplacesTheTableAndNamesTheRangeAndResolvers) {
+  std::string s = BaseRuleset(Config());
+  EXPECT_TRUE(
+      s.starts_with("table inet warren_10_213_0_0_16 {}\ndelete table inet "
+                    "warren_10_213_0_0_16\n"));
+  EXPECT_NE(s.find("ip saddr 10.213.0.0/16 jump from_sandbox"), std::string::npos);
+  EXPECT_NE(s.find("ip saddr 10.213.0.0/16 oifname != \"wv*\" masquerade"), std::string::npos);
+  EXPECT_NE(s.find("elements = { 8.8.8.8 }"), std::string::npos);
+  EXPECT_NE(s.find("169.254.0.0/16"), std::string::npos) << "metadata addresses are blocked";
+}
+
+TEST(NftRulesTest, APolicyChecksAllowOutBeforeDenyOutAndNoInternetDeniesEverything) {
+  auto c = Config();
+  auto ip = *os::ParseIpv4("10.213.0.2");
+  auto p = *MakeEgressPolicy(false, {"1.1.1.1"}, {"9.9.9.9"});
+  std::string s = PolicyCommands(c, ip, p, false);
+  size_t allow = s.find("ip daddr { 1.1.1.1 } accept");
+  size_t deny = s.find("ip daddr { 0.0.0.0/0 } drop");
+  ASSERT_NE(allow, std::string::npos) << s;
+  ASSERT_NE(deny, std::string::npos) << s;
+  EXPECT_LT(allow, deny);
+  EXPECT_NE(s.find("policies { 10.213.0.2 : jump sandbox_0ad50002 }"), std::string::npos);
+  EXPECT_EQ(s.find("delete"), std::string::npos) << "nothing to remove the first time";
+
+  std::string again = PolicyCommands(c, ip, *MakeEgressPolicy(true, {}, {}), true);
+  EXPECT_EQ(again, RemovePolicyCommands(c, ip)) << "a default policy only removes";
+}
+
+}  // namespace
+}  // namespace warren::sbnet

@@ -1,0 +1,170 @@
+#include "sbnet/sandbox_network.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include "base/log.h"
+#include "base/scope_guard.h"
+#include "base/small_file.h"
+#include "os/run_tool.h"
+
+namespace warren::sbnet {
+namespace {
+
+auto Log() {
+  static auto logger = base::Logger("net");
+  return logger;
+}
+
+constexpr char kForwarding[] = "/proc/sys/net/ipv4/ip_forward";
+
+Status EnableForwarding() {
+  auto now = base::ReadSmallFile(kForwarding);
+  if (now.ok() && now->starts_with("1")) return Status::Ok();
+  if (Status st = base::WriteKernelFile(kForwarding, "1\n"); !st.ok()) {
+    return FailedPreconditionError(
+        fmt::format("sandbox egress needs IPv4 forwarding: {}", st.message()));
+  }
+  Log()->warn("turned IPv4 forwarding on (net.ipv4.ip_forward=1) for sandbox egress");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Create(NetworkOptions options) {
+  ASSIGN_OR_RETURN(AddressPool pool, AddressPool::Create(options.range));
+  options.range = pool.range();
+  ASSIGN_OR_RETURN(auto nft, Nftables::Create());
+  std::unique_ptr<SandboxNetwork> net(
+      new SandboxNetwork(std::move(options), std::move(pool), std::move(nft)));
+  if (Status st = net->nft_->Run(BaseRuleset(net->rules_)); !st.ok()) {
+    return FailedPreconditionError(
+        fmt::format("sandbox egress: install the {} table: {}", net->rules_.table, st.message()));
+  }
+  RETURN_IF_ERROR(EnableForwarding());
+  if (!net->options_.resolv_conf_path.empty()) {
+    std::string conf = "# written by warren: the node's resolvers\n";
+    for (os::Ipv4 r : net->options_.resolvers) conf += "nameserver " + os::FormatIpv4(r) + "\n";
+    RETURN_IF_ERROR(base::WriteFileAtomically(net->options_.resolv_conf_path, conf));
+  }
+  Log()->info("sandbox egress ready range={} gateway={} table={}",
+              os::FormatIpv4Prefix(net->options_.range), os::FormatIpv4(net->gateway()),
+              net->rules_.table);
+  return net;
+}
+
+SandboxNetwork::SandboxNetwork(NetworkOptions options, AddressPool pool,
+                               std::unique_ptr<Nftables> nft)
+    : options_(std::move(options)), pool_(std::move(pool)), nft_(std::move(nft)) {
+  rules_.table = TableName(options_.range);
+  rules_.range = options_.range;
+  rules_.resolvers = options_.resolvers;
+  rules_.opened = options_.opened;
+}
+
+Result<Attachment> SandboxNetwork::Link(int netns_fd, os::Ipv4 address) {
+  ASSIGN_OR_RETURN(os::RouteNetlink host, os::RouteNetlink::Open());
+  Attachment a{address, ""};
+  // A name an earlier sandbox of this address used may still be on its way out with its
+  // namespace: the generation tells them apart.
+  Status made;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    uint32_t generation;
+    {
+      std::lock_guard lock(mu_);
+      generation = generation_++;
+    }
+    a.host_link = fmt::format("wv{:08x}{:02x}", ntohl(address.be), generation & 0xff);
+    made = host.CreateVethPair(a.host_link, "eth0", netns_fd);
+    if (made.code() != StatusCode::kAlreadyExists) break;
+  }
+  RETURN_IF_ERROR(made);
+  auto remove_link = base::ScopeExit([&] { host.DeleteLink(a.host_link).IgnoreError(); });
+  ASSIGN_OR_RETURN(int host_index, host.LinkIndex(a.host_link));
+  RETURN_IF_ERROR(host.AddAddress(host_index, {gateway(), 32}));
+  RETURN_IF_ERROR(host.SetLinkUp(host_index));
+  RETURN_IF_ERROR(host.AddRoute({address, 32}, host_index));
+
+  ASSIGN_OR_RETURN(os::RouteNetlink inside, os::RouteNetlink::OpenInNetns(netns_fd));
+  ASSIGN_OR_RETURN(int index, inside.LinkIndex("eth0"));
+  RETURN_IF_ERROR(inside.AddAddress(index, {address, 32}));
+  RETURN_IF_ERROR(inside.SetLinkUp(index));
+  RETURN_IF_ERROR(inside.AddRoute({gateway(), 32}, index));
+  RETURN_IF_ERROR(inside.AddRoute({os::Ipv4{0}, 0}, index, gateway()));
+  // Both ends: the first packet the sandbox sends must not meet a queue still being set up.
+  RETURN_IF_ERROR(inside.WaitOperationallyUp("eth0", std::chrono::seconds(2)));
+  RETURN_IF_ERROR(host.WaitOperationallyUp(a.host_link, std::chrono::seconds(2)));
+  remove_link.Dismiss();
+  return a;
+}
+
+Result<Attachment> SandboxNetwork::Attach(std::string_view sandbox_id, int netns_fd,
+                                          const EgressPolicy& policy) {
+  ASSIGN_OR_RETURN(os::Ipv4 address, pool_.Allocate());
+  auto release = base::ScopeExit([&] { pool_.Release(address); });
+  // The policy first: the sandbox may send as soon as its link is up.
+  if (!policy.IsDefault()) RETURN_IF_ERROR(SetPolicy(address, policy));
+  auto unpolicy = base::ScopeExit([&] {
+    if (!policy.IsDefault()) SetPolicy(address, EgressPolicy{}).IgnoreError();
+  });
+  auto linked = Link(netns_fd, address);
+  if (!linked.ok())
+    return linked.status().WithPrefix(fmt::format("sandbox {}: egress", sandbox_id));
+  unpolicy.Dismiss();
+  release.Dismiss();
+  return linked;
+}
+
+Status SandboxNetwork::SetPolicy(os::Ipv4 address, const EgressPolicy& policy) {
+  std::lock_guard lock(mu_);
+  const bool had = with_chain_.contains(address.be);
+  RETURN_IF_ERROR(nft_->Run(PolicyCommands(rules_, address, policy, had)));
+  if (policy.IsDefault()) {
+    with_chain_.erase(address.be);
+  } else {
+    with_chain_.insert(address.be);
+  }
+  return Status::Ok();
+}
+
+void SandboxNetwork::Detach(const Attachment& a) {
+  if (auto host = os::RouteNetlink::Open(); host.ok()) {
+    Status st = host->DeleteLink(a.host_link);
+    if (!st.ok() && st.code() != StatusCode::kNotFound) {
+      Log()->warn("delete link {}: {}", a.host_link, st.ToString());
+    }
+  }
+  bool had;
+  {
+    std::lock_guard lock(mu_);
+    had = with_chain_.erase(a.address.be) > 0;
+  }
+  if (had) {
+    if (Status st = nft_->Run(RemovePolicyCommands(rules_, a.address)); !st.ok()) {
+      Log()->warn("remove the policy of {}: {}", os::FormatIpv4(a.address), st.ToString());
+    }
+  }
+  // Forwarded connections leave conntrack entries (masqueraded) that would outlive the sandbox
+  // by minutes and could match the next holder of the address.
+  if (Status st = os::RunTool({"conntrack", "-D", "-s", os::FormatIpv4(a.address)}); !st.ok()) {
+    // Exit 1 with "0 flow entries" is conntrack's way of saying there were none.
+    if (st.message().find("0 flow entries") == std::string::npos) {
+      Log()->warn("flush conntrack of {}: {}", os::FormatIpv4(a.address), st.ToString());
+    }
+  }
+  pool_.Release(a.address);
+}
+
+Status SandboxNetwork::Adopt(const Attachment& a, const EgressPolicy& policy) {
+  if (!pool_.Reserve(a.address)) {
+    return FailedPreconditionError(
+        fmt::format("egress address {} of link {} is outside {} or taken twice",
+                    os::FormatIpv4(a.address), a.host_link, os::FormatIpv4Prefix(options_.range)));
+  }
+  if (!policy.IsDefault()) return SetPolicy(a.address, policy);
+  return Status::Ok();
+}
+
+Status SandboxNetwork::RemoveTable() { return nft_->Run(DeleteTableCommand(rules_)); }
+
+}  // namespace warren::sbnet

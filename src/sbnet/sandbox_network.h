@@ -1,0 +1,76 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "os/rtnetlink.h"
+#include "sbnet/address_pool.h"
+#include "sbnet/egress_policy.h"
+#include "sbnet/nft_rules.h"
+#include "sbnet/nftables.h"
+
+namespace warren::sbnet {
+
+struct NetworkOptions {
+  os::Ipv4Prefix range;                // sandboxes' addresses; see AddressPool
+  std::vector<os::Ipv4> resolvers;     // nameservers written into every sandbox
+  std::vector<os::Ipv4Prefix> opened;  // blocked ranges sandboxes may reach nonetheless
+  std::string resolv_conf_path;        // written by Create; the node binds it read-only
+};
+
+// A sandbox's link out: its address, and the host side's name ("wv" + hex).
+struct Attachment {
+  os::Ipv4 address;
+  std::string host_link;
+};
+
+// Egress for sandboxes. Each sandbox's network namespace gets `eth0` with one address of the
+// range (a /32), a default route through the gateway address that the host side of its veth
+// carries, and the node's resolvers; the host routes the address back to that veth, forwards
+// and masquerades what leaves, under the range's nftables table (nft_rules.h). The namespace's
+// end takes the veth and the host route with it; Detach removes the rest (policy chain,
+// conntrack entries, the address). Thread-safe.
+class SandboxNetwork {
+ public:
+  // Replaces the range's table, turns IPv4 forwarding on (logged when it was off) and writes
+  // the resolv.conf. FailedPrecondition when nftables or forwarding cannot be set up.
+  static Result<std::unique_ptr<SandboxNetwork>> Create(NetworkOptions options);
+  // Leaves the table: sandboxes outlive the server, and the next one adopts them.
+  ~SandboxNetwork() = default;
+
+  // Links the namespace `netns_fd` (an nsfs fd or pidfd of a process in it) with its policy in
+  // force before Attach returns. Undone on failure.
+  Result<Attachment> Attach(std::string_view sandbox_id, int netns_fd, const EgressPolicy& policy);
+  // Replaces the sandbox's policy, effective for the next packet.
+  Status SetPolicy(os::Ipv4 address, const EgressPolicy& policy);
+  // Forgets a sandbox whose namespace is gone (or going): its link is deleted when it is still
+  // there, its policy chain and conntrack entries removed, its address released.
+  void Detach(const Attachment& attachment);
+  // A sandbox that outlived a restart: its address marked in use and its policy put back.
+  Status Adopt(const Attachment& attachment, const EgressPolicy& policy);
+  // Deletes the range's table (a node stopping for good, tests).
+  Status RemoveTable();
+
+  const NetworkOptions& options() const { return options_; }
+  os::Ipv4 gateway() const { return pool_.gateway(); }
+  size_t attached() const { return pool_.in_use(); }
+
+ private:
+  SandboxNetwork(NetworkOptions options, AddressPool pool, std::unique_ptr<Nftables> nft);
+  Result<Attachment> Link(int netns_fd, os::Ipv4 address);
+
+  NetworkOptions options_;
+  RulesetConfig rules_;
+  AddressPool pool_;
+  std::unique_ptr<Nftables> nft_;
+  std::mutex mu_;
+  std::set<uint32_t> with_chain_;  // guarded by mu_: addresses (network order) with a policy chain
+  uint32_t generation_ = 0;        // guarded by mu_: makes link names unique while old ones go
+};
+
+}  // namespace warren::sbnet

@@ -1,0 +1,248 @@
+#include "sbnet/sandbox_network.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "base/unique_fd.h"
+#include "os/netns.h"
+#include "os/rtnetlink.h"
+
+namespace warren::sbnet {
+namespace {
+
+using os::Ipv4;
+
+// A network namespace held open by a child process, with its loopback up; killed on
+// destruction, which ends the namespace and every link in it.
+class Namespace {
+ public:
+  Namespace() {
+    int p[2];
+    EXPECT_EQ(pipe2(p, O_CLOEXEC), 0);
+    pid_ = fork();
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      close(p[0]);
+      if (unshare(CLONE_NEWNET) != 0 || os::BringLoopbackUpRaw() != 0) _exit(1);
+      char ok = 1;
+      (void)!write(p[1], &ok, 1);
+      pause();
+      _exit(0);
+    }
+    close(p[1]);
+    char ok = 0;
+    EXPECT_EQ(read(p[0], &ok, 1), 1);
+    close(p[0]);
+    fd_ = base::UniqueFd(
+        open(("/proc/" + std::to_string(pid_) + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC));
+  }
+  ~Namespace() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  int fd() const { return fd_.get(); }
+
+ private:
+  pid_t pid_ = -1;
+  base::UniqueFd fd_;
+};
+
+Ipv4 Ip(const char* s) { return *os::ParseIpv4(s); }
+
+sockaddr_in Addr(Ipv4 ip, uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = ip.be;
+  return a;
+}
+
+base::UniqueFd Listen(int ns_fd, Ipv4 ip, uint16_t port) {
+  auto s =
+      ns_fd >= 0
+          ? os::SocketInNetns(ns_fd, AF_INET, SOCK_STREAM)
+          : Result<base::UniqueFd>(base::UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)));
+  EXPECT_TRUE(s.ok());
+  int one = 1;
+  setsockopt(s->get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a = Addr(ip, port);
+  EXPECT_EQ(bind(s->get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << strerror(errno);
+  EXPECT_EQ(listen(s->get(), 16), 0);
+  return std::move(*s);
+}
+
+// Connects from inside `ns_fd`; the peer as the listener saw it when `listener` accepts.
+// Empty when the connection was not made within `ms` (a dropped SYN).
+std::string Connect(int ns_fd, Ipv4 ip, uint16_t port, int listener = -1, int ms = 400) {
+  auto s = os::SocketInNetns(ns_fd, AF_INET, SOCK_STREAM | SOCK_NONBLOCK);
+  if (!s.ok()) return "";
+  sockaddr_in a = Addr(ip, port);
+  if (connect(s->get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno != EINPROGRESS) {
+    return "";
+  }
+  pollfd p = {s->get(), POLLOUT, 0};
+  if (poll(&p, 1, ms) != 1) return "";
+  int err = 0;
+  socklen_t len = sizeof err;
+  getsockopt(s->get(), SOL_SOCKET, SO_ERROR, &err, &len);
+  if (err != 0) return "";
+  if (listener < 0) return "connected";
+  sockaddr_in peer{};
+  socklen_t plen = sizeof peer;
+  base::UniqueFd accepted(
+      accept4(listener, reinterpret_cast<sockaddr*>(&peer), &plen, SOCK_CLOEXEC));
+  if (!accepted) return "";
+  return os::FormatIpv4(Ipv4{peer.sin_addr.s_addr});
+}
+
+// A simulated internet: a namespace holding 1.1.1.1, linked to the host over 203.0.113.0/30,
+// with a host route to 1.1.1.1 through it. Nothing is routed anywhere else.
+class Internet {
+ public:
+  Internet() {
+    auto host = os::RouteNetlink::Open();
+    host->DeleteLink("wtnet0").IgnoreError();
+    EXPECT_TRUE(host->CreateVethPair("wtnet0", "eth0", ns_.fd()).ok());
+    int hi = *host->LinkIndex("wtnet0");
+    EXPECT_TRUE(host->AddAddress(hi, {Ip("203.0.113.1"), 30}).ok());
+    EXPECT_TRUE(host->SetLinkUp(hi).ok());
+    auto in = os::RouteNetlink::OpenInNetns(ns_.fd());
+    int ii = *in->LinkIndex("eth0");
+    EXPECT_TRUE(in->AddAddress(ii, {Ip("203.0.113.2"), 30}).ok());
+    EXPECT_TRUE(in->AddAddress(*in->LinkIndex("lo"), {Ip("1.1.1.1"), 32}).ok());
+    EXPECT_TRUE(in->SetLinkUp(ii).ok());
+    EXPECT_TRUE(in->AddRoute({Ip("0.0.0.0"), 0}, ii, Ip("203.0.113.1")).ok());
+    EXPECT_TRUE(host->AddRoute({Ip("1.1.1.1"), 32}, hi, Ip("203.0.113.2")).ok());
+    web_ = Listen(ns_.fd(), Ip("1.1.1.1"), 80);
+  }
+  ~Internet() {
+    if (auto host = os::RouteNetlink::Open(); host.ok()) host->DeleteLink("wtnet0").IgnoreError();
+  }
+  int web() const { return web_.get(); }
+
+ private:
+  Namespace ns_;
+  base::UniqueFd web_;
+};
+
+class SandboxNetworkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root";
+    NetworkOptions o;
+    o.range = *os::ParseIpv4Prefix("10.250.7.0/24");
+    o.resolvers = {Ip("1.1.1.1")};
+    o.resolv_conf_path = ::testing::TempDir() + "/resolv.conf";
+    auto made = SandboxNetwork::Create(o);
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    net_ = std::move(*made);
+    internet_ = std::make_unique<Internet>();
+  }
+  void TearDown() override {
+    if (net_) {
+      EXPECT_TRUE(net_->RemoveTable().ok());
+    }
+  }
+
+  std::unique_ptr<SandboxNetwork> net_;
+  std::unique_ptr<Internet> internet_;
+};
+
+TEST_F(SandboxNetworkTest,
+       ASandboxReachesTheInternetMasqueradedAndNothingOfTheHostOrItsNeighbours) {
+  Namespace a, b;
+  auto la = net_->Attach("a", a.fd(), {});
+  auto lb = net_->Attach("b", b.fd(), {});
+  ASSERT_TRUE(la.ok()) << la.status().ToString();
+  ASSERT_TRUE(lb.ok()) << lb.status().ToString();
+  EXPECT_NE(la->address, lb->address);
+
+  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80, internet_->web()), "203.0.113.1")
+      << "out through the host, its source rewritten to the host's";
+
+  // The host on the gateway address, on its other addresses, and another sandbox: nothing.
+  base::UniqueFd host_port = Listen(-1, Ip("0.0.0.0"), 18931);
+  EXPECT_EQ(Connect(a.fd(), net_->gateway(), 18931), "");
+  EXPECT_EQ(Connect(a.fd(), Ip("203.0.113.1"), 18931), "");
+  base::UniqueFd neighbour = Listen(b.fd(), Ip("0.0.0.0"), 8080);
+  EXPECT_EQ(Connect(a.fd(), lb->address, 8080), "");
+  EXPECT_EQ(Connect(b.fd(), lb->address, 8080), "connected") << "its own address still works";
+
+  std::string resolv;
+  FILE* f = fopen(net_->options().resolv_conf_path.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  char line[256];
+  while (fgets(line, sizeof line, f)) resolv += line;
+  fclose(f);
+  EXPECT_NE(resolv.find("nameserver 1.1.1.1\n"), std::string::npos) << resolv;
+
+  net_->Detach(*la);
+  net_->Detach(*lb);
+  EXPECT_EQ(net_->attached(), 0u);
+}
+
+TEST_F(SandboxNetworkTest, PoliciesApplyToTheNextConnectionAndAllowOutWinsOverDenyOut) {
+  Namespace a;
+  auto deny_all = MakeEgressPolicy(false, {}, {});
+  auto la = net_->Attach("a", a.fd(), *deny_all);
+  ASSERT_TRUE(la.ok()) << la.status().ToString();
+  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80), "") << "no internet from its first packet";
+
+  EXPECT_TRUE(net_->SetPolicy(la->address, *MakeEgressPolicy(false, {"1.1.1.1"}, {})).ok());
+  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80, internet_->web()), "203.0.113.1");
+
+  EXPECT_TRUE(net_->SetPolicy(la->address, *MakeEgressPolicy(true, {}, {"1.1.0.0/16"})).ok());
+  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80), "");
+  EXPECT_TRUE(
+      net_->SetPolicy(la->address, *MakeEgressPolicy(true, {"1.1.1.1/32"}, {"0.0.0.0/0"})).ok());
+  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80, internet_->web()), "203.0.113.1");
+
+  EXPECT_TRUE(net_->SetPolicy(la->address, EgressPolicy{}).ok());
+  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80, internet_->web()), "203.0.113.1");
+  net_->Detach(*la);
+}
+
+TEST_F(SandboxNetworkTest, DetachLeavesNoLinkNoChainAndNoConntrackEntry) {
+  Namespace a;
+  auto la = net_->Attach("a", a.fd(), *MakeEgressPolicy(true, {}, {"9.9.9.9"}));
+  ASSERT_TRUE(la.ok()) << la.status().ToString();
+  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80, internet_->web()), "203.0.113.1");
+  net_->Detach(*la);
+  auto host = os::RouteNetlink::Open();
+  EXPECT_EQ(host->LinkIndex(la->host_link).status().code(), StatusCode::kNotFound);
+  std::string cmd = "conntrack -L -s " + os::FormatIpv4(la->address) + " 2>/dev/null | wc -l";
+  FILE* p = popen(cmd.c_str(), "r");
+  char out[32] = {0};
+  ASSERT_NE(fgets(out, sizeof out, p), nullptr);
+  pclose(p);
+  EXPECT_EQ(std::string(out), "0\n");
+  auto nft = Nftables::Create();
+  EXPECT_FALSE((*nft)->Run("list chain inet warren_10_250_7_0_24 sandbox_0afa0702").ok())
+      << "the policy chain is gone";
+  // The address comes back to the pool: a range this size gives out every one again.
+  EXPECT_EQ(net_->attached(), 0u);
+}
+
+TEST_F(SandboxNetworkTest, AttachingToSomethingThatIsNotANamespaceFailsAndKeepsNothing) {
+  base::UniqueFd not_ns(open("/dev/null", O_RDONLY | O_CLOEXEC));
+  auto l = net_->Attach("x", not_ns.get(), *MakeEgressPolicy(false, {}, {}));
+  EXPECT_FALSE(l.ok());
+  EXPECT_NE(l.status().message().find("sandbox x: egress"), std::string::npos)
+      << l.status().ToString();
+  EXPECT_EQ(net_->attached(), 0u);
+}
+
+}  // namespace
+}  // namespace warren::sbnet
