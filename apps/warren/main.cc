@@ -12,6 +12,7 @@
 
 #include "api/types/labels.h"
 #include "base/log.h"
+#include "base/strings.h"
 #include "cli/app.h"
 #include "cli/server_command.h"
 #include "controller/claim/sandbox_connector.h"
@@ -48,6 +49,9 @@ class AgentNodeAccess final : public warren::server::e2b::NodeAccess {
       out.push_back(u);
     }
     return out;
+  }
+  warren::Status ApplyNetwork(const warren::api::Object& sandbox) override {
+    return agent_.ApplyEgressPolicy(sandbox);
   }
 
  private:
@@ -150,6 +154,31 @@ class PoolComponent : public warren::server::Component {
   std::unique_ptr<warren::controller::PoolManager> pools_;
 };
 
+// `--sandbox-network`, `--sandbox-dns` and `--sandbox-open` as the node agent takes them.
+warren::Result<std::optional<warren::sbnet::NetworkOptions>> ParseSandboxNetwork(
+    const warren::server::ServerOptions& o) {
+  if (o.sandbox_network == "none" || o.sandbox_network.empty()) {
+    return std::optional<warren::sbnet::NetworkOptions>();
+  }
+  warren::sbnet::NetworkOptions net;
+  auto range = warren::os::ParseIpv4Prefix(o.sandbox_network);
+  if (!range.ok()) return range.status().WithPrefix("--sandbox-network");
+  net.range = *range;
+  for (std::string_view r : warren::base::Split(o.sandbox_dns, ',')) {
+    if (r.empty()) continue;
+    auto ip = warren::os::ParseIpv4(r);
+    if (!ip.ok()) return ip.status().WithPrefix("--sandbox-dns");
+    net.resolvers.push_back(*ip);
+  }
+  for (std::string_view c : warren::base::Split(o.sandbox_open, ',')) {
+    if (c.empty()) continue;
+    auto p = warren::os::ParseIpv4Prefix(c);
+    if (!p.ok()) return p.status().WithPrefix("--sandbox-open");
+    net.opened.push_back(*p);
+  }
+  return std::optional<warren::sbnet::NetworkOptions>(std::move(net));
+}
+
 warren::Status RegisterServerParts(warren::server::Server& server) {
   warren::obs::AddMetricsRoute(server.router());
   // The node agent first: the gateway and the E2B API dial through it. Owned by its component
@@ -159,6 +188,9 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   auto registries = warren::image::RegistryAllowlist::Parse(server.options().allowed_registries);
   if (!registries.ok()) return registries.status().WithPrefix("--allowed-registries");
   node_options.allowed_registries = std::move(registries).value();
+  auto network = ParseSandboxNetwork(server.options());
+  if (!network.ok()) return network.status();
+  node_options.network = std::move(network).value();
   auto agent_owned =
       std::make_unique<warren::node::NodeAgent>(server.store(), std::move(node_options));
   warren::node::NodeAgent& agent = *agent_owned;

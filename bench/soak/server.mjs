@@ -87,7 +87,8 @@ export class Server {
     const portFile = path.join(this.dir, 'port');
     rmSync(portFile, { force: true });
     const child = spawn(warrenBinary(), ['server', '--data-dir', this.dataDir, '--port',
-      String(this.port), '--port-file', portFile, '--log-level', this.logLevel],
+      String(this.port), '--port-file', portFile, '--log-level', this.logLevel,
+      '--sandbox-network', 'none'],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.env } });
     child.stdout.on('data', (d) => this.keep(d));
     child.stderr.on('data', (d) => this.keep(d));

@@ -27,6 +27,9 @@ struct ServerFlags {
   int quota_breaker_open_ms = 30'000;
   int quota_reconcile_interval_ms = 30'000;
   std::string allowed_registries;
+  std::string sandbox_network = "10.213.0.0/16";
+  std::string sandbox_dns = "8.8.8.8";
+  std::string sandbox_open;
 };
 
 Status WritePortFile(const std::string& path, uint16_t port) {
@@ -58,6 +61,9 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
         fmt::format("127.0.0.1:{}", f.port == 0 || f.port > 65533 ? 0 : f.port + 2);
   }
   options.allowed_registries = f.allowed_registries;
+  options.sandbox_network = f.sandbox_network;
+  options.sandbox_dns = f.sandbox_dns;
+  options.sandbox_open = f.sandbox_open;
   if (f.store_sync == "full") {
     options.store_sync = store::SqliteStoreOptions::Sync::kFull;
   } else if (f.store_sync != "normal") {
@@ -149,6 +155,17 @@ void AddServerCommand(App& app, ServerParts parts) {
                   "image registries sandboxes may pull from, and the only hosts a pull or its "
                   "redirects connect to: comma-separated host, host:port or *.domain (default: "
                   "none)");
+  cmd->add_option("--sandbox-network", flags->sandbox_network,
+                  "IPv4 range of sandbox addresses: each sandbox gets one, a route out through "
+                  "the host (masqueraded; IPv4 forwarding is turned on) and nothing of the host, "
+                  "of other sandboxes or of private ranges; \"none\": loopback only")
+      ->capture_default_str();
+  cmd->add_option("--sandbox-dns", flags->sandbox_dns,
+                  "comma-separated nameservers written into sandboxes' /etc/resolv.conf")
+      ->capture_default_str();
+  cmd->add_option("--sandbox-open", flags->sandbox_open,
+                  "comma-separated private CIDRs sandboxes may reach nonetheless (e.g. an "
+                  "internal package mirror)");
   cmd->callback([&app, flags, parts] { RunServer(app, *flags, parts); });
 }
 

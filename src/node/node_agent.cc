@@ -27,11 +27,6 @@ using namespace std::chrono_literals;
 
 auto Log() { return base::Logger("node"); }
 
-std::string SandboxIdOf(const api::Object& obj) {
-  auto it = obj.metadata.labels.find(api::labels::kSandboxId);
-  return it == obj.metadata.labels.end() ? std::string() : it->second;
-}
-
 // A user-namespaced sandbox's root (an unprivileged uid on the host) must be able to walk to
 // its writable layer. The agent's own directories are made 0711; a private data directory
 // (e.g. mkdtemp's 0700) gets o+x added, which lets nobody list or read it. Anything further up
@@ -108,8 +103,14 @@ Status NodeAgent::Start() {
                      image::ImageStore::Open({.root = options_.image_root,
                                               .allowed_registries = options_.allowed_registries}));
   }
+  if (options_.network) {
+    sbnet::NetworkOptions net = *options_.network;
+    if (net.resolv_conf_path.empty()) net.resolv_conf_path = options_.root + "/resolv.conf";
+    ASSIGN_OR_RETURN(network_, sbnet::SandboxNetwork::Create(std::move(net)));
+  }
   if (!injected_runtime_) {
     runtime::native::NativeRuntimeOptions ro;
+    ro.network = network_.get();
     ro.state_dir = options_.runtime_state_dir;
     ro.cgroup_parent = options_.cgroup_parent;
     ro.userns_host_id = options_.userns_host_id;

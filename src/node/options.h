@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "api/resources.h"
@@ -9,6 +10,7 @@
 #include "base/clock.h"
 #include "base/result.h"
 #include "image/registry_allowlist.h"
+#include "sbnet/sandbox_network.h"
 
 namespace warren::node {
 
@@ -89,6 +91,9 @@ struct NodeAgentOptions {
   // Opens the secrets sealed on Sandbox objects (the /init body the agent replays). Borrowed;
   // must be set before Start (the server's, or a test's).
   const api::SandboxSecrets* secrets = nullptr;
+  // Sandboxes' link out; none (loopback only) when unset. The agent makes the network at Start
+  // (resolv.conf under `root` when no path is given).
+  std::optional<sbnet::NetworkOptions> network;
 
   // The defaults for a server whose data directory is `data_dir`: root <data_dir>/node; runtime
   // state /run/warren/sandboxes and cgroup parent "warren" for /var/lib/warren, else

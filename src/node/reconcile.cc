@@ -14,6 +14,7 @@
 #include "base/strings.h"
 #include "base/time_format.h"
 #include "image/safe_fs.h"
+#include "node/egress.h"
 #include "node/image_step.h"
 #include "node/node_agent.h"
 #include "node/reasons.h"
@@ -28,11 +29,6 @@ using namespace std::chrono_literals;
 namespace phase = api::sandbox_phase;
 
 auto Log() { return base::Logger("node"); }
-
-std::string SandboxIdOf(const api::Object& obj) {
-  auto it = obj.metadata.labels.find(api::labels::kSandboxId);
-  return it == obj.metadata.labels.end() ? std::string() : it->second;
-}
 
 int64_t RawInt(const api::Json& status, const char* key) {
   if (!status.is_object()) return 0;
@@ -275,6 +271,7 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
     return Next::kRetry;
   }
   RunCaptures(id, obj.metadata.uid);
+  SyncEgressPolicy(obj, id);
   if (info->state == runtime::SandboxState::kRunning) {
     if (auto reset = TakeReset(id)) return DoReset(obj, id, *reset);
   }
@@ -337,6 +334,16 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   in.defaults = options_.defaults;
   in.capacity = capacity_;
   in.ephemeral_storage_unenforced = storage_->reason();
+  std::string network_text;
+  if (network_) {
+    auto policy = EgressPolicyOf(obj);
+    if (!policy.ok()) {
+      return Fail(obj, id, Failure{reasons::kInvalidNetwork, policy.status().message()});
+    }
+    in.resolv_conf = network_->options().resolv_conf_path;
+    in.egress_policy = *policy;
+    network_text = NetworkAnnotationOf(obj);
+  }
   PlanOutcome planned = PlanSandbox(in);
   if (!planned.plan) return Fail(obj, id, planned.failure);
   SandboxPlan& plan = *planned.plan;
@@ -372,6 +379,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     l.restart_policy = plan.restart_policy;
     l.has_command = !plan.command.empty();
     l.cpu_millicores = plan.spec.resources.cpu_millicores;
+    l.network = network_text;
     l.state = runtime::SandboxState::kCreated;
     l.stats = StatsRing(options_.stats_samples);
     locals_.Put(std::move(l));

@@ -2,11 +2,18 @@
 
 #include "api/object.h"
 #include "api/typed_codec.h"
+#include "api/types/labels.h"
 #include "api/types/sandbox.h"
 
 // What the node agent reads off a Sandbox object, in one place for its reconcile files.
 
 namespace warren::node {
+
+// Its agents.kruise.io/sandbox-id label: the runtime's id of it ("" when missing).
+inline std::string SandboxIdOf(const api::Object& obj) {
+  auto it = obj.metadata.labels.find(api::labels::kSandboxId);
+  return it == obj.metadata.labels.end() ? std::string() : it->second;
+}
 
 inline api::SandboxStatus StatusOf(const api::Object& obj) {
   auto s = api::DecodeStatus<api::SandboxStatus>(obj);

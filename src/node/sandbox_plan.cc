@@ -262,6 +262,11 @@ PlanOutcome PlanSandbox(const PlanInput& in) {
   spec.mounts.insert(spec.mounts.begin(),
                      {runtime::BindMount{in.envd_path, kEnvdInSandbox, true},
                       runtime::BindMount{in.paths.log_dir, kLogDirInSandbox, false}});
+  if (!in.resolv_conf.empty()) {
+    spec.egress = true;
+    spec.egress_policy = in.egress_policy;
+    spec.mounts.push_back(runtime::BindMount{in.resolv_conf, "/etc/resolv.conf", true});
+  }
 
   std::map<std::string, std::string> env;
   MergeEnv(env, in.image.env);

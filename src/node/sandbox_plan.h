@@ -11,6 +11,7 @@
 #include "node/options.h"
 #include "node/sandbox_paths.h"
 #include "runtime/spec.h"
+#include "sbnet/egress_policy.h"
 
 namespace warren::node {
 
@@ -61,6 +62,10 @@ struct PlanInput {
   NodeCapacity capacity;
   // Empty when the node enforces ephemeral-storage; else why it cannot (for the refusal).
   std::string ephemeral_storage_unenforced;
+  // The node's sandbox network: a link out for every sandbox, under `egress_policy`, with
+  // `resolv_conf` bound read-only at /etc/resolv.conf. Empty: loopback only.
+  std::string resolv_conf;
+  sbnet::EgressPolicy egress_policy;
 };
 
 struct SandboxPlan {

@@ -41,6 +41,7 @@ struct SandboxInfo {
   base::WallTime created_at{};
   base::WallTime started_at{};  // zero until the first Start
   std::optional<ExitStatus> last_exit;
+  std::string address;  // its egress address while it runs with one, else empty
 };
 
 struct SandboxStats {
@@ -133,6 +134,13 @@ class Runtime {
         fmt::format("sandbox {}: this runtime cannot capture a writable layer", id));
   }
 
+  // Replaces the egress policy of a sandbox made with `egress`: in force for its next packet
+  // when it runs, and kept for its next Start. FailedPrecondition for one made without.
+  virtual Status UpdateEgress(std::string_view id, const sbnet::EgressPolicy& policy) {
+    (void)policy;
+    return UnimplementedError(
+        fmt::format("sandbox {}: this runtime cannot change a network policy", id));
+  }
   // After a restart: takes over every sandbox recorded in the state dir whose process still
   // runs (and those that stopped, with their writable layer), and reports the orphans.
   virtual Result<AdoptionReport> Adopt() = 0;

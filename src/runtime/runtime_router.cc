@@ -198,4 +198,9 @@ Status RuntimeRouter::CaptureWritableLayer(
   return rt->CaptureWritableLayer(id, read);
 }
 
+Status RuntimeRouter::UpdateEgress(std::string_view id, const sbnet::EgressPolicy& policy) {
+  ASSIGN_OR_RETURN(Runtime * rt, Holder(id));
+  return rt->UpdateEgress(id, policy);
+}
+
 }  // namespace warren::runtime

@@ -47,6 +47,7 @@ class RuntimeRouter final : public Runtime {
   std::optional<Result<base::UniqueFd>> DialNow(std::string_view id, uint16_t port) override;
   void SetExitCallback(ExitCallback callback) override;
   StateSupport SupportedState(std::string_view id) const override;
+  Status UpdateEgress(std::string_view id, const sbnet::EgressPolicy& policy) override;
   Status CaptureWritableLayer(std::string_view id,
                               const std::function<Status(const WritableLayerView&)>& read) override;
 

@@ -6,6 +6,7 @@
 
 #include "base/status.h"
 #include "os/rlimit.h"
+#include "sbnet/egress_policy.h"
 
 namespace warren::runtime {
 
@@ -75,6 +76,11 @@ struct SandboxSpec {
   // The runtime class that runs it (RuntimeRouter); empty = the node's default. A runtime
   // itself ignores it.
   std::string runtime_class;
+  // A link out (sbnet::SandboxNetwork): an address of the node's range, a default route and
+  // the node's resolvers, under `egress_policy`. Without it the sandbox has loopback only.
+  // A runtime refuses it when its node has no sandbox network.
+  bool egress = false;
+  sbnet::EgressPolicy egress_policy;
 };
 
 // Checks the spec without touching the system: InvalidArgument naming the first bad field.

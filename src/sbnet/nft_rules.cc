@@ -62,6 +62,13 @@ std::string BaseRuleset(const RulesetConfig& c) {
       "    iifname \"wv*\" drop\n"
       "  }}\n",
       range);
+  // Nor does the host open connections to a sandbox's address (the gateway dials inside the
+  // namespace, on its loopback).
+  s += fmt::format(
+      "  chain output {{ type filter hook output priority filter; policy accept;\n"
+      "    ip daddr {} drop\n"
+      "  }}\n",
+      range);
   // The node's resolvers answer DNS even from a blocked range (an operator's resolver on the
   // LAN), under the sandbox's own policy like any destination.
   s += "  chain from_sandbox {\n"

@@ -45,6 +45,12 @@ struct ServerOptions {
   // For the node agent: the image registries it may pull from, comma-separated
   // (image/registry_allowlist.h; `--allowed-registries`). Empty: none.
   std::string allowed_registries;
+  // For the node agent: sandboxes' link out (sbnet/sandbox_network.h; `--sandbox-network`):
+  // their IPv4 range, or "none" for loopback only; the resolvers written into them; blocked
+  // ranges they may reach nonetheless (comma-separated CIDRs).
+  std::string sandbox_network = "10.213.0.0/16";
+  std::string sandbox_dns = "8.8.8.8";
+  std::string sandbox_open;
 };
 
 // `warren server`: the object store, the API keys, the resource REST API

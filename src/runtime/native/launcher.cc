@@ -118,6 +118,7 @@ Result<os::Pidfd> LaunchSandboxProcess(ChildPlan& plan, const LaunchOptions& opt
     Status st = os::WriteIdMappings(child.pid, options.uids, options.gids);
     if (!st.ok()) return st.WithPrefix(fmt::format("sandbox {}: user namespace", plan.sandbox_id));
   }
+  if (options.before_release) RETURN_IF_ERROR(options.before_release(child.pid));
   // The child places itself in its cgroups (v1) and goes on to exec.
   char go = 1;
   if (write(sync_write.get(), &go, 1) != 1) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 
 #include "base/result.h"
 #include "os/cgroup.h"
@@ -16,6 +17,9 @@ struct LaunchOptions {
   os::IdMapping gids;
   os::Cgroup* cgroup = nullptr;              // borrowed; the child is placed in it before it runs
   std::chrono::milliseconds timeout{30000};  // for the child to exec
+  // Runs once the child's namespaces exist and before it is released (so before anything of
+  // the sandbox runs): the network is plumbed here. A failure kills the child.
+  std::function<Status(pid_t pid)> before_release;
 };
 
 // Clones the sandbox's first process into new mount, pid, uts, ipc, net (and user) namespaces,

@@ -198,6 +198,36 @@ Result<NativeRuntime::SandboxPtr> NativeRuntime::Find(std::string_view id) {
   return it->second;
 }
 
+std::optional<sbnet::Attachment> NativeRuntime::EgressOf(const SandboxRecord& r) {
+  if (r.egress_address.empty()) return std::nullopt;
+  auto address = os::ParseIpv4(r.egress_address);
+  if (!address.ok()) return std::nullopt;
+  return sbnet::Attachment{*address, r.egress_link};
+}
+
+void NativeRuntime::DetachEgressLocked(Sandbox& sb) {
+  auto a = EgressOf(sb.record);
+  if (a && options_.network != nullptr) options_.network->Detach(*a);
+  sb.record.egress_address.clear();
+  sb.record.egress_link.clear();
+}
+
+Status NativeRuntime::UpdateEgress(std::string_view id, const sbnet::EgressPolicy& policy) {
+  ASSIGN_OR_RETURN(SandboxPtr sb, Find(id));
+  std::lock_guard lock(sb->mu);
+  if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id));
+  if (!sb->record.spec.egress) {
+    return FailedPreconditionError(
+        fmt::format("sandbox {} has no network link out to set a policy on", id));
+  }
+  if (auto a = EgressOf(sb->record); a && options_.network != nullptr) {
+    RETURN_IF_ERROR(
+        options_.network->SetPolicy(a->address, policy).WithPrefix(fmt::format("sandbox {}", id)));
+  }
+  sb->record.spec.egress_policy = policy;
+  return Persist(*sb);
+}
+
 Status NativeRuntime::Persist(const Sandbox& sb) {
   return base::WriteFileAtomically(SandboxDir(sb.record.spec.id) + "/state.json",
                                    EncodeRecord(sb.record));
@@ -212,6 +242,7 @@ SandboxInfo NativeRuntime::InfoLocked(const Sandbox& sb) const {
   info.created_at = sb.record.created_at;
   info.started_at = sb.record.started_at;
   info.last_exit = sb.record.last_exit;
+  info.address = sb.record.egress_address;
   return info;
 }
 
@@ -249,6 +280,7 @@ std::optional<ExitStatus> NativeRuntime::CollectExitLocked(Sandbox& sb) {
   }
   sb.process.reset();
   sb.dial_pidfd.reset();
+  DetachEgressLocked(sb);
   sb.record.state = SandboxState::kStopped;
   sb.record.pid = 0;
   sb.record.start_time = 0;
@@ -277,6 +309,10 @@ Status NativeRuntime::Create(const SandboxSpec& spec) {
   auto t0 = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(ValidateSpec(spec));
   const std::string& id = spec.id;
+  if (spec.egress && options_.network == nullptr) {
+    return FailedPreconditionError(fmt::format(
+        "sandbox {}: asks for a network link out, and this node has no sandbox network", id));
+  }
   if (spec.user_namespace) {
     auto in_range = [&](uint32_t v) { return v < options_.userns_size; };
     bool ok = in_range(spec.user.uid) && in_range(spec.user.gid);
@@ -504,9 +540,25 @@ Status NativeRuntime::Start(std::string_view id_view) {
   auto unmap = base::ScopeExit([&] {
     if (shared != MAP_FAILED) munmap(shared, sizeof(LaunchTrace));
   });
+  std::optional<sbnet::Attachment> egress;
+  if (spec.egress) {
+    if (options_.network == nullptr) {
+      return FailedPreconditionError(fmt::format(
+          "sandbox {}: asks for a network link out, and this node has no sandbox network", id));
+    }
+    launch.before_release = [&](pid_t pid) -> Status {
+      base::UniqueFd ns(open(fmt::format("/proc/{}/ns/net", pid).c_str(), O_RDONLY | O_CLOEXEC));
+      if (!ns) return ErrnoError(fmt::format("sandbox {}: open its network namespace", id), errno);
+      ASSIGN_OR_RETURN(egress, options_.network->Attach(id, ns.get(), spec.egress_policy));
+      return Status::Ok();
+    };
+  }
   auto launched = LaunchSandboxProcess(plan, launch);
   if (plan.trace != nullptr) sb->trace = *plan.trace;
-  if (!launched.ok()) return launched.status();
+  if (!launched.ok()) {
+    if (egress) options_.network->Detach(*egress);
+    return launched.status();
+  }
   os::Pidfd process = std::move(launched).value();
 
   SandboxRecord& r = sb->record;
@@ -517,6 +569,8 @@ Status NativeRuntime::Start(std::string_view id_view) {
   r.state = SandboxState::kRunning;
   r.last_exit.reset();
   r.oom_kills_at_start = oom_before;
+  r.egress_address = egress ? os::FormatIpv4(egress->address) : "";
+  r.egress_link = egress ? egress->host_link : "";
   sb->process = std::move(process);
   if (Status st = Persist(*sb); !st.ok()) {
     Log()->warn("persist sandbox={} error={}", id, st.ToString());
@@ -833,7 +887,13 @@ Result<NativeRuntime::SandboxPtr> NativeRuntime::AdoptOne(const std::string& id,
   if (alive) {
     auto frozen = sb->cgroup.relative().empty() ? Result<bool>(false) : sb->cgroup.IsFrozen();
     r.state = frozen.ok() && *frozen ? SandboxState::kPaused : SandboxState::kRunning;
+    if (auto a = EgressOf(r); a && options_.network != nullptr) {
+      if (Status st = options_.network->Adopt(*a, r.spec.egress_policy); !st.ok()) {
+        Log()->warn("sandbox={} egress not adopted: {}", id, st.ToString());
+      }
+    }
   } else if (r.state == SandboxState::kRunning || r.state == SandboxState::kPaused) {
+    DetachEgressLocked(*sb);
     r.state = SandboxState::kStopped;
     r.pid = 0;
     r.start_time = 0;

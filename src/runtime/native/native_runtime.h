@@ -16,6 +16,7 @@
 #include "runtime/native/reaper.h"
 #include "runtime/native/state_record.h"
 #include "runtime/runtime.h"
+#include "sbnet/sandbox_network.h"
 
 namespace warren::runtime::native {
 
@@ -35,6 +36,9 @@ struct NativeRuntimeOptions {
   base::Clock* clock = nullptr;  // borrowed; the real clock when null
   // Record per-phase timestamps of every Start (LaunchTraceOf): for benches; costs a page map.
   bool trace_launches = false;
+  // Links out for sandboxes whose spec asks for egress; borrowed, outlives the runtime. Null:
+  // such specs are refused.
+  sbnet::SandboxNetwork* network = nullptr;
 };
 
 // The native runtime: our own namespaces, overlayfs, cgroups, capabilities and seccomp, no
@@ -51,6 +55,7 @@ class NativeRuntime final : public Runtime {
   Status Pause(std::string_view id) override;
   Status Resume(std::string_view id) override;
   Status Stop(std::string_view id, std::chrono::milliseconds grace) override;
+  Status UpdateEgress(std::string_view id, const sbnet::EgressPolicy& policy) override;
   Status Destroy(std::string_view id) override;
   Result<SandboxStats> Stats(std::string_view id) override;
   Result<SandboxInfo> Inspect(std::string_view id) override;
@@ -100,6 +105,9 @@ class NativeRuntime final : public Runtime {
   std::string SandboxDir(std::string_view id) const;
   std::string CgroupPath(std::string_view id) const;
   Status Persist(const Sandbox& sb);
+  static std::optional<sbnet::Attachment> EgressOf(const SandboxRecord& r);
+  // The sandbox's pid 1 is gone (or was never seen again): its link out is undone.
+  void DetachEgressLocked(Sandbox& sb);
   SandboxInfo InfoLocked(const Sandbox& sb) const;
   // If pid 1 has exited: reaps it, records the exit, and returns it (the caller reports it
   // through the exit callback once it released the lock).

@@ -60,6 +60,8 @@ std::string EncodeRecord(const SandboxRecord& r) {
   }
   spec["rlimits"] = rl;
   spec["log_path"] = s.log_path;
+  spec["egress"] = s.egress;
+  spec["egress_policy"] = sbnet::EgressPolicyToJson(s.egress_policy);
 
   json j;
   j["version"] = kVersion;
@@ -73,6 +75,9 @@ std::string EncodeRecord(const SandboxRecord& r) {
   j["created_at"] = Time(r.created_at);
   j["started_at"] = Time(r.started_at);
   j["oom_kills_at_start"] = r.oom_kills_at_start;
+  if (!r.egress_address.empty()) {
+    j["egress"] = {{"address", r.egress_address}, {"link", r.egress_link}};
+  }
   if (r.last_exit) {
     j["last_exit"] = {{"exit_code", r.last_exit->exit_code},
                       {"signal", r.last_exit->signal},
@@ -117,6 +122,12 @@ Result<SandboxRecord> DecodeRecord(std::string_view text) {
                                           l.at("hard").get<uint64_t>()});
     }
     r.spec.log_path = s.value("log_path", std::string());
+    r.spec.egress = s.value("egress", false);
+    if (auto p = s.find("egress_policy"); p != s.end()) {
+      auto policy = sbnet::EgressPolicyFromJson(*p);
+      if (!policy.ok()) return DataLossError("state record: " + policy.status().message());
+      r.spec.egress_policy = std::move(policy).value();
+    }
 
     auto state = StateFromName(j.at("state").get<std::string>());
     if (!state) return DataLossError("state record has an unknown state");
@@ -129,6 +140,10 @@ Result<SandboxRecord> DecodeRecord(std::string_view text) {
     r.created_at = ParseTime(j, "created_at");
     r.started_at = ParseTime(j, "started_at");
     r.oom_kills_at_start = j.value("oom_kills_at_start", uint64_t{0});
+    if (auto e = j.find("egress"); e != j.end()) {
+      r.egress_address = e->value("address", std::string());
+      r.egress_link = e->value("link", std::string());
+    }
     if (j.contains("last_exit")) {
       const json& e = j["last_exit"];
       ExitStatus x;

@@ -27,6 +27,9 @@ struct SandboxRecord {
   base::WallTime started_at{};
   std::optional<ExitStatus> last_exit;
   uint64_t oom_kills_at_start = 0;
+  // The egress link while pid 1 runs with one (sbnet::Attachment): its address and host link.
+  std::string egress_address;
+  std::string egress_link;
 };
 
 std::string EncodeRecord(const SandboxRecord& record);

@@ -109,6 +109,13 @@ void RegisterE2bRoutes(net::Router& router, std::shared_ptr<SandboxService> serv
         Status s = ctx->service->SetTimeout(who, SandboxId(req), *seconds);
         return s.ok() ? net::Response::Empty(204) : ErrorResponse(s);
       });
+  Add(router, "PUT", "/sandboxes/{id}/network", "set_network", ctx,
+      [ctx](const auto& who, const auto& req) {
+        auto policy = ParseNetworkUpdate(req.body);
+        if (!policy.ok()) return ErrorResponse(policy.status());
+        Status s = ctx->service->SetNetwork(who, SandboxId(req), *policy);
+        return s.ok() ? net::Response::Empty(204) : ErrorResponse(s);
+      });
   Add(router, "POST", "/sandboxes/{id}/refreshes", "refresh", ctx,
       [ctx](const auto& who, const auto& req) {
         auto seconds = ParseRefreshRequest(req.body, ctx->service->options().v2_timeouts);

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/object.h"
 #include "base/clock.h"
 #include "base/result.h"
 #include "base/unique_fd.h"
@@ -41,6 +42,9 @@ class NodeAccess {
   // The samples kept for the sandbox (the node samples every 5 s and keeps a bounded ring),
   // oldest first; empty when there are none.
   virtual std::vector<UsageSample> Usage(std::string_view sandbox_id) = 0;
+
+  // Puts the Sandbox object's network annotation (api::annotations::kNetwork) in force now.
+  virtual Status ApplyNetwork(const api::Object& sandbox) = 0;
 };
 
 }  // namespace warren::server::e2b

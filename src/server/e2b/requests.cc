@@ -56,6 +56,24 @@ Result<std::optional<int64_t>> IntField(const Json& obj, const char* name) {
       fmt::format("{} must be an integer number of seconds, got {}", name, api::DumpJson(*it)));
 }
 
+// A list of strings (absent or null: empty), for the network fields.
+Result<std::vector<std::string>> StringList(const Json& obj, const char* name) {
+  std::vector<std::string> out;
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) return out;
+  if (!it->is_array()) {
+    return InvalidArgumentError(
+        fmt::format("network.{} must be a list of strings, got {}", name, api::JsonTypeName(*it)));
+  }
+  for (const Json& v : *it) {
+    if (!v.is_string()) {
+      return InvalidArgumentError(fmt::format("network.{} must be a list of strings", name));
+    }
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
 Result<std::optional<bool>> BoolField(const Json& obj, const char* name) {
   auto it = obj.find(name);
   if (it == obj.end() || it->is_null()) return std::optional<bool>();
@@ -203,10 +221,54 @@ Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRul
   ASSIGN_OR_RETURN(auto secure, BoolField(obj, "secure"));
   r.secure = secure.value_or(true);
   ASSIGN_OR_RETURN(r.allow_internet_access, BoolField(obj, "allow_internet_access"));
+  std::vector<std::string> allow_out, deny_out;
+  bool has_network = false;
+  if (auto n = obj.find("network"); n != obj.end() && !n->is_null()) {
+    if (!n->is_object()) {
+      return InvalidArgumentError(
+          fmt::format("network must be an object, got {}", api::JsonTypeName(*n)));
+    }
+    ASSIGN_OR_RETURN(auto public_traffic, BoolField(*n, "allowPublicTraffic"));
+    if (public_traffic == false) {
+      return InvalidArgumentError(
+          "network.allowPublicTraffic: false is not supported by this server yet (every port "
+          "is reached with the sandbox's routing, without a traffic token)");
+    }
+    for (const char* unsupported : {"maskRequestHost", "rules", "egressProxy"}) {
+      if (auto u = n->find(unsupported); u != n->end() && !u->is_null()) {
+        return InvalidArgumentError(
+            fmt::format("network.{} is not supported by this server yet", unsupported));
+      }
+    }
+    ASSIGN_OR_RETURN(allow_out, StringList(*n, "allowOut"));
+    ASSIGN_OR_RETURN(deny_out, StringList(*n, "denyOut"));
+    has_network = !allow_out.empty() || !deny_out.empty();
+  }
+  if (has_network || r.allow_internet_access == false) {
+    ASSIGN_OR_RETURN(r.network, sbnet::MakeEgressPolicy(r.allow_internet_access.value_or(true),
+                                                        allow_out, deny_out));
+  }
   if (auto vm = obj.find("volumeMounts"); vm != obj.end() && vm->is_array() && !vm->empty()) {
     return InvalidArgumentError("volumeMounts are not supported by this server");
   }
   return r;
+}
+
+Result<sbnet::EgressPolicy> ParseNetworkUpdate(std::string_view body) {
+  ASSIGN_OR_RETURN(Json obj, ParseObjectBody(body, false));
+  ASSIGN_OR_RETURN(auto allow, BoolField(obj, "allow_internet_access"));
+  if (!allow) {
+    ASSIGN_OR_RETURN(allow, BoolField(obj, "allowInternetAccess"));
+  }
+  for (const char* unsupported : {"rules", "egressProxy"}) {
+    if (auto u = obj.find(unsupported); u != obj.end() && !u->is_null()) {
+      return InvalidArgumentError(
+          fmt::format("{} is not supported by this server yet", unsupported));
+    }
+  }
+  ASSIGN_OR_RETURN(auto allow_out, StringList(obj, "allowOut"));
+  ASSIGN_OR_RETURN(auto deny_out, StringList(obj, "denyOut"));
+  return sbnet::MakeEgressPolicy(allow.value_or(true), allow_out, deny_out);
 }
 
 Result<ConnectRequest> ParseConnectRequest(std::string_view body, const TimeoutRules& rules) {

@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "base/result.h"
+#include "sbnet/egress_policy.h"
 
 namespace warren::server::e2b {
 
@@ -37,6 +38,8 @@ struct CreateRequest {
   bool auto_resume = false;
   bool secure = true;  // v1 only: false = no envd access token
   std::optional<bool> allow_internet_access;
+  // allow_internet_access and network.allowOut/denyOut, when either was given.
+  std::optional<sbnet::EgressPolicy> network;
   // OpenKruise metadata extensions (e2b.agents.kruise.io/...), taken out of `metadata`.
   bool never_timeout = false;
   std::optional<std::chrono::seconds> wait_ready_timeout;
@@ -44,6 +47,10 @@ struct CreateRequest {
   std::optional<bool> create_on_no_stock;
 };
 Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRules& rules);
+
+// PUT /sandboxes/{id}/network: {allowOut?, denyOut?, allow_internet_access?} replaces the whole
+// policy (an absent list is an empty one).
+Result<sbnet::EgressPolicy> ParseNetworkUpdate(std::string_view body);
 
 // POST /sandboxes/{id}/connect (and /v2/...): the body is optional; timeout defaults to 300.
 struct ConnectRequest {

@@ -190,8 +190,10 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
   const std::string& ns = who.team;
   ASSIGN_OR_RETURN(ResolvedTemplate tpl,
                    ResolveTemplate(store_, ns, request.template_id, options_.shared_namespace));
+  // A network policy is in force from a sandbox's first packet; a pool member's has been
+  // running without it, so such a create is a cold one.
   if (tpl.kind == ResolvedTemplate::Kind::kSandboxSet && claimer_ != nullptr &&
-      (who.admin || tpl.namespace_ == ns)) {
+      (who.admin || tpl.namespace_ == ns) && !request.network) {
     return CreateFromPool(who, request, tpl);
   }
   return CreateFrom(who, request, tpl, abandoned);
@@ -231,6 +233,9 @@ Result<SandboxRecord> SandboxService::CreateFrom(const auth::Principal& who,
   if (request.auto_pause) ann[kAutoPauseAnnotation] = "true";
   if (request.auto_resume) ann[kAutoResumeAnnotation] = "true";
   if (!tpl.restore_from.empty()) ann[api::annotations::kRestoreFrom] = tpl.restore_from;
+  if (request.network) {
+    ann[api::annotations::kNetwork] = api::DumpJson(sbnet::EgressPolicyToJson(*request.network));
+  }
 
   secrets_.SetAccessToken(o, token);
   secrets_.SetInitRequest(o, MakeInitBody(request.env_vars, token, kDefaultUser));
@@ -567,6 +572,22 @@ Status SandboxService::SetTimeout(const auth::Principal& who, std::string_view s
     return Status::Ok();
   });
   return updated.status();
+}
+
+Status SandboxService::SetNetwork(const auth::Principal& who, std::string_view sandbox_id,
+                                  const sbnet::EgressPolicy& policy) {
+  ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, false));
+  const std::string text = api::DumpJson(sbnet::EgressPolicyToJson(policy));
+  auto updated = Modify(o, [&](api::Object& obj) -> Status {
+    obj.metadata.annotations[api::annotations::kNetwork] = text;
+    obj.metadata.labels[api::labels::kAllowInternetAccess] =
+        policy.allow_internet ? "true" : "false";
+    return Status::Ok();
+  });
+  if (!updated.ok()) return updated.status();
+  // In force when the call returns, not when the node's reconcile gets to it.
+  if (node_ != nullptr) return node_->ApplyNetwork(*updated);
+  return Status::Ok();
 }
 
 Status SandboxService::Refresh(const auth::Principal& who, std::string_view sandbox_id,

@@ -89,6 +89,9 @@ class SandboxService {
                                int64_t timeout_seconds);
   // Sets the end to now + seconds (may shorten; 0 ends it now).
   Status SetTimeout(const auth::Principal& who, std::string_view sandbox_id, int64_t seconds);
+  // PUT /sandboxes/{id}/network: replaces the sandbox's egress policy, in force on return.
+  Status SetNetwork(const auth::Principal& who, std::string_view sandbox_id,
+                    const sbnet::EgressPolicy& policy);
   // Extends the end to now + seconds if that is later.
   Status Refresh(const auth::Principal& who, std::string_view sandbox_id, int64_t seconds);
   Result<std::vector<UsageSample>> Metrics(const auth::Principal& who, std::string_view sandbox_id,

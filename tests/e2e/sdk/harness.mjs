@@ -41,8 +41,11 @@ export const TEMPLATE = POOLED ? 'base-pool' : 'base';
 const POOL_REPLICAS = 4;
 
 // `env`: extra environment for the server (e.g. its own WARREN_IMAGE_ROOT).
-export async function startWarren({ env = {} } = {}) {
+// `network`: the sandboxes' range (warren server --sandbox-network) and `dns` their resolvers;
+// none by default, so suites running side by side do not share one range's table.
+export async function startWarren({ env = {}, network = 'none', dns = '8.8.8.8' } = {}) {
   if (process.getuid() !== 0) throw new Error('the SDK e2e suite needs root (real sandboxes)');
+  const networkArgs = ['--sandbox-network', network, '--sandbox-dns', dns];
   const warren = warrenBinary();
   const dir = mkdtempSync(path.join(tmpdir(), 'warren-sdk-e2e-'));
   // Sandboxes with a user namespace reach their layers through this directory.
@@ -62,7 +65,8 @@ export async function startWarren({ env = {} } = {}) {
     rmSync(portFile, { force: true });
     rmSync(gatewayPortFile, { force: true });
     const child = spawn(warren, ['server', '--data-dir', dataDir, '--port', '0',
-      '--port-file', portFile, '--log-level', process.env.WARREN_LOG_LEVEL ?? 'info'],
+      '--port-file', portFile, '--log-level', process.env.WARREN_LOG_LEVEL ?? 'info',
+      ...networkArgs],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     child.stdout.on('data', (d) => { output += d; });
     child.stderr.on('data', (d) => { output += d; });

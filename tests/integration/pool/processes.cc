@@ -170,8 +170,9 @@ void WarrenServer::Start(const std::vector<std::string>& extra_args) {
   }
   std::string port_file = data_dir_ + "/port";
   unlink(port_file.c_str());
-  std::vector<std::string> argv = {Binary(),  "server",      "--port",  "0",           "--data-dir",
-                                   data_dir_, "--port-file", port_file, "--log-level", "info"};
+  std::vector<std::string> argv = {
+      Binary(),      "server",  "--port",      "0",    "--data-dir",        data_dir_,
+      "--port-file", port_file, "--log-level", "info", "--sandbox-network", "none"};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   last_args_ = extra_args;
   // No node agent unless the test asks for one (WARREN_NODE_AGENT=on in its environment): a

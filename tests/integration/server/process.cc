@@ -128,9 +128,9 @@ ServerProcess::ServerProcess(std::string data_dir, std::vector<std::string> extr
   // server stopped by a test leaves its sandboxes running (to be adopted), which would leak.
   std::map<std::string, std::string> env;
   if (getenv("WARREN_NODE_AGENT") == nullptr) env["WARREN_NODE_AGENT"] = "off";
-  std::vector<std::string> argv = {WARREN_BIN,    "server",  "--port",      "0",
-                                   "--data-dir",  data_dir_, "--port-file", port_file,
-                                   "--log-level", "warn"};
+  std::vector<std::string> argv = {
+      WARREN_BIN,    "server",  "--port",      "0",    "--data-dir",        data_dir_,
+      "--port-file", port_file, "--log-level", "warn", "--sandbox-network", "none"};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   ExecArgs args(argv, env);
   pid_ = Spawn(args, -1, -1, -1);

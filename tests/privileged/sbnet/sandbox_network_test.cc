@@ -107,8 +107,8 @@ std::string Connect(int ns_fd, Ipv4 ip, uint16_t port, int listener = -1, int ms
   return os::FormatIpv4(Ipv4{peer.sin_addr.s_addr});
 }
 
-// A simulated internet: a namespace holding 1.1.1.1, linked to the host over 203.0.113.0/30,
-// with a host route to 1.1.1.1 through it. Nothing is routed anywhere else.
+// A simulated internet: a namespace holding 9.9.9.9, linked to the host over 203.0.113.8/30,
+// with a host route to 9.9.9.9 through it. Nothing is routed anywhere else.
 class Internet {
  public:
   Internet() {
@@ -116,16 +116,16 @@ class Internet {
     host->DeleteLink("wtnet0").IgnoreError();
     EXPECT_TRUE(host->CreateVethPair("wtnet0", "eth0", ns_.fd()).ok());
     int hi = *host->LinkIndex("wtnet0");
-    EXPECT_TRUE(host->AddAddress(hi, {Ip("203.0.113.1"), 30}).ok());
+    EXPECT_TRUE(host->AddAddress(hi, {Ip("203.0.113.9"), 30}).ok());
     EXPECT_TRUE(host->SetLinkUp(hi).ok());
     auto in = os::RouteNetlink::OpenInNetns(ns_.fd());
     int ii = *in->LinkIndex("eth0");
-    EXPECT_TRUE(in->AddAddress(ii, {Ip("203.0.113.2"), 30}).ok());
-    EXPECT_TRUE(in->AddAddress(*in->LinkIndex("lo"), {Ip("1.1.1.1"), 32}).ok());
+    EXPECT_TRUE(in->AddAddress(ii, {Ip("203.0.113.10"), 30}).ok());
+    EXPECT_TRUE(in->AddAddress(*in->LinkIndex("lo"), {Ip("9.9.9.9"), 32}).ok());
     EXPECT_TRUE(in->SetLinkUp(ii).ok());
-    EXPECT_TRUE(in->AddRoute({Ip("0.0.0.0"), 0}, ii, Ip("203.0.113.1")).ok());
-    EXPECT_TRUE(host->AddRoute({Ip("1.1.1.1"), 32}, hi, Ip("203.0.113.2")).ok());
-    web_ = Listen(ns_.fd(), Ip("1.1.1.1"), 80);
+    EXPECT_TRUE(in->AddRoute({Ip("0.0.0.0"), 0}, ii, Ip("203.0.113.9")).ok());
+    EXPECT_TRUE(host->AddRoute({Ip("9.9.9.9"), 32}, hi, Ip("203.0.113.10")).ok());
+    web_ = Listen(ns_.fd(), Ip("9.9.9.9"), 80);
   }
   ~Internet() {
     if (auto host = os::RouteNetlink::Open(); host.ok()) host->DeleteLink("wtnet0").IgnoreError();
@@ -143,7 +143,7 @@ class SandboxNetworkTest : public ::testing::Test {
     if (geteuid() != 0) GTEST_SKIP() << "needs root";
     NetworkOptions o;
     o.range = *os::ParseIpv4Prefix("10.250.7.0/24");
-    o.resolvers = {Ip("1.1.1.1")};
+    o.resolvers = {Ip("9.9.9.9")};
     o.resolv_conf_path = ::testing::TempDir() + "/resolv.conf";
     auto made = SandboxNetwork::Create(o);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
@@ -169,13 +169,13 @@ TEST_F(SandboxNetworkTest,
   ASSERT_TRUE(lb.ok()) << lb.status().ToString();
   EXPECT_NE(la->address, lb->address);
 
-  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80, internet_->web()), "203.0.113.1")
+  EXPECT_EQ(Connect(a.fd(), Ip("9.9.9.9"), 80, internet_->web()), "203.0.113.9")
       << "out through the host, its source rewritten to the host's";
 
   // The host on the gateway address, on its other addresses, and another sandbox: nothing.
   base::UniqueFd host_port = Listen(-1, Ip("0.0.0.0"), 18931);
   EXPECT_EQ(Connect(a.fd(), net_->gateway(), 18931), "");
-  EXPECT_EQ(Connect(a.fd(), Ip("203.0.113.1"), 18931), "");
+  EXPECT_EQ(Connect(a.fd(), Ip("203.0.113.9"), 18931), "");
   base::UniqueFd neighbour = Listen(b.fd(), Ip("0.0.0.0"), 8080);
   EXPECT_EQ(Connect(a.fd(), lb->address, 8080), "");
   EXPECT_EQ(Connect(b.fd(), lb->address, 8080), "connected") << "its own address still works";
@@ -186,7 +186,7 @@ TEST_F(SandboxNetworkTest,
   char line[256];
   while (fgets(line, sizeof line, f)) resolv += line;
   fclose(f);
-  EXPECT_NE(resolv.find("nameserver 1.1.1.1\n"), std::string::npos) << resolv;
+  EXPECT_NE(resolv.find("nameserver 9.9.9.9\n"), std::string::npos) << resolv;
 
   net_->Detach(*la);
   net_->Detach(*lb);
@@ -198,27 +198,27 @@ TEST_F(SandboxNetworkTest, PoliciesApplyToTheNextConnectionAndAllowOutWinsOverDe
   auto deny_all = MakeEgressPolicy(false, {}, {});
   auto la = net_->Attach("a", a.fd(), *deny_all);
   ASSERT_TRUE(la.ok()) << la.status().ToString();
-  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80), "") << "no internet from its first packet";
+  EXPECT_EQ(Connect(a.fd(), Ip("9.9.9.9"), 80), "") << "no internet from its first packet";
 
-  EXPECT_TRUE(net_->SetPolicy(la->address, *MakeEgressPolicy(false, {"1.1.1.1"}, {})).ok());
-  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80, internet_->web()), "203.0.113.1");
+  EXPECT_TRUE(net_->SetPolicy(la->address, *MakeEgressPolicy(false, {"9.9.9.9"}, {})).ok());
+  EXPECT_EQ(Connect(a.fd(), Ip("9.9.9.9"), 80, internet_->web()), "203.0.113.9");
 
-  EXPECT_TRUE(net_->SetPolicy(la->address, *MakeEgressPolicy(true, {}, {"1.1.0.0/16"})).ok());
-  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80), "");
+  EXPECT_TRUE(net_->SetPolicy(la->address, *MakeEgressPolicy(true, {}, {"9.9.0.0/16"})).ok());
+  EXPECT_EQ(Connect(a.fd(), Ip("9.9.9.9"), 80), "");
   EXPECT_TRUE(
-      net_->SetPolicy(la->address, *MakeEgressPolicy(true, {"1.1.1.1/32"}, {"0.0.0.0/0"})).ok());
-  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80, internet_->web()), "203.0.113.1");
+      net_->SetPolicy(la->address, *MakeEgressPolicy(true, {"9.9.9.9/32"}, {"0.0.0.0/0"})).ok());
+  EXPECT_EQ(Connect(a.fd(), Ip("9.9.9.9"), 80, internet_->web()), "203.0.113.9");
 
   EXPECT_TRUE(net_->SetPolicy(la->address, EgressPolicy{}).ok());
-  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80, internet_->web()), "203.0.113.1");
+  EXPECT_EQ(Connect(a.fd(), Ip("9.9.9.9"), 80, internet_->web()), "203.0.113.9");
   net_->Detach(*la);
 }
 
 TEST_F(SandboxNetworkTest, DetachLeavesNoLinkNoChainAndNoConntrackEntry) {
   Namespace a;
-  auto la = net_->Attach("a", a.fd(), *MakeEgressPolicy(true, {}, {"9.9.9.9"}));
+  auto la = net_->Attach("a", a.fd(), *MakeEgressPolicy(true, {}, {"9.9.9.10"}));
   ASSERT_TRUE(la.ok()) << la.status().ToString();
-  EXPECT_EQ(Connect(a.fd(), Ip("1.1.1.1"), 80, internet_->web()), "203.0.113.1");
+  EXPECT_EQ(Connect(a.fd(), Ip("9.9.9.9"), 80, internet_->web()), "203.0.113.9");
   net_->Detach(*la);
   auto host = os::RouteNetlink::Open();
   EXPECT_EQ(host->LinkIndex(la->host_link).status().code(), StatusCode::kNotFound);

@@ -118,7 +118,8 @@ class AbuseTest : public ::testing::Test {
       rlimit soft{1024, hard_limit_};
       setrlimit(RLIMIT_NOFILE, &soft);
       execl(WARREN_BIN, WARREN_BIN, "server", "--port", "0", "--data-dir", data_dir_.c_str(),
-            "--port-file", port_file.c_str(), "--log-level", "warn", nullptr);
+            "--port-file", port_file.c_str(), "--log-level", "warn", "--sandbox-network", "none",
+            nullptr);
       _exit(127);
     }
     api_port_ = WaitForPort(port_file, server_);

@@ -1,0 +1,68 @@
+#include "node/egress.h"
+
+#include <fmt/format.h>
+
+#include "api/types/labels.h"
+#include "base/log.h"
+#include "node/node_agent.h"
+#include "node/reasons.h"
+#include "node/sandbox_object.h"
+
+namespace warren::node {
+
+std::string NetworkAnnotationOf(const api::Object& sandbox) {
+  auto it = sandbox.metadata.annotations.find(api::annotations::kNetwork);
+  return it == sandbox.metadata.annotations.end() ? "" : it->second;
+}
+
+Result<sbnet::EgressPolicy> EgressPolicyOf(const api::Object& sandbox) {
+  const std::string text = NetworkAnnotationOf(sandbox);
+  if (text.empty()) return sbnet::EgressPolicy{};
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return InvalidArgumentError(fmt::format("annotation {}: not JSON", api::annotations::kNetwork));
+  }
+  auto policy = sbnet::EgressPolicyFromJson(j);
+  if (!policy.ok()) {
+    return InvalidArgumentError(
+        fmt::format("annotation {}: {}", api::annotations::kNetwork, policy.status().message()));
+  }
+  return policy;
+}
+
+Status NodeAgent::ApplyEgressPolicy(const api::Object& sandbox) {
+  const std::string id = SandboxIdOf(sandbox);
+  if (!network_) {
+    return FailedPreconditionError(
+        fmt::format("sandbox {}: this node has no sandbox network (warren server "
+                    "--sandbox-network)",
+                    id));
+  }
+  const std::string text = NetworkAnnotationOf(sandbox);
+  ASSIGN_OR_RETURN(sbnet::EgressPolicy policy, EgressPolicyOf(sandbox));
+  std::lock_guard lock(egress_mu_);  // two updates land in the order they were applied
+  RETURN_IF_ERROR(runtime_->UpdateEgress(id, policy));
+  locals_.With(id, [&](Local& l) { l.network = text; });
+  base::Logger("node")->info("sandbox network policy set id={} policy={}", id,
+                             text.empty() ? "default" : text);
+  return Status::Ok();
+}
+
+// A changed annotation changes the policy of the sandbox in place, whatever its state (a
+// stopped or paused one keeps it for its next run).
+void NodeAgent::SyncEgressPolicy(api::Object& obj, const std::string& id) {
+  if (!network_) return;
+  std::string applied;
+  if (!locals_.With(id, [&](const Local& l) { applied = l.network; }) ||
+      applied == NetworkAnnotationOf(obj)) {
+    return;
+  }
+  if (Status s = ApplyEgressPolicy(obj); !s.ok()) {
+    events_->Warning(obj,
+                     s.code() == StatusCode::kInvalidArgument ? reasons::kInvalidNetwork
+                                                              : reasons::kNetworkPolicyFailed,
+                     s.message());
+  }
+}
+
+}  // namespace warren::node
