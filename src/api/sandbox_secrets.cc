@@ -41,6 +41,14 @@ Result<std::string> SandboxSecrets::InitRequest(const Object& sandbox) const {
   return Read(sandbox, annotations::kSealedInitRequest);
 }
 
+Result<std::string> SandboxSecrets::TrafficToken(const Object& sandbox) const {
+  return Read(sandbox, annotations::kSealedTrafficToken);
+}
+
+void SandboxSecrets::SetTrafficToken(Object& sandbox, std::string_view token) const {
+  Write(sandbox, annotations::kSealedTrafficToken, token);
+}
+
 void SandboxSecrets::SetAccessToken(Object& sandbox, std::string_view token) const {
   Write(sandbox, annotations::kSealedAccessToken, token);
 }
@@ -52,6 +60,7 @@ void SandboxSecrets::SetInitRequest(Object& sandbox, std::string_view body) cons
 void SandboxSecrets::Forget(Object& sandbox) const {
   sandbox.metadata.annotations.erase(annotations::kSealedAccessToken);
   sandbox.metadata.annotations.erase(annotations::kSealedInitRequest);
+  sandbox.metadata.annotations.erase(annotations::kSealedTrafficToken);
 }
 
 bool SandboxSecrets::SealPlainText(Object& sandbox) const {

@@ -25,11 +25,13 @@ class SandboxSecrets {
   // copied from another object, sealed by another install): treat that sandbox as closed.
   Result<std::string> AccessToken(const Object& sandbox) const;
   Result<std::string> InitRequest(const Object& sandbox) const;
+  Result<std::string> TrafficToken(const Object& sandbox) const;
 
   // Seals `value` onto the object ("" removes it). The object's namespace and name must be set.
   void SetAccessToken(Object& sandbox, std::string_view token) const;
   void SetInitRequest(Object& sandbox, std::string_view body) const;
-  // Removes both.
+  void SetTrafficToken(Object& sandbox, std::string_view token) const;
+  // Removes every one.
   void Forget(Object& sandbox) const;
 
   // Objects written before secrets were sealed carry OpenKruise's plain-text annotations

@@ -219,7 +219,12 @@ void Gateway::Handle(net::Request& request, net::Responder responder) {
 }
 
 bool Gateway::Authorized(const net::Request& request, uint16_t port, const Route& route) const {
-  if (port != kEnvdPort || route.access_token.empty()) return true;
+  if (port != kEnvdPort) {
+    if (route.traffic_token.empty()) return true;
+    auto token = request.headers.Get("e2b-traffic-access-token");
+    return token && base::ConstantTimeEquals(*token, route.traffic_token);
+  }
+  if (route.access_token.empty()) return true;
   // envd checks these itself: health probes are open, /files may carry a URL signature.
   if (request.method == "GET" && request.path == "/health") return true;
   if (request.path == "/files" && request.Query("signature")) return true;

@@ -266,6 +266,32 @@ TEST_F(GatewayTest, EnvdTrafficNeedsTheAccessToken) {
   EXPECT_EQ(gateway_->counters().Get(RequestResult::kUnauthorized), 4u);
 }
 
+TEST_F(GatewayTest, APrivateSandboxsPortsNeedTheTrafficTokenAndEnvdKeepsItsOwn) {
+  auto envd = StartUpstream("envd");
+  auto web = StartUpstream("web");
+  dialer_.Map("ip", kEnvdPort, envd->port());
+  dialer_.Map("ip", 3000, web->port());
+  Route route = RunningRoute("ip", 1, "s3cret");
+  route.traffic_token = "tr4ffic";
+  table_.Upsert(route);
+  StartGateway();
+
+  EXPECT_EQ(Get("/who", Routing("ip", "3000")).status, 401);
+  net::Headers wrong = Routing("ip", "3000");
+  wrong.Set("e2b-traffic-access-token", "tr4ff1c");
+  EXPECT_EQ(Get("/who", wrong).status, 401);
+  net::Headers envd_token = Routing("ip", "3000");
+  envd_token.Set("X-Access-Token", "s3cret");
+  EXPECT_EQ(Get("/who", envd_token).status, 401) << "envd's token is not the traffic token";
+  net::Headers right = Routing("ip", "3000");
+  right.Set("E2B-Traffic-Access-Token", "tr4ffic");
+  EXPECT_EQ(Get("/who", right).body, "web");
+
+  net::Headers to_envd = Routing("ip");
+  to_envd.Set("X-Access-Token", "s3cret");
+  EXPECT_EQ(Get("/who", to_envd).body, "envd") << "envd's port answers to envd's token alone";
+}
+
 // Idle upstream connections stay on the gateway loop that relayed over them, so requests on one
 // client connection (one loop) reuse them.
 TEST_F(GatewayTest, UpstreamConnectionsAreReusedPerSandboxPort) {

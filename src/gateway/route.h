@@ -26,6 +26,9 @@ struct Route {
   // envd's access token (sealed on the object, api/sandbox_secrets.h); empty = none, and then
   // envd traffic is open (an E2B v1 create with secure:false).
   std::string access_token;
+  // The token every other port asks for (e2b-traffic-access-token) when the sandbox is not
+  // public (E2B allowPublicTraffic: false); empty = public.
+  std::string traffic_token;
   // The store revision this route reflects. An update applies only when it is newer; 0 means
   // "unknown" (a direct update from a path that did not write the object) and always applies.
   int64_t resource_version = 0;

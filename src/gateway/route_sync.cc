@@ -78,6 +78,13 @@ Result<Route> RouteFromSandbox(const api::Object& sandbox, const api::SandboxSec
                                   route.sandbox_id, token.status().ToString());
     route.access_token = base::RandomHex(32);
   }
+  if (auto traffic = secrets.TrafficToken(sandbox); traffic.ok()) {
+    route.traffic_token = std::move(*traffic);
+  } else {
+    base::Logger("gateway")->warn("sandbox closed: its traffic token does not open id={} error={}",
+                                  route.sandbox_id, traffic.status().ToString());
+    route.traffic_token = base::RandomHex(32);
+  }
   route.auto_resume = Annotation(sandbox, kAutoResumeAnnotation) == "true";
   const api::Json& spec = sandbox.spec();
   if (spec.is_object() && spec.contains("pauseStrategy") && spec["pauseStrategy"].is_object()) {

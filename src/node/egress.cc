@@ -40,7 +40,7 @@ Status NodeAgent::ApplyEgressPolicy(const api::Object& sandbox) {
   }
   const std::string text = NetworkAnnotationOf(sandbox);
   ASSIGN_OR_RETURN(sbnet::EgressPolicy policy, EgressPolicyOf(sandbox));
-  std::lock_guard lock(egress_mu_);  // two updates land in the order they were applied
+  std::lock_guard lock(egress_mu_);
   RETURN_IF_ERROR(runtime_->UpdateEgress(id, policy));
   locals_.With(id, [&](Local& l) { l.network = text; });
   base::Logger("node")->info("sandbox network policy set id={} policy={}", id,

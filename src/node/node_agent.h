@@ -90,13 +90,13 @@ class NodeAgent {
   // "ephemeral-storage is not enforced: ..."); empty when everything is.
   std::vector<std::string> Degraded() const;
 
-  // A TCP connection to 127.0.0.1:port inside a running sandbox, by E2B sandbox id. NotFound
-  // when this node runs no such sandbox, FailedPrecondition when it is paused or stopped,
-  // Unavailable when nothing listens on the port.
   // Puts the Sandbox's kNetwork annotation (as given, e.g. just written) in force for its
   // next packet, without waiting for its reconcile. InvalidArgument for a bad annotation,
   // FailedPrecondition without a sandbox network, NotFound for a sandbox not on this node.
   Status ApplyEgressPolicy(const api::Object& sandbox);
+  // A TCP connection to 127.0.0.1:port inside a running sandbox, by E2B sandbox id. NotFound
+  // when this node runs no such sandbox, FailedPrecondition when it is paused or stopped,
+  // Unavailable when nothing listens on the port.
   Result<base::UniqueFd> Dial(std::string_view sandbox_id, uint16_t port,
                               std::chrono::milliseconds timeout);
   // Dial for an event loop: never waits (runtime::Runtime::DialNow); nullopt when it would.
@@ -167,7 +167,6 @@ class NodeAgent {
   Next Create(api::Object& obj, const std::string& id);
   // egress.cc: the kNetwork annotation's policy, put in force when it changed.
   void SyncEgressPolicy(api::Object& obj, const std::string& id);
-  std::mutex egress_mu_;
   Next StartAndWait(api::Object& obj, const std::string& id);
   Next HandleExit(api::Object& obj, const std::string& id, const runtime::SandboxInfo& info);
   Next ReconcileRunning(api::Object& obj, const std::string& id);
@@ -224,6 +223,7 @@ class NodeAgent {
   base::Clock& clock_;
   // Sandboxes' link out (options_.network); outlives the runtime, which borrows it.
   std::unique_ptr<sbnet::SandboxNetwork> network_;
+  std::mutex egress_mu_;  // policy updates, so two land in the order they were applied
   // Every runtime class of this node behind one Runtime (runtime/runtime_router.h): the
   // sandbox's own runtime answers each call.
   std::unique_ptr<runtime::RuntimeRouter> runtime_;

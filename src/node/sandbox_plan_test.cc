@@ -33,6 +33,28 @@ bool Has(const std::vector<std::string>& v, const std::string& s) {
 
 api::Quantity Q(const char* text) { return *api::Quantity::Parse(text); }
 
+TEST(SandboxPlan, ANodeWithANetworkLinksEverySandboxOutUnderItsPolicyWithTheNodesResolvers) {
+  PlanInput in = Input();
+  PlanOutcome without = PlanSandbox(in);
+  ASSERT_TRUE(without.plan);
+  EXPECT_FALSE(without.plan->spec.egress) << "no node network: loopback only";
+
+  in.resolv_conf = "/var/lib/warren/node/resolv.conf";
+  in.egress_policy = *sbnet::MakeEgressPolicy(false, {"1.1.1.1"}, {});
+  PlanOutcome out = PlanSandbox(in);
+  ASSERT_TRUE(out.plan) << out.failure.message;
+  const runtime::SandboxSpec& spec = out.plan->spec;
+  EXPECT_TRUE(spec.egress);
+  EXPECT_FALSE(spec.egress_policy.allow_internet);
+  ASSERT_EQ(spec.egress_policy.allow_out.size(), 1u);
+  auto resolv =
+      std::find_if(spec.mounts.begin(), spec.mounts.end(),
+                   [](const runtime::BindMount& m) { return m.target == "/etc/resolv.conf"; });
+  ASSERT_NE(resolv, spec.mounts.end());
+  EXPECT_EQ(resolv->source, in.resolv_conf);
+  EXPECT_TRUE(resolv->read_only) << "one file, shared by every sandbox of the node";
+}
+
 TEST(SandboxPlan, Pid1IsEnvdAndTheCommandRunsUnderIt) {
   PlanInput in = Input();
   in.pod.spec.containers[0].command = {"python3", "-m", "http.server"};

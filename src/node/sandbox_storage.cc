@@ -40,7 +40,6 @@ std::string HumanBytes(int64_t bytes) {
 std::string Parent(const std::string& path) { return path.substr(0, path.find_last_of('/')); }
 std::string Base(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
-// Runs a tool to completion; its stderr (the first few KiB) names what went wrong.
 std::optional<os::MountEntry> MountAt(const std::string& path) {
   auto mounts = os::ReadMountInfo();
   if (!mounts.ok()) return std::nullopt;

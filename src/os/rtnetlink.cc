@@ -16,65 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "os/netlink_message.h"
 #include "os/netns.h"
 
 namespace warren::os {
 namespace {
 
-// A netlink message under construction: header, fixed part, then attributes, each padded to
-// 4 bytes; nested attributes are opened and closed around their content.
-class Message {
- public:
-  Message(uint16_t type, uint16_t flags) {
-    buf_.resize(NLMSG_HDRLEN);
-    auto* h = header();
-    h->nlmsg_type = type;
-    h->nlmsg_flags = static_cast<uint16_t>(flags | NLM_F_REQUEST | NLM_F_ACK);
-  }
-  template <typename T>
-  T* Fixed() {
-    size_t at = buf_.size();
-    buf_.resize(at + NLMSG_ALIGN(sizeof(T)), 0);
-    return reinterpret_cast<T*>(buf_.data() + at);
-  }
-  void Attr(uint16_t type, const void* data, size_t len) {
-    size_t at = buf_.size();
-    buf_.resize(at + RTA_ALIGN(RTA_LENGTH(len)), 0);
-    auto* a = reinterpret_cast<rtattr*>(buf_.data() + at);
-    a->rta_type = type;
-    a->rta_len = static_cast<uint16_t>(RTA_LENGTH(len));
-    if (len > 0) memcpy(RTA_DATA(a), data, len);
-  }
-  void Attr(uint16_t type, std::string_view s) {
-    std::string z(s);
-    Attr(type, z.c_str(), z.size() + 1);
-  }
-  template <typename T>
-  void AttrValue(uint16_t type, T value) {
-    Attr(type, &value, sizeof value);
-  }
-  size_t Begin(uint16_t type) {
-    size_t at = buf_.size();
-    Attr(type, nullptr, 0);
-    return at;
-  }
-  void End(size_t at) {
-    reinterpret_cast<rtattr*>(buf_.data() + at)->rta_len = static_cast<uint16_t>(buf_.size() - at);
-  }
-  nlmsghdr* Finish(uint32_t seq) {
-    header()->nlmsg_len = static_cast<uint32_t>(buf_.size());
-    header()->nlmsg_seq = seq;
-    return header();
-  }
-  size_t size() const { return buf_.size(); }
-
- private:
-  nlmsghdr* header() { return reinterpret_cast<nlmsghdr*>(buf_.data()); }
-  // uint32_t elements keep the buffer aligned for the kernel's structs.
-  std::vector<uint8_t> buf_;
-};
-
-void FillIfinfo(Message& m) {
+void FillIfinfo(NetlinkMessage& m) {
   auto* ifi = m.Fixed<ifinfomsg>();
   ifi->ifi_family = AF_UNSPEC;
 }
@@ -92,37 +40,8 @@ Result<RouteNetlink> RouteNetlink::OpenInNetns(int ns_fd) {
   return RouteNetlink(std::move(fd));
 }
 
-Status RouteNetlink::Request(void* msg, size_t len, std::string_view what) {
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  ssize_t sent;
-  do {
-    sent = sendto(fd_.get(), msg, len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel);
-  } while (sent < 0 && errno == EINTR);
-  if (sent < 0) return ErrnoError(fmt::format("netlink: {}", what), errno);
-  const uint32_t seq = static_cast<nlmsghdr*>(msg)->nlmsg_seq;
-  alignas(nlmsghdr) char buf[8192];
-  for (;;) {
-    ssize_t n;
-    do {
-      n = recv(fd_.get(), buf, sizeof buf, 0);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) return ErrnoError(fmt::format("netlink: {}: read the answer", what), errno);
-    for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, static_cast<unsigned>(n));
-         h = NLMSG_NEXT(h, n)) {
-      if (h->nlmsg_seq != seq) continue;
-      if (h->nlmsg_type == NLMSG_ERROR) {
-        const auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
-        if (e->error == 0) return Status::Ok();
-        return ErrnoError(fmt::format("netlink: {}", what), -e->error);
-      }
-      if (h->nlmsg_type == NLMSG_DONE) return Status::Ok();
-    }
-  }
-}
-
 Status RouteNetlink::CreateVethPair(std::string_view name, std::string_view peer, int peer_ns_fd) {
-  Message m(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
+  NetlinkMessage m(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
   FillIfinfo(m);
   m.Attr(IFLA_IFNAME, name);
   size_t info = m.Begin(IFLA_LINKINFO);
@@ -135,49 +54,35 @@ Status RouteNetlink::CreateVethPair(std::string_view name, std::string_view peer
   m.End(peer_info);
   m.End(data);
   m.End(info);
-  return Request(m.Finish(++seq_), m.size(), fmt::format("create veth {} (peer {})", name, peer));
+  return NetlinkTransact(fd_.get(), m, ++seq_, fmt::format("create veth {} (peer {})", name, peer));
 }
 
 Result<RouteNetlink::LinkState> RouteNetlink::GetLink(std::string_view name) {
   // The kernel looks a link up by IFLA_IFNAME when no index is given, and answers with it.
-  Message m(RTM_GETLINK, 0);
+  NetlinkMessage m(RTM_GETLINK, 0);
   FillIfinfo(m);
   m.Attr(IFLA_IFNAME, name);
   m.AttrValue<uint32_t>(IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-  nlmsghdr* req = m.Finish(++seq_);
-  req->nlmsg_flags = NLM_F_REQUEST;  // an answer, not an ack
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  if (sendto(fd_.get(), req, m.size(), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) <
-      0) {
-    return ErrnoError(fmt::format("netlink: look up link {}", name), errno);
+  std::optional<LinkState> found;
+  Status st = NetlinkTransact(
+      fd_.get(), m, ++seq_, fmt::format("look up link {}", name), [&](const nlmsghdr* h) {
+        if (h->nlmsg_type != RTM_NEWLINK) return;
+        const auto* ifi = static_cast<const ifinfomsg*>(NLMSG_DATA(h));
+        LinkState state{ifi->ifi_index, IF_OPER_UNKNOWN};
+        int len = static_cast<int>(IFLA_PAYLOAD(h));
+        for (auto* a = IFLA_RTA(ifi); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+          if (a->rta_type == IFLA_OPERSTATE) {
+            state.operstate = *static_cast<const uint8_t*>(RTA_DATA(a));
+          }
+        }
+        found = state;
+      });
+  if (!st.ok() && st.message().find(strerror(ENODEV)) != std::string::npos) {
+    return NotFoundError(fmt::format("netlink: no link {}", name));
   }
-  alignas(nlmsghdr) char buf[16384];
-  for (;;) {
-    ssize_t n;
-    do {
-      n = recv(fd_.get(), buf, sizeof buf, 0);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) return ErrnoError(fmt::format("netlink: look up link {}", name), errno);
-    for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, static_cast<unsigned>(n));
-         h = NLMSG_NEXT(h, n)) {
-      if (h->nlmsg_seq != seq_) continue;
-      if (h->nlmsg_type == NLMSG_ERROR) {
-        const int err = -static_cast<const nlmsgerr*>(NLMSG_DATA(h))->error;
-        if (err == ENODEV) return NotFoundError(fmt::format("netlink: no link {}", name));
-        return ErrnoError(fmt::format("netlink: look up link {}", name), err);
-      }
-      if (h->nlmsg_type != RTM_NEWLINK) continue;
-      const auto* ifi = static_cast<const ifinfomsg*>(NLMSG_DATA(h));
-      LinkState state{ifi->ifi_index, IF_OPER_UNKNOWN};
-      int len = static_cast<int>(IFLA_PAYLOAD(h));
-      for (auto* a = IFLA_RTA(ifi); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-        if (a->rta_type == IFLA_OPERSTATE)
-          state.operstate = *static_cast<const uint8_t*>(RTA_DATA(a));
-      }
-      return state;
-    }
-  }
+  RETURN_IF_ERROR(st);
+  if (!found) return NotFoundError(fmt::format("netlink: no link {}", name));
+  return *found;
 }
 
 Result<int> RouteNetlink::LinkIndex(std::string_view name) {
@@ -199,20 +104,20 @@ Status RouteNetlink::WaitOperationallyUp(std::string_view name, std::chrono::mil
 }
 
 Status RouteNetlink::SetLinkUp(int index) {
-  Message m(RTM_NEWLINK, 0);
+  NetlinkMessage m(RTM_NEWLINK, 0);
   auto* ifi = m.Fixed<ifinfomsg>();
   ifi->ifi_family = AF_UNSPEC;
   ifi->ifi_index = index;
   ifi->ifi_flags = IFF_UP;
   ifi->ifi_change = IFF_UP;
-  return Request(m.Finish(++seq_), m.size(), fmt::format("set link {} up", index));
+  return NetlinkTransact(fd_.get(), m, ++seq_, fmt::format("set link {} up", index));
 }
 
 Status RouteNetlink::DeleteLink(std::string_view name) {
-  Message m(RTM_DELLINK, 0);
+  NetlinkMessage m(RTM_DELLINK, 0);
   FillIfinfo(m);
   m.Attr(IFLA_IFNAME, name);
-  Status st = Request(m.Finish(++seq_), m.size(), fmt::format("delete link {}", name));
+  Status st = NetlinkTransact(fd_.get(), m, ++seq_, fmt::format("delete link {}", name));
   // The kernel says ENODEV for a name it does not know.
   if (!st.ok() && st.message().find(strerror(ENODEV)) != std::string::npos) {
     return NotFoundError(fmt::format("netlink: link {} not found", name));
@@ -221,7 +126,7 @@ Status RouteNetlink::DeleteLink(std::string_view name) {
 }
 
 Status RouteNetlink::AddAddress(int index, Ipv4Prefix address) {
-  Message m(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
+  NetlinkMessage m(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
   auto* ifa = m.Fixed<ifaddrmsg>();
   ifa->ifa_family = AF_INET;
   ifa->ifa_prefixlen = static_cast<uint8_t>(address.length);
@@ -229,12 +134,14 @@ Status RouteNetlink::AddAddress(int index, Ipv4Prefix address) {
   ifa->ifa_index = static_cast<uint32_t>(index);
   m.AttrValue<uint32_t>(IFA_LOCAL, address.addr.be);
   m.AttrValue<uint32_t>(IFA_ADDRESS, address.addr.be);
-  return Request(m.Finish(++seq_), m.size(),
-                 fmt::format("add address {} to link {}", FormatIpv4Prefix(address), index));
+  return NetlinkTransact(
+      fd_.get(), m, ++seq_,
+      fmt::format("add address {} to link {}", FormatIpv4Prefix(address), index));
 }
 
-Status RouteNetlink::AddRoute(Ipv4Prefix dst, int index, std::optional<Ipv4> gateway) {
-  Message m(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL);
+Status RouteNetlink::AddRoute(Ipv4Prefix dst, int index, std::optional<Ipv4> gateway,
+                              bool replace) {
+  NetlinkMessage m(RTM_NEWROUTE, NLM_F_CREATE | (replace ? NLM_F_REPLACE : NLM_F_EXCL));
   auto* rt = m.Fixed<rtmsg>();
   rt->rtm_family = AF_INET;
   rt->rtm_dst_len = static_cast<uint8_t>(dst.length);
@@ -245,9 +152,9 @@ Status RouteNetlink::AddRoute(Ipv4Prefix dst, int index, std::optional<Ipv4> gat
   if (dst.length > 0) m.AttrValue<uint32_t>(RTA_DST, NetworkOf(dst).be);
   m.AttrValue<uint32_t>(RTA_OIF, static_cast<uint32_t>(index));
   if (gateway) m.AttrValue<uint32_t>(RTA_GATEWAY, gateway->be);
-  return Request(m.Finish(++seq_), m.size(),
-                 fmt::format("add route {} dev {}{}", FormatIpv4Prefix(dst), index,
-                             gateway ? " via " + FormatIpv4(*gateway) : ""));
+  return NetlinkTransact(fd_.get(), m, ++seq_,
+                         fmt::format("add route {} dev {}{}", FormatIpv4Prefix(dst), index,
+                                     gateway ? " via " + FormatIpv4(*gateway) : ""));
 }
 
 Result<Ipv4> ParseIpv4(std::string_view text) {

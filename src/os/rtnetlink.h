@@ -43,8 +43,10 @@ class RouteNetlink {
   Status SetLinkUp(int index);
   Status DeleteLink(std::string_view name);
   Status AddAddress(int index, Ipv4Prefix address);
-  // A route to `dst` out of `index`: through `gateway` when given, else on the link.
-  Status AddRoute(Ipv4Prefix dst, int index, std::optional<Ipv4> gateway = std::nullopt);
+  // A route to `dst` out of `index`: through `gateway` when given, else on the link. With
+  // `replace`, one to the same destination is replaced instead of refused.
+  Status AddRoute(Ipv4Prefix dst, int index, std::optional<Ipv4> gateway = std::nullopt,
+                  bool replace = false);
 
  private:
   struct LinkState {
@@ -53,7 +55,6 @@ class RouteNetlink {
   };
   Result<LinkState> GetLink(std::string_view name);
   explicit RouteNetlink(base::UniqueFd fd) : fd_(std::move(fd)) {}
-  Status Request(void* msg, size_t len, std::string_view what);
 
   base::UniqueFd fd_;
   uint32_t seq_ = 0;

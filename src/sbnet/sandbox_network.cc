@@ -6,7 +6,7 @@
 #include "base/log.h"
 #include "base/scope_guard.h"
 #include "base/small_file.h"
-#include "os/run_tool.h"
+#include "os/conntrack.h"
 
 namespace warren::sbnet {
 namespace {
@@ -83,7 +83,9 @@ Result<Attachment> SandboxNetwork::Link(int netns_fd, os::Ipv4 address) {
   ASSIGN_OR_RETURN(int host_index, host.LinkIndex(a.host_link));
   RETURN_IF_ERROR(host.AddAddress(host_index, {gateway(), 32}));
   RETURN_IF_ERROR(host.SetLinkUp(host_index));
-  RETURN_IF_ERROR(host.AddRoute({address, 32}, host_index));
+  // Replacing: the link of an earlier holder of the address may still be on its way out with
+  // its namespace, its route with it.
+  RETURN_IF_ERROR(host.AddRoute({address, 32}, host_index, std::nullopt, /*replace=*/true));
 
   ASSIGN_OR_RETURN(os::RouteNetlink inside, os::RouteNetlink::OpenInNetns(netns_fd));
   ASSIGN_OR_RETURN(int index, inside.LinkIndex("eth0"));
@@ -94,6 +96,7 @@ Result<Attachment> SandboxNetwork::Link(int netns_fd, os::Ipv4 address) {
   // Both ends: the first packet the sandbox sends must not meet a queue still being set up.
   RETURN_IF_ERROR(inside.WaitOperationallyUp("eth0", std::chrono::seconds(2)));
   RETURN_IF_ERROR(host.WaitOperationallyUp(a.host_link, std::chrono::seconds(2)));
+
   remove_link.Dismiss();
   return a;
 }
@@ -127,11 +130,15 @@ Status SandboxNetwork::SetPolicy(os::Ipv4 address, const EgressPolicy& policy) {
   return Status::Ok();
 }
 
-void SandboxNetwork::Detach(const Attachment& a) {
-  if (auto host = os::RouteNetlink::Open(); host.ok()) {
-    Status st = host->DeleteLink(a.host_link);
-    if (!st.ok() && st.code() != StatusCode::kNotFound) {
-      Log()->warn("delete link {}: {}", a.host_link, st.ToString());
+void SandboxNetwork::Detach(const Attachment& a, bool namespace_gone) {
+  // A veth goes with its namespace, in the kernel's own time; deleting it here would wait for
+  // the same teardown (tens of milliseconds on the caller's thread).
+  if (!namespace_gone) {
+    if (auto host = os::RouteNetlink::Open(); host.ok()) {
+      Status st = host->DeleteLink(a.host_link);
+      if (!st.ok() && st.code() != StatusCode::kNotFound) {
+        Log()->warn("delete link {}: {}", a.host_link, st.ToString());
+      }
     }
   }
   bool had;
@@ -146,11 +153,8 @@ void SandboxNetwork::Detach(const Attachment& a) {
   }
   // Forwarded connections leave conntrack entries (masqueraded) that would outlive the sandbox
   // by minutes and could match the next holder of the address.
-  if (Status st = os::RunTool({"conntrack", "-D", "-s", os::FormatIpv4(a.address)}); !st.ok()) {
-    // Exit 1 with "0 flow entries" is conntrack's way of saying there were none.
-    if (st.message().find("0 flow entries") == std::string::npos) {
-      Log()->warn("flush conntrack of {}: {}", os::FormatIpv4(a.address), st.ToString());
-    }
+  if (auto gone = os::DeleteConntrackFrom(a.address); !gone.ok()) {
+    Log()->warn("flush conntrack of {}: {}", os::FormatIpv4(a.address), gone.status().ToString());
   }
   pool_.Release(a.address);
 }

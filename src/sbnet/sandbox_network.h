@@ -48,9 +48,10 @@ class SandboxNetwork {
   Result<Attachment> Attach(std::string_view sandbox_id, int netns_fd, const EgressPolicy& policy);
   // Replaces the sandbox's policy, effective for the next packet.
   Status SetPolicy(os::Ipv4 address, const EgressPolicy& policy);
-  // Forgets a sandbox whose namespace is gone (or going): its link is deleted when it is still
-  // there, its policy chain and conntrack entries removed, its address released.
-  void Detach(const Attachment& attachment);
+  // Forgets a sandbox: its policy chain and conntrack entries removed, its address released, and
+  // its link deleted unless `namespace_gone` (every process of the namespace has ended, and the
+  // kernel removes the link with it).
+  void Detach(const Attachment& attachment, bool namespace_gone = true);
   // A sandbox that outlived a restart: its address marked in use and its policy put back.
   Status Adopt(const Attachment& attachment, const EgressPolicy& policy);
   // Deletes the range's table (a node stopping for good, tests).

@@ -53,6 +53,9 @@ inline constexpr const char* kLastApplied = "warren.dev/last-applied-configurati
 inline constexpr const char* kSecretPrefix = "secrets.warren.dev/";
 inline constexpr const char* kSealedAccessToken = "secrets.warren.dev/access-token";
 inline constexpr const char* kSealedInitRequest = "secrets.warren.dev/init-request";
+// The token every port but envd's asks for when the sandbox is not public (E2B
+// network.allowPublicTraffic: false; header e2b-traffic-access-token).
+inline constexpr const char* kSealedTrafficToken = "secrets.warren.dev/traffic-token";
 // The sandbox's egress policy as E2B states it ({"allowInternetAccess", "allowOut", "denyOut"},
 // sbnet/egress_policy.h); absent = every destination the node allows. Changing it changes
 // the running sandbox's policy.

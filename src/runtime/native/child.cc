@@ -284,6 +284,12 @@ int ChildMain(void* arg) noexcept {
   int rc = os::ApplyRlimitsRaw(plan.rlimits.data(), plan.rlimits.size(), &failed);
   Check(plan, rc, ChildStep::kRlimit, static_cast<int>(failed));
 
+  // Without no_new_privs the kernel loads a filter only for a holder of CAP_SYS_ADMIN, which
+  // the steps below drop; every call they make is one the profile allows.
+  if (!plan.no_new_privs && plan.seccomp != nullptr) {
+    Check(plan, plan.seccomp->LoadRaw(), ChildStep::kSeccomp);
+  }
+
   int failed_cap = 0;
   rc = os::DropBoundingSetRaw(plan.capabilities, plan.last_cap, &failed_cap);
   Check(plan, rc, ChildStep::kBoundingSet, failed_cap);
@@ -297,12 +303,16 @@ int ChildMain(void* arg) noexcept {
 
   Mark(plan, LaunchPhase::kCredentialsSet);
   CheckErrno(plan, chdir(plan.working_dir.c_str()), ChildStep::kWorkingDir);
-  CheckErrno(plan, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), ChildStep::kNoNewPrivs);
+  if (plan.no_new_privs) {
+    CheckErrno(plan, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), ChildStep::kNoNewPrivs);
+  }
   // Nothing of the server (sockets, database files, other sandboxes' fds) may reach the
   // sandbox: every fd above stderr closes at exec.
   CheckErrno(plan, static_cast<int>(syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC)),
              ChildStep::kCloseFds);
-  if (plan.seccomp != nullptr) Check(plan, plan.seccomp->LoadRaw(), ChildStep::kSeccomp);
+  if (plan.no_new_privs && plan.seccomp != nullptr) {
+    Check(plan, plan.seccomp->LoadRaw(), ChildStep::kSeccomp);
+  }
   Mark(plan, LaunchPhase::kSeccompLoaded);
 
   // Like execvp: report the most telling error (a found-but-unusable file beats "not found").

@@ -61,6 +61,11 @@ struct ChildPlan {
   int stdio[3] = {-1, -1, -1};
 
   bool user_namespace = false;
+  // no_new_privs for pid 1 and all it starts. Off, setuid programs of the image work (`sudo`
+  // for the image's user, as in Docker's default); the seccomp filter is then loaded while the
+  // child still holds CAP_SYS_ADMIN in its own user namespace, which the kernel asks for
+  // instead.
+  bool no_new_privs = true;
   // v1: the sandbox group's `tasks` files (os::Cgroup::OpenTaskFiles), to which the child
   // writes itself before anything it does can be charged to the server's groups. The parent's
   // own move of a pid (cgroup.procs) would wait for an RCU grace period; this does not.

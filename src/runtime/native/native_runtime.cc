@@ -473,6 +473,9 @@ Status NativeRuntime::Start(std::string_view id_view) {
   plan.stdio[1] = plan.stdio[2] = log ? log.get() : dev_null.get();
 
   plan.user_namespace = spec.user_namespace;
+  // Root inside a user namespace is no one outside it, so its setuid programs (sudo) may make
+  // the image's user that root, as Docker allows; without one, root inside is the host's.
+  plan.no_new_privs = !spec.user_namespace;
   for (auto it = spec.layers.rbegin(); it != spec.layers.rend(); ++it) {
     if (spec.user_namespace) {
       auto mapped = idmaps_->Get(*it);

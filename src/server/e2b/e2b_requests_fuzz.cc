@@ -50,6 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ParseTimeoutRequest(in, rules).status().IgnoreError();
       ParseRefreshRequest(in, rules).status().IgnoreError();
       ParsePauseMemory(in).status().IgnoreError();
+      ParseNetworkUpdate(in).status().IgnoreError();
       ParseSnapshotName(in).status().IgnoreError();
       ParseForkRequest(in, rules, 10).status().IgnoreError();
       break;

@@ -229,11 +229,7 @@ Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRul
           fmt::format("network must be an object, got {}", api::JsonTypeName(*n)));
     }
     ASSIGN_OR_RETURN(auto public_traffic, BoolField(*n, "allowPublicTraffic"));
-    if (public_traffic == false) {
-      return InvalidArgumentError(
-          "network.allowPublicTraffic: false is not supported by this server yet (every port "
-          "is reached with the sandbox's routing, without a traffic token)");
-    }
+    r.public_traffic = public_traffic.value_or(true);
     for (const char* unsupported : {"maskRequestHost", "rules", "egressProxy"}) {
       if (auto u = n->find(unsupported); u != n->end() && !u->is_null()) {
         return InvalidArgumentError(

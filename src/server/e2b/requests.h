@@ -40,6 +40,8 @@ struct CreateRequest {
   std::optional<bool> allow_internet_access;
   // allow_internet_access and network.allowOut/denyOut, when either was given.
   std::optional<sbnet::EgressPolicy> network;
+  // network.allowPublicTraffic: false → every port but envd's asks for the traffic token.
+  bool public_traffic = true;
   // OpenKruise metadata extensions (e2b.agents.kruise.io/...), taken out of `metadata`.
   bool never_timeout = false;
   std::optional<std::chrono::seconds> wait_ready_timeout;

@@ -44,6 +44,54 @@ TEST(CreateRequestTest, PythonsV1DefaultsParse) {
   EXPECT_FALSE(dflt->auto_pause);
 }
 
+TEST(CreateRequestTest, NetworkFieldsBecomeOneEgressPolicyAndATrafficChoice) {
+  auto none = ParseCreateRequest(R"({"templateID":"base","allow_internet_access":true})", kRules);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->network) << "nothing asked: the node's default, and a pool may serve it";
+  EXPECT_TRUE(none->public_traffic);
+
+  auto closed =
+      ParseCreateRequest(R"({"templateID":"base","allow_internet_access":false})", kRules);
+  ASSERT_TRUE(closed.ok());
+  ASSERT_TRUE(closed->network);
+  EXPECT_FALSE(closed->network->allow_internet);
+
+  auto lists = ParseCreateRequest(
+      R"({"templateID":"base","network":{"allowOut":["1.1.1.1"],"denyOut":["0.0.0.0/0"],
+          "allowPublicTraffic":false}})",
+      kRules);
+  ASSERT_TRUE(lists.ok()) << lists.status();
+  ASSERT_TRUE(lists->network);
+  EXPECT_EQ(lists->network->allow_out.size(), 1u);
+  EXPECT_EQ(lists->network->deny_out.size(), 1u);
+  EXPECT_FALSE(lists->public_traffic);
+
+  for (const char* bad : {R"({"templateID":"b","network":[]})",
+                          R"({"templateID":"b","network":{"allowOut":"1.1.1.1"}})",
+                          R"({"templateID":"b","network":{"allowOut":["example.com"]}})",
+                          R"({"templateID":"b","network":{"maskRequestHost":"x"}})",
+                          R"({"templateID":"b","network":{"egressProxy":{"address":"x"}}})"}) {
+    auto r = ParseCreateRequest(bad, kRules);
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find("network"), std::string::npos) << r.status();
+  }
+}
+
+TEST(NetworkUpdateTest, TheWholePolicyIsReplacedAndBadEntriesAreRefused) {
+  auto empty = ParseNetworkUpdate("{}");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->IsDefault()) << "an update naming nothing opens everything again";
+  auto both = ParseNetworkUpdate(R"({"allowOut":["1.1.1.1"],"denyOut":["0.0.0.0/0"]})");
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->allow_out.size(), 1u);
+  auto camel = ParseNetworkUpdate(R"({"allowInternetAccess":false})");
+  ASSERT_TRUE(camel.ok());
+  EXPECT_FALSE(camel->allow_internet);
+  EXPECT_FALSE(ParseNetworkUpdate(R"({"denyOut":["10.0.0.0/99"]})").ok());
+  EXPECT_FALSE(ParseNetworkUpdate(R"({"rules":{}})").ok());
+  EXPECT_FALSE(ParseNetworkUpdate("[]").ok());
+}
+
 TEST(CreateRequestTest, BadBodiesAreInvalidArgumentNamingTheField) {
   struct Case {
     const char* body;

@@ -51,10 +51,14 @@ namespace {
 
 Json SandboxJson(const SandboxRecord& r, const ResponseContext& ctx) {
   return {
-      {"sandboxID", r.sandbox_id},       {"templateID", r.template_id},
-      {"alias", r.template_id},          {"clientID", ClientId(r)},
-      {"envdVersion", ctx.envd_version}, {"envdAccessToken", TokenOrNull(r)},
-      {"trafficAccessToken", nullptr},   {"domain", nullptr},
+      {"sandboxID", r.sandbox_id},
+      {"templateID", r.template_id},
+      {"alias", r.template_id},
+      {"clientID", ClientId(r)},
+      {"envdVersion", ctx.envd_version},
+      {"envdAccessToken", TokenOrNull(r)},
+      {"trafficAccessToken", r.traffic_token.empty() ? Json(nullptr) : Json(r.traffic_token)},
+      {"domain", nullptr},
   };
 }
 

@@ -39,6 +39,8 @@ struct SandboxRecord {
   // envd's token: set only for the create and connect answers (the one place E2B's contract
   // returns it); RecordFromObject never reads it (it is sealed on the object).
   std::string access_token;
+  // The traffic token (allowPublicTraffic: false), for the same answers; empty = public.
+  std::string traffic_token;
   bool auto_pause = false;
   bool auto_resume = false;
   bool pool_member = false;  // an unclaimed warm-pool member: never shown through E2B

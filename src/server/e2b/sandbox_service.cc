@@ -90,6 +90,7 @@ SandboxService::SandboxService(store::Store& store, const api::SandboxSecrets& s
 Result<SandboxRecord> SandboxService::RecordWithToken(const api::Object& sandbox) const {
   ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(sandbox));
   ASSIGN_OR_RETURN(r.access_token, secrets_.AccessToken(sandbox));
+  ASSIGN_OR_RETURN(r.traffic_token, secrets_.TrafficToken(sandbox));
   return r;
 }
 
@@ -190,10 +191,11 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
   const std::string& ns = who.team;
   ASSIGN_OR_RETURN(ResolvedTemplate tpl,
                    ResolveTemplate(store_, ns, request.template_id, options_.shared_namespace));
-  // A network policy is in force from a sandbox's first packet; a pool member's has been
-  // running without it, so such a create is a cold one.
+  // A network policy is in force from a sandbox's first packet, and a private sandbox's ports
+  // are closed from birth; a pool member has been running without either, so such a create is
+  // a cold one.
   if (tpl.kind == ResolvedTemplate::Kind::kSandboxSet && claimer_ != nullptr &&
-      (who.admin || tpl.namespace_ == ns) && !request.network) {
+      (who.admin || tpl.namespace_ == ns) && !request.network && request.public_traffic) {
     return CreateFromPool(who, request, tpl);
   }
   return CreateFrom(who, request, tpl, abandoned);
@@ -239,6 +241,7 @@ Result<SandboxRecord> SandboxService::CreateFrom(const auth::Principal& who,
 
   secrets_.SetAccessToken(o, token);
   secrets_.SetInitRequest(o, MakeInitBody(request.env_vars, token, kDefaultUser));
+  if (!request.public_traffic) secrets_.SetTrafficToken(o, base::RandomHex(32));
   Json& spec = o.spec();
   for (const auto& [k, v] : tpl.spec_parts.items()) spec[k] = v;
   if (!request.never_timeout) {

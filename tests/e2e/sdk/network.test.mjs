@@ -1,64 +1,27 @@
-// Sandbox egress through the stock E2B SDK against a simulated internet the test builds: a
-// network namespace holding 1.1.1.1 and 8.8.8.8 (HTTP on both, DNS on 8.8.8.8 naming
-// example.test), reached from the host through a veth; host routes send only those two
-// addresses there, so no packet leaves the machine. The server runs with a sandbox range of its
-// own and 8.8.8.8 as the sandboxes' resolver.
+// Sandbox egress through the stock E2B SDK against a simulated internet the test builds
+// (internet.mjs: 1.1.1.1 and 8.8.8.8 with HTTP, DNS on 8.8.8.8; no packet leaves the machine).
+// The server runs with a sandbox range of its own and 8.8.8.8 as the sandboxes' resolver.
 import { test, before, after } from 'node:test';
+import { execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Sandbox } from 'e2b';
 import { startWarren, useEnv } from './harness.mjs';
+import { startInternet, dropRangeTable } from './internet.mjs';
 
-const NS = `wsim${process.pid}`;
-const LINK = `wtsim${process.pid % 100000}`;
-const RANGE = '10.251.0.0/24';
+// Small, so the suite's sandboxes reuse addresses (13 of them) as a busy node's would.
+const RANGE = '10.251.0.0/28';
 let w;
-let servers;
-
-const ip = (...args) => execFileSync('ip', args, { stdio: 'pipe' });
-const inNs = (...args) => ip('netns', 'exec', NS, ...args);
-
-function buildInternet() {
-  ip('netns', 'add', NS);
-  ip('link', 'add', LINK, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', NS);
-  ip('addr', 'add', '203.0.113.5/30', 'dev', LINK);
-  ip('link', 'set', LINK, 'up');
-  inNs('ip', 'link', 'set', 'lo', 'up');
-  inNs('ip', 'addr', 'add', '203.0.113.6/30', 'dev', 'eth0');
-  inNs('ip', 'addr', 'add', '1.1.1.1/32', 'dev', 'lo');
-  inNs('ip', 'addr', 'add', '8.8.8.8/32', 'dev', 'lo');
-  inNs('ip', 'link', 'set', 'eth0', 'up');
-  inNs('ip', 'route', 'add', 'default', 'via', '203.0.113.5');
-  ip('route', 'add', '1.1.1.1/32', 'via', '203.0.113.6', 'dev', LINK);
-  ip('route', 'add', '8.8.8.8/32', 'via', '203.0.113.6', 'dev', LINK);
-}
-
-function tearDownInternet() {
-  servers?.kill('SIGKILL');
-  try { ip('link', 'del', LINK); } catch { /* gone with the namespace */ }
-  try { ip('netns', 'del', NS); } catch { /* never made */ }
-}
+let internet;
 
 before(async () => {
-  tearDownInternet();
-  buildInternet();
-  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'internet.mjs');
-  servers = spawn('ip', ['netns', 'exec', NS, process.execPath, script, '1.1.1.1,8.8.8.8',
-    '8.8.8.8', 'example.test=1.1.1.1'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise((resolve, reject) => {
-    servers.stdout.on('data', (d) => { if (String(d).includes('ready')) resolve(); });
-    servers.on('exit', (code) => reject(new Error(`internet servers exited ${code}`)));
-  });
+  internet = await startInternet();
   w = await startWarren({ network: RANGE, dns: '8.8.8.8' });
   useEnv(w);
 });
 after(async () => {
   await w?.stop();
-  tearDownInternet();
-  // The server leaves its range's table for the sandboxes that outlive it; this one is ours.
-  try { execFileSync('nft', ['delete', 'table', 'inet', 'warren_10_251_0_0_24']); } catch { /* none */ }
+  internet?.stop();
+  dropRangeTable(RANGE);
 });
 
 // An HTTP GET through bash's /dev/tcp (the base image has no curl): the body, or the error.
@@ -134,6 +97,90 @@ test('bad network input is refused naming what is wrong', async () => {
     /allowOut\[0\].*domain/);
   await assert.rejects(Sandbox.create({ network: { denyOut: ['10.0.0.0/40'] } }),
     /denyOut\[0\]/);
-  await assert.rejects(Sandbox.create({ network: { allowPublicTraffic: false } }),
-    /allowPublicTraffic/);
+  await assert.rejects(Sandbox.create({ network: { maskRequestHost: 'localhost:8080' } }),
+    /maskRequestHost/);
+});
+
+test('the base image has what agents reach for: password-less sudo, curl, git, pip', async () => {
+  const sbx = await Sandbox.create();
+  try {
+    const sudo = await sbx.commands.run('sudo -n id -u');
+    assert.equal(sudo.stdout.trim(), '0', 'user becomes root inside the sandbox');
+    const curl = await sbx.commands.run('curl -sS --max-time 5 http://example.test/');
+    assert.equal(curl.stdout, 'hello from 1.1.1.1');
+    const tools = await sbx.commands.run('git --version && pip --version');
+    assert.match(tools.stdout, /^git version [\d.]+\npip [\d.]+/);
+  } finally {
+    await sbx.kill();
+  }
+});
+
+test('allowPublicTraffic: false closes every port but envd\'s to requests without the traffic token', async () => {
+  const sbx = await Sandbox.create({ network: { allowPublicTraffic: false } });
+  const open = await Sandbox.create();
+  try {
+    assert.match(sbx.trafficAccessToken ?? '', /^[0-9a-f]{32,}$/, 'create returns the token');
+    assert.equal(open.trafficAccessToken ?? null, null);
+    for (const s of [sbx, open]) {
+      await s.commands.run('python3 -m http.server 8000 >/dev/null 2>&1', { background: true });
+      await s.commands.run("for i in $(seq 50); do timeout 1 bash -c 'exec 3<>/dev/tcp/127.0.0.1/8000' 2>/dev/null && break; sleep 0.1; done");
+    }
+    const get = (s, headers = {}) => fetch(`${w.sandboxUrl}/`, {
+      headers: { 'E2b-Sandbox-Id': s.sandboxId, 'E2b-Sandbox-Port': '8000', ...headers } });
+    assert.equal((await get(sbx)).status, 401);
+    assert.equal((await get(sbx, { 'e2b-traffic-access-token': 'wrong' })).status, 401);
+    assert.equal((await get(sbx, { 'e2b-traffic-access-token': sbx.trafficAccessToken })).status, 200);
+    assert.equal((await get(open)).status, 200, 'a public sandbox needs no token');
+    // envd keeps its own token: the SDK still works.
+    assert.equal((await sbx.commands.run('echo ok')).stdout, 'ok\n');
+  } finally {
+    await Promise.all([sbx.kill(), open.kill()]);
+  }
+});
+
+// What a sandbox range leaves on the host: links (wv<hex address>…), conntrack entries from its
+// addresses, per-sandbox policy chains.
+function leftovers() {
+  const links = execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' })
+    .split('\n').filter((l) => / wv0afb00[0-9a-f]{2}[0-9a-f]{2}[@:]/.test(l));
+  const ct = execFileSync('conntrack', ['-L', '-s', RANGE], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+    .split('\n').filter((l) => l.trim());
+  const chains = execFileSync('nft', ['list', 'table', 'inet', 'warren_10_251_0_0_28'], { encoding: 'utf8' })
+    .split('\n').filter((l) => /chain sandbox_/.test(l));
+  return { links, ct, chains };
+}
+async function settled(ms = 10_000) {
+  const deadline = Date.now() + ms;
+  let seen;
+  while (Date.now() < deadline) {
+    seen = leftovers();
+    if (!seen.links.length && !seen.ct.length && !seen.chains.length) return seen;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return seen;
+}
+
+test('cycles, a kill -9 of the server and adoption leave no link, conntrack entry or chain', async () => {
+  // Sandboxes that opened connections out (conntrack entries) under a policy (a chain) and were
+  // killed, many times over (with the suite's others, more than the range's 13 addresses).
+  for (let i = 0; i < 3; i++) {
+    await Promise.all(Array.from({ length: 4 }, async () => {
+      const s = await Sandbox.create({ network: { denyOut: ['9.9.9.9'] } });
+      assert.equal(await reach(s, '1.1.1.1'), 'hello from 1.1.1.1');
+      await s.kill();
+    }));
+  }
+  assert.deepEqual(await settled(), { links: [], ct: [], chains: [] });
+
+  // A policy survives a kill -9 of the server (the new one adopts the sandbox and puts its
+  // chain back), and the sandbox's end afterwards still cleans up.
+  const kept = await Sandbox.create({ network: { denyOut: ['1.1.1.1'] } });
+  assert.match(await reach(kept, '1.1.1.1'), /FAILED/);
+  await w.crash();
+  useEnv(w);
+  const again = await Sandbox.connect(kept.sandboxId);
+  assert.match(await reach(again, '1.1.1.1'), /FAILED/, 'the adopted sandbox keeps its policy');
+  assert.equal(await reach(again, '8.8.8.8'), 'hello from 8.8.8.8');
+  await again.kill();
+  assert.deepEqual(await settled(), { links: [], ct: [], chains: [] });
 });

@@ -185,6 +185,10 @@ TEST_F(SandboxTest, UserNamespaceSandboxRunsAsMappedUidOnTheHost) {
   EXPECT_THAT(Line(*status, "Uid:"), HasSubstr("1000000000"));
   // Its capabilities are full only inside its own user namespace.
   EXPECT_EQ(Line(*status, "CapEff:"), "00000000a00425fb");
+  // Root inside is no one outside, so setuid programs of the image may work (sudo), as in
+  // Docker's default; the seccomp filter holds all the same.
+  EXPECT_EQ(Line(*status, "NoNewPrivs:"), "0");
+  EXPECT_EQ(Line(*status, "Seccomp:"), "2");
 }
 
 TEST_F(SandboxTest, WritesLandInTheWritableLayerOnly) {

@@ -188,8 +188,8 @@ TEST_F(SandboxNetworkTest,
   fclose(f);
   EXPECT_NE(resolv.find("nameserver 9.9.9.9\n"), std::string::npos) << resolv;
 
-  net_->Detach(*la);
-  net_->Detach(*lb);
+  net_->Detach(*la, /*namespace_gone=*/false);
+  net_->Detach(*lb, /*namespace_gone=*/false);
   EXPECT_EQ(net_->attached(), 0u);
 }
 
@@ -211,7 +211,7 @@ TEST_F(SandboxNetworkTest, PoliciesApplyToTheNextConnectionAndAllowOutWinsOverDe
 
   EXPECT_TRUE(net_->SetPolicy(la->address, EgressPolicy{}).ok());
   EXPECT_EQ(Connect(a.fd(), Ip("9.9.9.9"), 80, internet_->web()), "203.0.113.9");
-  net_->Detach(*la);
+  net_->Detach(*la, /*namespace_gone=*/false);
 }
 
 TEST_F(SandboxNetworkTest, DetachLeavesNoLinkNoChainAndNoConntrackEntry) {
@@ -219,7 +219,7 @@ TEST_F(SandboxNetworkTest, DetachLeavesNoLinkNoChainAndNoConntrackEntry) {
   auto la = net_->Attach("a", a.fd(), *MakeEgressPolicy(true, {}, {"9.9.9.10"}));
   ASSERT_TRUE(la.ok()) << la.status().ToString();
   EXPECT_EQ(Connect(a.fd(), Ip("9.9.9.9"), 80, internet_->web()), "203.0.113.9");
-  net_->Detach(*la);
+  net_->Detach(*la, /*namespace_gone=*/false);
   auto host = os::RouteNetlink::Open();
   EXPECT_EQ(host->LinkIndex(la->host_link).status().code(), StatusCode::kNotFound);
   std::string cmd = "conntrack -L -s " + os::FormatIpv4(la->address) + " 2>/dev/null | wc -l";
