@@ -301,6 +301,18 @@ bool Gateway::Relay(net::Responder& responder, const SandboxAddress& address,
   // A request in flight when its sandbox is killed or paused gets the answer a request made
   // just after would get, not a cut connection (the SDK's isRunning() is false exactly on it).
   options.abort_response = SandboxNotFound(address.sandbox_id);
+  const Route& route = *lookup.route;
+  if (!route.mask_request_host.empty()) {
+    std::string host = route.mask_request_host;
+    for (size_t at; (at = host.find("${PORT}")) != std::string::npos;) {
+      host.replace(at, 7, std::to_string(address.port));
+    }
+    options.set_request_headers.Set("Host", host);
+  }
+  // The sandbox's own code never sees the gateway's credentials for it.
+  if (!route.traffic_token.empty()) {
+    options.remove_request_headers.push_back("e2b-traffic-access-token");
+  }
   if (options_.upstream_keepalive) {
     // Clean connections stay on the loop that relayed, for this sandbox port and route
     // generation only: none outlives its sandbox's incarnation.

@@ -51,6 +51,9 @@ class GatewayTest : public ::testing::Test {
       net::Response resp = net::Response::Text(200, name);
       resp.headers.Set("X-Upstream-Remote", req.remote);
       resp.headers.Set("X-Saw-Token", std::string(req.headers.Get("X-Access-Token").value_or("")));
+      resp.headers.Set("X-Saw-Traffic-Token",
+                       std::string(req.headers.Get("e2b-traffic-access-token").value_or("")));
+      resp.headers.Set("X-Saw-Host", std::string(req.headers.Get("Host").value_or("")));
       r.Send(std::move(resp));
     });
     router.Add("GET", "/health",
@@ -287,9 +290,26 @@ TEST_F(GatewayTest, APrivateSandboxsPortsNeedTheTrafficTokenAndEnvdKeepsItsOwn) 
   right.Set("E2B-Traffic-Access-Token", "tr4ffic");
   EXPECT_EQ(Get("/who", right).body, "web");
 
+  EXPECT_EQ(Get("/who", right).headers.Get("X-Saw-Traffic-Token"), "")
+      << "the sandbox's code never sees the token";
+
   net::Headers to_envd = Routing("ip");
   to_envd.Set("X-Access-Token", "s3cret");
   EXPECT_EQ(Get("/who", to_envd).body, "envd") << "envd's port answers to envd's token alone";
+}
+
+TEST_F(GatewayTest, AMaskedHostIsWhatTheSandboxsPortsSee) {
+  auto web = StartUpstream("web");
+  dialer_.Map("im", 3000, web->port());
+  Route route = RunningRoute("im", 1);
+  route.mask_request_host = "localhost:${PORT}";
+  table_.Upsert(route);
+  table_.Upsert(RunningRoute("iu", 1));
+  dialer_.Map("iu", 3000, web->port());
+  StartGateway();
+  EXPECT_EQ(Get("/who", Routing("im", "3000")).headers.Get("X-Saw-Host"), "localhost:3000");
+  EXPECT_NE(Get("/who", Routing("iu", "3000")).headers.Get("X-Saw-Host"), "localhost:3000")
+      << "unmasked: the client's Host";
 }
 
 // Idle upstream connections stay on the gateway loop that relayed over them, so requests on one

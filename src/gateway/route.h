@@ -29,6 +29,9 @@ struct Route {
   // The token every other port asks for (e2b-traffic-access-token) when the sandbox is not
   // public (E2B allowPublicTraffic: false); empty = public.
   std::string traffic_token;
+  // The Host header sent to the sandbox's ports instead of the client's ("${PORT}" → the port;
+  // E2B maskRequestHost); empty = the client's.
+  std::string mask_request_host;
   // The store revision this route reflects. An update applies only when it is newer; 0 means
   // "unknown" (a direct update from a path that did not write the object) and always applies.
   int64_t resource_version = 0;

@@ -86,6 +86,7 @@ Result<Route> RouteFromSandbox(const api::Object& sandbox, const api::SandboxSec
     route.traffic_token = base::RandomHex(32);
   }
   route.auto_resume = Annotation(sandbox, kAutoResumeAnnotation) == "true";
+  route.mask_request_host = Annotation(sandbox, kMaskRequestHostAnnotation);
   const api::Json& spec = sandbox.spec();
   if (spec.is_object() && spec.contains("pauseStrategy") && spec["pauseStrategy"].is_object()) {
     const api::Json& idle = spec["pauseStrategy"].value("idleSeconds", api::Json());

@@ -20,6 +20,8 @@ namespace warren::gateway {
 // Warren's own annotation: "true" on a Sandbox makes traffic resume it when paused (E2B's
 // autoResume). Set by the E2B layer at create.
 inline constexpr const char* kAutoResumeAnnotation = "warren.dev/auto-resume";
+// E2B maskRequestHost: the Host header the sandbox's ports get instead of the client's.
+inline constexpr const char* kMaskRequestHostAnnotation = "warren.dev/mask-request-host";
 
 // The sandbox id of a Sandbox object: label agents.kruise.io/sandbox-id, else the annotation of
 // the same name; empty when it has neither.

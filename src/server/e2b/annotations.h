@@ -25,6 +25,11 @@ inline constexpr const char* kAutoResumeAnnotation = "warren.dev/auto-resume";
 // the wake leaves its timers as they were.
 inline constexpr const char* kIdlePausedAnnotation = "warren.dev/idle-paused";
 
+// E2B network.maskRequestHost: the Host header the gateway sends to the sandbox's ports instead
+// of the client's ("${PORT}" becomes the port). Read by the gateway (same key as
+// gateway::kMaskRequestHostAnnotation).
+inline constexpr const char* kMaskRequestHostAnnotation = "warren.dev/mask-request-host";
+
 // The default user processes run as, sent to envd with /init (E2B templates have `user`).
 inline constexpr const char* kDefaultUser = "user";
 

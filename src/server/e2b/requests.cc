@@ -230,7 +230,16 @@ Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRul
     }
     ASSIGN_OR_RETURN(auto public_traffic, BoolField(*n, "allowPublicTraffic"));
     r.public_traffic = public_traffic.value_or(true);
-    for (const char* unsupported : {"maskRequestHost", "rules", "egressProxy"}) {
+    if (auto mask = n->find("maskRequestHost"); mask != n->end() && !mask->is_null()) {
+      if (!mask->is_string() || mask->get<std::string>().empty() ||
+          mask->get<std::string>().find_first_of(" \t\r\n") != std::string::npos) {
+        return InvalidArgumentError(
+            "network.maskRequestHost must be a host[:port] without spaces (\"${PORT}\" stands "
+            "for the port)");
+      }
+      r.mask_request_host = mask->get<std::string>();
+    }
+    for (const char* unsupported : {"rules", "egressProxy"}) {
       if (auto u = n->find(unsupported); u != n->end() && !u->is_null()) {
         return InvalidArgumentError(
             fmt::format("network.{} is not supported by this server yet", unsupported));

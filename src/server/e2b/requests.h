@@ -42,6 +42,9 @@ struct CreateRequest {
   std::optional<sbnet::EgressPolicy> network;
   // network.allowPublicTraffic: false → every port but envd's asks for the traffic token.
   bool public_traffic = true;
+  // network.maskRequestHost: the Host the sandbox's ports see ("${PORT}" → the port); empty =
+  // the client's.
+  std::string mask_request_host;
   // OpenKruise metadata extensions (e2b.agents.kruise.io/...), taken out of `metadata`.
   bool never_timeout = false;
   std::optional<std::chrono::seconds> wait_ready_timeout;

@@ -66,10 +66,17 @@ TEST(CreateRequestTest, NetworkFieldsBecomeOneEgressPolicyAndATrafficChoice) {
   EXPECT_EQ(lists->network->deny_out.size(), 1u);
   EXPECT_FALSE(lists->public_traffic);
 
+  auto masked = ParseCreateRequest(
+      R"({"templateID":"base","network":{"maskRequestHost":"localhost:${PORT}"}})", kRules);
+  ASSERT_TRUE(masked.ok()) << masked.status();
+  EXPECT_EQ(masked->mask_request_host, "localhost:${PORT}");
+  EXPECT_FALSE(masked->network) << "no egress rule in it";
+
   for (const char* bad : {R"({"templateID":"b","network":[]})",
                           R"({"templateID":"b","network":{"allowOut":"1.1.1.1"}})",
                           R"({"templateID":"b","network":{"allowOut":["example.com"]}})",
-                          R"({"templateID":"b","network":{"maskRequestHost":"x"}})",
+                          R"({"templateID":"b","network":{"maskRequestHost":"a b"}})",
+                          R"({"templateID":"b","network":{"maskRequestHost":5}})",
                           R"({"templateID":"b","network":{"egressProxy":{"address":"x"}}})"}) {
     auto r = ParseCreateRequest(bad, kRules);
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;

@@ -195,7 +195,8 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
   // are closed from birth; a pool member has been running without either, so such a create is
   // a cold one.
   if (tpl.kind == ResolvedTemplate::Kind::kSandboxSet && claimer_ != nullptr &&
-      (who.admin || tpl.namespace_ == ns) && !request.network && request.public_traffic) {
+      (who.admin || tpl.namespace_ == ns) && !request.network && request.public_traffic &&
+      request.mask_request_host.empty()) {
     return CreateFromPool(who, request, tpl);
   }
   return CreateFrom(who, request, tpl, abandoned);
@@ -237,6 +238,9 @@ Result<SandboxRecord> SandboxService::CreateFrom(const auth::Principal& who,
   if (!tpl.restore_from.empty()) ann[api::annotations::kRestoreFrom] = tpl.restore_from;
   if (request.network) {
     ann[api::annotations::kNetwork] = api::DumpJson(sbnet::EgressPolicyToJson(*request.network));
+  }
+  if (!request.mask_request_host.empty()) {
+    ann[kMaskRequestHostAnnotation] = request.mask_request_host;
   }
 
   secrets_.SetAccessToken(o, token);

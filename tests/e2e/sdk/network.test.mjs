@@ -97,7 +97,7 @@ test('bad network input is refused naming what is wrong', async () => {
     /allowOut\[0\].*domain/);
   await assert.rejects(Sandbox.create({ network: { denyOut: ['10.0.0.0/40'] } }),
     /denyOut\[0\]/);
-  await assert.rejects(Sandbox.create({ network: { maskRequestHost: 'localhost:8080' } }),
+  await assert.rejects(Sandbox.create({ network: { maskRequestHost: 'local host' } }),
     /maskRequestHost/);
 });
 
@@ -183,4 +183,24 @@ test('cycles, a kill -9 of the server and adoption leave no link, conntrack entr
   assert.equal(await reach(again, '8.8.8.8'), 'hello from 8.8.8.8');
   await again.kill();
   assert.deepEqual(await settled(), { links: [], ct: [], chains: [] });
+});
+
+test('maskRequestHost is the Host a sandbox\'s server sees', async () => {
+  const sbx = await Sandbox.create({ network: { maskRequestHost: 'localhost:${PORT}' } });
+  try {
+    await sbx.commands.run(`python3 -c "
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        b = self.headers.get('Host', '').encode()
+        self.send_response(200); self.send_header('content-length', str(len(b))); self.end_headers()
+        self.wfile.write(b)
+http.server.HTTPServer(('0.0.0.0', 8001), H).serve_forever()" >/dev/null 2>&1`, { background: true });
+    await sbx.commands.run("for i in $(seq 50); do timeout 1 bash -c 'exec 3<>/dev/tcp/127.0.0.1/8001' 2>/dev/null && break; sleep 0.1; done");
+    const res = await fetch(`${w.sandboxUrl}/`, {
+      headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '8001' } });
+    assert.equal(await res.text(), 'localhost:8001');
+  } finally {
+    await sbx.kill();
+  }
 });
