@@ -129,6 +129,8 @@ Status NodeAgent::Start() {
   runtime_->SetExitCallback(
       [this](const std::string& id, const runtime::ExitStatus&) { OnExit(id); });
   RETURN_IF_ERROR(Adopt());
+  // The sandboxes' policies, adopted with them, go in with the table.
+  if (network_) RETURN_IF_ERROR(network_->Install());
   const int64_t revision = Relist();
   started_ = true;
   import_thread_ = std::thread([this] { ImportLoop(); });

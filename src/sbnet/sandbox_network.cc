@@ -37,20 +37,34 @@ Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Create(NetworkOptions op
   ASSIGN_OR_RETURN(auto nft, Nftables::Create());
   std::unique_ptr<SandboxNetwork> net(
       new SandboxNetwork(std::move(options), std::move(pool), std::move(nft)));
-  if (Status st = net->nft_->Run(BaseRuleset(net->rules_)); !st.ok()) {
-    return FailedPreconditionError(
-        fmt::format("sandbox egress: install the {} table: {}", net->rules_.table, st.message()));
-  }
   RETURN_IF_ERROR(EnableForwarding());
   if (!net->options_.resolv_conf_path.empty()) {
     std::string conf = "# written by warren: the node's resolvers\n";
     for (os::Ipv4 r : net->options_.resolvers) conf += "nameserver " + os::FormatIpv4(r) + "\n";
     RETURN_IF_ERROR(base::WriteFileAtomically(net->options_.resolv_conf_path, conf));
   }
-  Log()->info("sandbox egress ready range={} gateway={} table={}",
-              os::FormatIpv4Prefix(net->options_.range), os::FormatIpv4(net->gateway()),
-              net->rules_.table);
   return net;
+}
+
+Status SandboxNetwork::Install() {
+  std::lock_guard lock(mu_);
+  // One transaction: the table the previous server left (with its sandboxes' chains) stays in
+  // force until this one replaces it with the adopted sandboxes' chains already in, so no
+  // sandbox is ever without its policy, and no chain of a sandbox that is gone survives.
+  std::string commands = BaseRuleset(rules_);
+  for (const auto& [address, policy] : adopted_) {
+    commands += PolicyCommands(rules_, os::Ipv4{address}, policy, /*had_chain=*/false);
+  }
+  if (Status st = nft_->Run(commands); !st.ok()) {
+    return FailedPreconditionError(
+        fmt::format("sandbox egress: install the {} table: {}", rules_.table, st.message()));
+  }
+  adopted_.clear();
+  installed_ = true;
+  Log()->info("sandbox egress ready range={} gateway={} table={} adopted_policies={}",
+              os::FormatIpv4Prefix(options_.range), os::FormatIpv4(gateway()), rules_.table,
+              with_chain_.size());
+  return Status::Ok();
 }
 
 SandboxNetwork::SandboxNetwork(NetworkOptions options, AddressPool pool,
@@ -103,6 +117,13 @@ Result<Attachment> SandboxNetwork::Link(int netns_fd, os::Ipv4 address) {
 
 Result<Attachment> SandboxNetwork::Attach(std::string_view sandbox_id, int netns_fd,
                                           const EgressPolicy& policy) {
+  {
+    std::lock_guard lock(mu_);
+    if (!installed_) {
+      return FailedPreconditionError(
+          fmt::format("sandbox {}: egress: the sandbox network is not installed yet", sandbox_id));
+    }
+  }
   ASSIGN_OR_RETURN(os::Ipv4 address, pool_.Allocate());
   auto release = base::ScopeExit([&] { pool_.Release(address); });
   // The policy first: the sandbox may send as soon as its link is up.
@@ -120,6 +141,17 @@ Result<Attachment> SandboxNetwork::Attach(std::string_view sandbox_id, int netns
 
 Status SandboxNetwork::SetPolicy(os::Ipv4 address, const EgressPolicy& policy) {
   std::lock_guard lock(mu_);
+  if (!installed_) {
+    // Adopted before Install: it goes in with the table.
+    if (policy.IsDefault()) {
+      adopted_.erase(address.be);
+      with_chain_.erase(address.be);
+    } else {
+      adopted_[address.be] = policy;
+      with_chain_.insert(address.be);
+    }
+    return Status::Ok();
+  }
   const bool had = with_chain_.contains(address.be);
   RETURN_IF_ERROR(nft_->Run(PolicyCommands(rules_, address, policy, had)));
   if (policy.IsDefault()) {
@@ -144,7 +176,8 @@ void SandboxNetwork::Detach(const Attachment& a, bool namespace_gone) {
   bool had;
   {
     std::lock_guard lock(mu_);
-    had = with_chain_.erase(a.address.be) > 0;
+    had = with_chain_.erase(a.address.be) > 0 && installed_;
+    adopted_.erase(a.address.be);
   }
   if (had) {
     if (Status st = nft_->Run(RemovePolicyCommands(rules_, a.address)); !st.ok()) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -37,9 +38,12 @@ struct Attachment {
 // conntrack entries, the address). Thread-safe.
 class SandboxNetwork {
  public:
-  // Replaces the range's table, turns IPv4 forwarding on (logged when it was off) and writes
-  // the resolv.conf. FailedPrecondition when nftables or forwarding cannot be set up.
+  // Turns IPv4 forwarding on (logged when it was off) and writes the resolv.conf. The table is
+  // put in place by Install, after adoption. FailedPrecondition when forwarding cannot be set.
   static Result<std::unique_ptr<SandboxNetwork>> Create(NetworkOptions options);
+  // Replaces the range's table with a fresh one holding the policies of the sandboxes adopted
+  // so far, in one transaction. Attach needs it done; FailedPrecondition when nftables refuses.
+  Status Install();
   // Leaves the table: sandboxes outlive the server, and the next one adopts them.
   ~SandboxNetwork() = default;
 
@@ -52,7 +56,8 @@ class SandboxNetwork {
   // its link deleted unless `namespace_gone` (every process of the namespace has ended, and the
   // kernel removes the link with it).
   void Detach(const Attachment& attachment, bool namespace_gone = true);
-  // A sandbox that outlived a restart: its address marked in use and its policy put back.
+  // A sandbox that outlived a restart: its address marked in use and its policy put back (with
+  // the table, when Install has not run yet).
   Status Adopt(const Attachment& attachment, const EgressPolicy& policy);
   // Deletes the range's table (a node stopping for good, tests).
   Status RemoveTable();
@@ -71,7 +76,9 @@ class SandboxNetwork {
   std::unique_ptr<Nftables> nft_;
   std::mutex mu_;
   std::set<uint32_t> with_chain_;  // guarded by mu_: addresses (network order) with a policy chain
-  uint32_t generation_ = 0;        // guarded by mu_: makes link names unique while old ones go
+  std::map<uint32_t, EgressPolicy> adopted_;  // guarded by mu_: policies waiting for Install
+  bool installed_ = false;                    // guarded by mu_
+  uint32_t generation_ = 0;  // guarded by mu_: makes link names unique while old ones go
 };
 
 }  // namespace warren::sbnet

@@ -148,6 +148,7 @@ class SandboxNetworkTest : public ::testing::Test {
     auto made = SandboxNetwork::Create(o);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     net_ = std::move(*made);
+    ASSERT_TRUE(net_->Install().ok());
     internet_ = std::make_unique<Internet>();
   }
   void TearDown() override {
@@ -233,6 +234,36 @@ TEST_F(SandboxNetworkTest, DetachLeavesNoLinkNoChainAndNoConntrackEntry) {
       << "the policy chain is gone";
   // The address comes back to the pool: a range this size gives out every one again.
   EXPECT_EQ(net_->attached(), 0u);
+}
+
+TEST_F(SandboxNetworkTest, ANewServerKeepsAdoptedPoliciesWithoutAGapAndDropsStaleOnes) {
+  Namespace kept, gone;
+  auto lk = net_->Attach("kept", kept.fd(), *MakeEgressPolicy(true, {}, {"9.9.9.9"}));
+  auto lg = net_->Attach("gone", gone.fd(), *MakeEgressPolicy(true, {}, {"9.9.9.9"}));
+  ASSERT_TRUE(lk.ok() && lg.ok());
+  EXPECT_EQ(Connect(kept.fd(), Ip("9.9.9.9"), 80), "");
+
+  // The next server: made, then adopting `kept` only (`gone` died while no server ran). Until it
+  // installs its table the old one holds; after, `kept` is still denied and `gone`'s address
+  // has no chain left for its next holder.
+  NetworkOptions o = net_->options();
+  net_.reset();
+  auto next = SandboxNetwork::Create(o);
+  ASSERT_TRUE(next.ok()) << next.status();
+  net_ = std::move(*next);
+  EXPECT_EQ(Connect(kept.fd(), Ip("9.9.9.9"), 80), "") << "the old table still holds";
+  ASSERT_TRUE(net_->Adopt(*lk, *MakeEgressPolicy(true, {}, {"9.9.9.9"})).ok());
+  EXPECT_EQ(net_->Attach("early", gone.fd(), {}).status().code(), StatusCode::kFailedPrecondition)
+      << "nothing is attached before the table is in";
+  ASSERT_TRUE(net_->Install().ok());
+  EXPECT_EQ(Connect(kept.fd(), Ip("9.9.9.9"), 80), "");
+  auto nft = Nftables::Create();
+  EXPECT_TRUE((*nft)->Run("list chain inet warren_10_250_7_0_24 sandbox_0afa0702").ok());
+  EXPECT_FALSE((*nft)->Run("list chain inet warren_10_250_7_0_24 sandbox_0afa0703").ok())
+      << "the chain of a sandbox no one adopted is gone";
+  net_->Detach(*lk, /*namespace_gone=*/false);
+  if (auto host = os::RouteNetlink::Open(); host.ok())
+    host->DeleteLink(lg->host_link).IgnoreError();
 }
 
 TEST_F(SandboxNetworkTest, AttachingToSomethingThatIsNotANamespaceFailsAndKeepsNothing) {
