@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <thread>
 
 #include "base/log.h"
 #include "node/node_agent.h"
@@ -12,8 +11,6 @@
 
 namespace warren::node {
 namespace {
-
-using namespace std::chrono_literals;
 
 // Removes everything inside `dir` but keeps `dir` itself (its owner and mode: with a user
 // namespace the writable layer belongs to the sandbox's root). Symlinks are removed, never

@@ -22,8 +22,10 @@ Status EnableForwarding() {
   auto now = base::ReadSmallFile(kForwarding);
   if (now.ok() && now->starts_with("1")) return Status::Ok();
   if (Status st = base::WriteKernelFile(kForwarding, "1\n"); !st.ok()) {
-    return FailedPreconditionError(
-        fmt::format("sandbox egress needs IPv4 forwarding: {}", st.message()));
+    return FailedPreconditionError(fmt::format(
+        "sandbox egress needs IPv4 forwarding: {} (or run warren server --sandbox-network none "
+        "for loopback-only sandboxes)",
+        st.message()));
   }
   Log()->warn("turned IPv4 forwarding on (net.ipv4.ip_forward=1) for sandbox egress");
   return Status::Ok();
@@ -57,7 +59,9 @@ Status SandboxNetwork::Install() {
   }
   if (Status st = nft_->Run(commands); !st.ok()) {
     return FailedPreconditionError(
-        fmt::format("sandbox egress: install the {} table: {}", rules_.table, st.message()));
+        fmt::format("sandbox egress: install the {} table: {} (or run warren server "
+                    "--sandbox-network none for loopback-only sandboxes)",
+                    rules_.table, st.message()));
   }
   adopted_.clear();
   installed_ = true;
