@@ -4,8 +4,11 @@
 // bench/cold_create's `runc run` (its own network namespace with loopback, runc's default) and
 // the native runtime alone; then HTTP download throughput from a sandbox to the simulated
 // internet (tests/e2e/sdk/internet.mjs) beside the same download from the host.
-//   node bench/network/network.mjs [--n 50] [--mb 200] [--quick]
-import { spawnSync } from 'node:child_process';
+// --leak-cycles C then runs C more cycles (4 at a time) that each open a connection out under a
+// policy (a conntrack entry and a policy chain per sandbox) and end, and prints what the range
+// left on the host: links, conntrack entries, policy chains (all should be 0).
+//   node bench/network/network.mjs [--n 50] [--mb 200] [--leak-cycles 1000] [--quick]
+import { spawnSync, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { loadavg, cpus } from 'node:os';
 import path from 'node:path';
@@ -23,6 +26,7 @@ const quick = argv.includes('--quick');
 const arg = (name, dflt) => { const i = argv.indexOf(name); return i >= 0 ? Number(argv[i + 1]) : dflt; };
 const n = quick ? 3 : arg('--n', 50);
 const mb = quick ? 10 : arg('--mb', 200);
+const leakCycles = quick ? 0 : arg('--leak-cycles', 0);
 if (process.getuid() !== 0) {
   console.log('network: needs root (real sandboxes); skipped');
   process.exit(77);
@@ -49,6 +53,19 @@ with urllib.request.urlopen('http://1.1.1.1/bytes/${bytes}') as r:
 print(n, time.perf_counter() - t)"`;
 const mbps = (out) => { const [bytes, secs] = out.trim().split(/\s+/).map(Number); return bytes / secs / 1e6; };
 
+// What the range left: links named after its addresses (wv + hex), conntrack entries from it,
+// policy chains in its table.
+function leftovers() {
+  const prefix = 'wv0afc00';  // 10.252.0.x
+  const links = execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' })
+    .split('\n').filter((l) => l.includes(` ${prefix}`)).length;
+  const conntrack = execFileSync('conntrack', ['-L', '-s', RANGE],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n').filter((l) => l.trim()).length;
+  const chains = execFileSync('nft', ['list', 'table', 'inet', 'warren_10_252_0_0_24'], { encoding: 'utf8' })
+    .split('\n').filter((l) => /chain sandbox_/.test(l)).length;
+  return { links, conntrack, chains };
+}
+const leak = {};
 const load0 = loadavg();
 const internet = await startInternet();
 const servers = {};
@@ -88,6 +105,26 @@ try {
   } finally {
     await sbx.kill();
   }
+  if (leakCycles > 0) {
+    const t0 = now();
+    let next = 0;
+    await Promise.all(Array.from({ length: 4 }, async () => {
+      while (next < leakCycles) {
+        next++;
+        const s = await Sandbox.create('base', { network: { denyOut: ['9.9.9.9'] } });
+        const r = await s.commands.run("timeout 2 bash -c 'exec 3<>/dev/tcp/1.1.1.1/80' && echo ok");
+        if (r.stdout.trim() !== 'ok') throw new Error(`cycle ${next}: no connection out: ${r.stdout}`);
+        await s.kill();
+      }
+    }));
+    leak.seconds = (now() - t0) / 1000;
+    // Teardown finishes moments after kill returns.
+    for (let i = 0; i < 50; i++) {
+      Object.assign(leak, leftovers());
+      if (!leak.links && !leak.conntrack && !leak.chains) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 } finally {
   await servers.none?.stop();
   await servers.net?.stop();
@@ -119,3 +156,7 @@ console.log(`HTTP download of ${mb} MB from the simulated internet (python3 urll
 console.log(`  from a sandbox (veth, forward, masquerade): ${median(sandboxMbps).toFixed(0)} MB/s`);
 console.log(`  from the host (direct route):              ${median(hostMbps).toFixed(0)} MB/s`);
 console.log(`  ratio: ${(median(sandboxMbps) / median(hostMbps)).toFixed(2)}×`);
+if (leakCycles > 0) {
+  console.log(`leak check: ${leakCycles} cycles (4 at a time, each a connection out under a policy) in ${leak.seconds.toFixed(1)} s; ` +
+    `left on the host: ${leak.links} links, ${leak.conntrack} conntrack entries, ${leak.chains} policy chains`);
+}
