@@ -139,6 +139,27 @@ Status RouteNetlink::AddAddress(int index, Ipv4Prefix address) {
       fmt::format("add address {} to link {}", FormatIpv4Prefix(address), index));
 }
 
+Result<std::optional<Ipv4>> RouteNetlink::LinkAddress(std::string_view name) {
+  ASSIGN_OR_RETURN(int index, LinkIndex(name));
+  NetlinkMessage m(RTM_GETADDR, NLM_F_DUMP);
+  auto* ifa = m.Fixed<ifaddrmsg>();
+  ifa->ifa_family = AF_INET;
+  std::optional<Ipv4> found;
+  RETURN_IF_ERROR(NetlinkTransact(
+      fd_.get(), m, ++seq_, fmt::format("addresses of {}", name), [&](const nlmsghdr* h) {
+        if (h->nlmsg_type != RTM_NEWADDR || found) return;
+        const auto* a = static_cast<const ifaddrmsg*>(NLMSG_DATA(h));
+        if (static_cast<int>(a->ifa_index) != index || a->ifa_family != AF_INET) return;
+        int len = static_cast<int>(IFA_PAYLOAD(h));
+        for (auto* r = IFA_RTA(a); RTA_OK(r, len); r = RTA_NEXT(r, len)) {
+          if (r->rta_type == IFA_LOCAL && RTA_PAYLOAD(r) == 4) {
+            found = Ipv4{*static_cast<const uint32_t*>(RTA_DATA(r))};
+          }
+        }
+      }));
+  return found;
+}
+
 Status RouteNetlink::AddRoute(Ipv4Prefix dst, int index, std::optional<Ipv4> gateway,
                               bool replace) {
   NetlinkMessage m(RTM_NEWROUTE, NLM_F_CREATE | (replace ? NLM_F_REPLACE : NLM_F_EXCL));

@@ -43,6 +43,8 @@ class RouteNetlink {
   Status SetLinkUp(int index);
   Status DeleteLink(std::string_view name);
   Status AddAddress(int index, Ipv4Prefix address);
+  // The first IPv4 address on link `name`; nullopt when it has none. NotFound without the link.
+  Result<std::optional<Ipv4>> LinkAddress(std::string_view name);
   // A route to `dst` out of `index`: through `gateway` when given, else on the link. With
   // `replace`, one to the same destination is replaced instead of refused.
   Status AddRoute(Ipv4Prefix dst, int index, std::optional<Ipv4> gateway = std::nullopt,

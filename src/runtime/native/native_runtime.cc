@@ -117,6 +117,11 @@ bool InItsCgroup(const os::Cgroup& cgroup, pid_t pid) {
   return pids.ok() && std::find(pids->begin(), pids->end(), pid) != pids->end();
 }
 
+Status NoSandboxNetwork(std::string_view id) {
+  return FailedPreconditionError(fmt::format(
+      "sandbox {}: asks for a network link out, and this node has no sandbox network", id));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<NativeRuntime>> NativeRuntime::Create(NativeRuntimeOptions options) {
@@ -203,6 +208,15 @@ std::optional<sbnet::Attachment> NativeRuntime::EgressOf(const SandboxRecord& r)
   auto address = os::ParseIpv4(r.egress_address);
   if (!address.ok()) return std::nullopt;
   return sbnet::Attachment{*address, r.egress_link};
+}
+
+std::optional<os::Ipv4> NativeRuntime::EgressAddressInside(int pid) {
+  base::UniqueFd ns(open(fmt::format("/proc/{}/ns/net", pid).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!ns) return std::nullopt;
+  auto inside = os::RouteNetlink::OpenInNetns(ns.get());
+  if (!inside.ok()) return std::nullopt;
+  auto address = inside->LinkAddress("eth0");
+  return address.ok() ? *address : std::nullopt;
 }
 
 void NativeRuntime::DetachEgressLocked(Sandbox& sb) {
@@ -309,10 +323,7 @@ Status NativeRuntime::Create(const SandboxSpec& spec) {
   auto t0 = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(ValidateSpec(spec));
   const std::string& id = spec.id;
-  if (spec.egress && options_.network == nullptr) {
-    return FailedPreconditionError(fmt::format(
-        "sandbox {}: asks for a network link out, and this node has no sandbox network", id));
-  }
+  if (spec.egress && options_.network == nullptr) return NoSandboxNetwork(id);
   if (spec.user_namespace) {
     auto in_range = [&](uint32_t v) { return v < options_.userns_size; };
     bool ok = in_range(spec.user.uid) && in_range(spec.user.gid);
@@ -545,10 +556,7 @@ Status NativeRuntime::Start(std::string_view id_view) {
   });
   std::optional<sbnet::Attachment> egress;
   if (spec.egress) {
-    if (options_.network == nullptr) {
-      return FailedPreconditionError(fmt::format(
-          "sandbox {}: asks for a network link out, and this node has no sandbox network", id));
-    }
+    if (options_.network == nullptr) return NoSandboxNetwork(id);
     launch.before_release = [&](pid_t pid) -> Status {
       base::UniqueFd ns(open(fmt::format("/proc/{}/ns/net", pid).c_str(), O_RDONLY | O_CLOEXEC));
       if (!ns) return ErrnoError(fmt::format("sandbox {}: open its network namespace", id), errno);
@@ -890,6 +898,13 @@ Result<NativeRuntime::SandboxPtr> NativeRuntime::AdoptOne(const std::string& id,
   if (alive) {
     auto frozen = sb->cgroup.relative().empty() ? Result<bool>(false) : sb->cgroup.IsFrozen();
     r.state = frozen.ok() && *frozen ? SandboxState::kPaused : SandboxState::kRunning;
+    if (r.spec.egress && r.egress_address.empty()) {
+      // Linked, then the server died before the record said so: the namespace knows.
+      if (auto found = EgressAddressInside(r.pid); found) {
+        r.egress_address = os::FormatIpv4(*found);
+        Log()->info("sandbox={} egress address read from its namespace: {}", id, r.egress_address);
+      }
+    }
     if (auto a = EgressOf(r); a && options_.network != nullptr) {
       if (Status st = options_.network->Adopt(*a, r.spec.egress_policy); !st.ok()) {
         Log()->warn("sandbox={} egress not adopted: {}", id, st.ToString());

@@ -106,6 +106,8 @@ class NativeRuntime final : public Runtime {
   std::string CgroupPath(std::string_view id) const;
   Status Persist(const Sandbox& sb);
   static std::optional<sbnet::Attachment> EgressOf(const SandboxRecord& r);
+  // The address on eth0 inside the network namespace of `pid`, if any.
+  static std::optional<os::Ipv4> EgressAddressInside(int pid);
   // The sandbox's pid 1 is gone (or was never seen again): its link out is undone.
   void DetachEgressLocked(Sandbox& sb);
   SandboxInfo InfoLocked(const Sandbox& sb) const;

@@ -96,11 +96,13 @@ export async function startWarren({ env = {}, network = 'none', dns = '8.8.8.8' 
       await terminate(w.child);
       Object.assign(w, await launch());
     },
-    // kill -9 of the server and a new one on the same data dir (ports are new: useEnv again).
-    async crash() {
+    // kill -9 of the server and a new one on the same data dir (ports are new: useEnv again);
+    // `whileDown` runs between the two.
+    async crash({ whileDown } = {}) {
       const done = new Promise((r) => w.child.once('exit', r));
       w.child.kill('SIGKILL');
       await done;
+      if (whileDown) await whileDown();
       Object.assign(w, await launch());
     },
     // Raw HTTP to the control plane, as the Python SDK sends it.

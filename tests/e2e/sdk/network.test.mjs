@@ -3,6 +3,7 @@
 // The server runs with a sandbox range of its own and 8.8.8.8 as the sandboxes' resolver.
 import { test, before, after } from 'node:test';
 import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { Sandbox } from 'e2b';
 import { startWarren, useEnv } from './harness.mjs';
@@ -203,4 +204,33 @@ http.server.HTTPServer(('0.0.0.0', 8001), H).serve_forever()" >/dev/null 2>&1`, 
   } finally {
     await sbx.kill();
   }
+});
+
+test('a server killed before it recorded a sandbox\'s address finds it in the sandbox', async () => {
+  const sbx = await Sandbox.create({ network: { denyOut: ['1.1.1.1'] } });
+  let current = sbx;  // the handle made after the restart knows the new ports
+  try {
+    assert.match(await reach(sbx, '1.1.1.1'), /FAILED/);
+    await w.crash({
+      // As if the server had died between making the link and writing the state record.
+      whileDown: () => {
+        const dirs = execFileSync('sh', ['-c', `ls -d /run/warren/*/${sbx.sandboxId} /run/warren/sandboxes/${sbx.sandboxId} 2>/dev/null || true`],
+          { encoding: 'utf8' }).split('\n').filter(Boolean);
+        assert.equal(dirs.length, 1, `state dir of ${sbx.sandboxId}: ${dirs}`);
+        const file = `${dirs[0]}/state.json`;
+        const record = JSON.parse(readFileSync(file, 'utf8'));
+        assert.ok(record.egress, 'the record names the link');
+        delete record.egress;
+        writeFileSync(file, JSON.stringify(record));
+      },
+    });
+    useEnv(w);
+    const again = await Sandbox.connect(sbx.sandboxId);
+    current = again;
+    assert.match(await reach(again, '1.1.1.1'), /FAILED/, 'its policy came back with its address');
+    assert.equal(await reach(again, '8.8.8.8'), 'hello from 8.8.8.8');
+  } finally {
+    await current.kill();
+  }
+  assert.deepEqual(await settled(), { links: [], ct: [], chains: [] });
 });
