@@ -159,9 +159,11 @@ TEST_F(RecycleControllerTest, AnOutdatedRevisionIsDeletedNotRecycled) {
                     {{"template",
                       {{"spec", {{"containers", {{{"name", "main"}, {"image", "busybox"}}}}}}}}}}})
           .ok());
+  // The controller judges from its informer's copy of the set, which follows the store by a
+  // watch event: wait for that copy, not the store's.
   ASSERT_TRUE(Eventually([&] {
-    auto set = store_->Get(api::SandboxSetKind(), "default", "py");
-    return set->status().value("observedGeneration", 0) == 2;
+    auto set = informers_->sets().Get("default", "py");
+    return set && set->status().is_object() && set->status().value("observedGeneration", 0) == 2;
   }));
   ASSERT_TRUE(DeleteOrRecycle(store_.store(), *Get(used.metadata.name)).ok());
   ASSERT_TRUE(Eventually([&] { return !Get(used.metadata.name).has_value(); }));
