@@ -85,6 +85,7 @@ Status ErrnoError(std::string_view what, int err) {
   switch (err) {
     case ENOENT:
     case ESRCH:
+    case ENODEV:  // the kernel's answer for a network link (or device) it does not know
       code = StatusCode::kNotFound;
       break;
     case EEXIST:

@@ -40,6 +40,7 @@ TEST(StatusTest, ErrnoErrorPicksCodeAndText) {
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_EQ(s.message(), "open /x: No such file or directory");
   EXPECT_EQ(ErrnoError("mkdir", EEXIST).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(ErrnoError("delete link wv0", ENODEV).code(), StatusCode::kNotFound);
   EXPECT_EQ(ErrnoError("write", ENOSPC).code(), StatusCode::kResourceExhausted);
 }
 

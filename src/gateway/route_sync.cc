@@ -70,21 +70,15 @@ Result<Route> RouteFromSandbox(const api::Object& sandbox, const api::SandboxSec
   route.uid = sandbox.metadata.uid;
   route.resource_version = sandbox.metadata.resource_version;
   route.state = StateOf(sandbox);
-  auto token = secrets.AccessToken(sandbox);
-  if (token.ok()) {
-    route.access_token = std::move(*token);
-  } else {
-    base::Logger("gateway")->warn("sandbox closed: its access token does not open id={} error={}",
-                                  route.sandbox_id, token.status().ToString());
-    route.access_token = base::RandomHex(32);
-  }
-  if (auto traffic = secrets.TrafficToken(sandbox); traffic.ok()) {
-    route.traffic_token = std::move(*traffic);
-  } else {
-    base::Logger("gateway")->warn("sandbox closed: its traffic token does not open id={} error={}",
-                                  route.sandbox_id, traffic.status().ToString());
-    route.traffic_token = base::RandomHex(32);
-  }
+  // A token that does not open closes what it guards: a random one nobody holds.
+  auto opened = [&](Result<std::string> token, std::string_view which) {
+    if (token.ok()) return std::move(*token);
+    base::Logger("gateway")->warn("sandbox closed: its {} token does not open id={} error={}",
+                                  which, route.sandbox_id, token.status().ToString());
+    return base::RandomHex(32);
+  };
+  route.access_token = opened(secrets.AccessToken(sandbox), "access");
+  route.traffic_token = opened(secrets.TrafficToken(sandbox), "traffic");
   route.auto_resume = Annotation(sandbox, kAutoResumeAnnotation) == "true";
   route.mask_request_host = Annotation(sandbox, kMaskRequestHostAnnotation);
   const api::Json& spec = sandbox.spec();

@@ -77,10 +77,7 @@ Result<RouteNetlink::LinkState> RouteNetlink::GetLink(std::string_view name) {
         }
         found = state;
       });
-  if (!st.ok() && st.message().find(strerror(ENODEV)) != std::string::npos) {
-    return NotFoundError(fmt::format("netlink: no link {}", name));
-  }
-  RETURN_IF_ERROR(st);
+  RETURN_IF_ERROR(st);  // ENODEV for a name it does not know: NotFound
   if (!found) return NotFoundError(fmt::format("netlink: no link {}", name));
   return *found;
 }
@@ -117,12 +114,8 @@ Status RouteNetlink::DeleteLink(std::string_view name) {
   NetlinkMessage m(RTM_DELLINK, 0);
   FillIfinfo(m);
   m.Attr(IFLA_IFNAME, name);
-  Status st = NetlinkTransact(fd_.get(), m, ++seq_, fmt::format("delete link {}", name));
-  // The kernel says ENODEV for a name it does not know.
-  if (!st.ok() && st.message().find(strerror(ENODEV)) != std::string::npos) {
-    return NotFoundError(fmt::format("netlink: link {} not found", name));
-  }
-  return st;
+  // ENODEV (NotFound) for a name the kernel does not know.
+  return NetlinkTransact(fd_.get(), m, ++seq_, fmt::format("delete link {}", name));
 }
 
 Status RouteNetlink::AddAddress(int index, Ipv4Prefix address) {

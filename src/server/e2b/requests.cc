@@ -57,23 +57,6 @@ Result<std::optional<int64_t>> IntField(const Json& obj, const char* name) {
 }
 
 // A list of strings (absent or null: empty), for the network fields.
-Result<std::vector<std::string>> StringList(const Json& obj, const char* name) {
-  std::vector<std::string> out;
-  auto it = obj.find(name);
-  if (it == obj.end() || it->is_null()) return out;
-  if (!it->is_array()) {
-    return InvalidArgumentError(
-        fmt::format("network.{} must be a list of strings, got {}", name, api::JsonTypeName(*it)));
-  }
-  for (const Json& v : *it) {
-    if (!v.is_string()) {
-      return InvalidArgumentError(fmt::format("network.{} must be a list of strings", name));
-    }
-    out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
 Result<std::optional<bool>> BoolField(const Json& obj, const char* name) {
   auto it = obj.find(name);
   if (it == obj.end() || it->is_null()) return std::optional<bool>();
@@ -82,6 +65,23 @@ Result<std::optional<bool>> BoolField(const Json& obj, const char* name) {
         fmt::format("{} must be a boolean, got {}", name, api::JsonTypeName(*it)));
   }
   return std::optional<bool>(it->get<bool>());
+}
+
+// E2B's egress fields: allowOut/denyOut of `lists` (the create's network object, or an update's
+// body) under allow_internet_access, validated as the node keeps them (sbnet).
+Result<sbnet::EgressPolicy> EgressPolicyFromE2b(const Json& lists, std::optional<bool> allow) {
+  for (const char* unsupported : {"rules", "egressProxy"}) {
+    if (auto u = lists.find(unsupported); u != lists.end() && !u->is_null()) {
+      return InvalidArgumentError(
+          fmt::format("network.{} is not supported by this server yet", unsupported));
+    }
+  }
+  Json policy = Json::object();
+  policy["allowInternetAccess"] = allow.value_or(true);
+  for (const char* key : {"allowOut", "denyOut"}) {
+    if (auto it = lists.find(key); it != lists.end()) policy[key] = *it;
+  }
+  return sbnet::EgressPolicyFromJson(policy);
 }
 
 Result<std::map<std::string, std::string>> StringMapField(const Json& obj, const char* name) {
@@ -221,8 +221,6 @@ Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRul
   ASSIGN_OR_RETURN(auto secure, BoolField(obj, "secure"));
   r.secure = secure.value_or(true);
   ASSIGN_OR_RETURN(r.allow_internet_access, BoolField(obj, "allow_internet_access"));
-  std::vector<std::string> allow_out, deny_out;
-  bool has_network = false;
   if (auto n = obj.find("network"); n != obj.end() && !n->is_null()) {
     if (!n->is_object()) {
       return InvalidArgumentError(
@@ -239,20 +237,13 @@ Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRul
       }
       r.mask_request_host = mask->get<std::string>();
     }
-    for (const char* unsupported : {"rules", "egressProxy"}) {
-      if (auto u = n->find(unsupported); u != n->end() && !u->is_null()) {
-        return InvalidArgumentError(
-            fmt::format("network.{} is not supported by this server yet", unsupported));
-      }
-    }
-    ASSIGN_OR_RETURN(allow_out, StringList(*n, "allowOut"));
-    ASSIGN_OR_RETURN(deny_out, StringList(*n, "denyOut"));
-    has_network = !allow_out.empty() || !deny_out.empty();
   }
-  if (has_network || r.allow_internet_access == false) {
-    ASSIGN_OR_RETURN(r.network, sbnet::MakeEgressPolicy(r.allow_internet_access.value_or(true),
-                                                        allow_out, deny_out));
-  }
+  // Only a create that asks for something carries a policy (and then is not served by a pool).
+  auto n = obj.find("network");
+  ASSIGN_OR_RETURN(sbnet::EgressPolicy policy,
+                   EgressPolicyFromE2b(n != obj.end() && n->is_object() ? *n : Json::object(),
+                                       r.allow_internet_access));
+  if (!policy.IsDefault()) r.network = std::move(policy);
   if (auto vm = obj.find("volumeMounts"); vm != obj.end() && vm->is_array() && !vm->empty()) {
     return InvalidArgumentError("volumeMounts are not supported by this server");
   }
@@ -265,15 +256,7 @@ Result<sbnet::EgressPolicy> ParseNetworkUpdate(std::string_view body) {
   if (!allow) {
     ASSIGN_OR_RETURN(allow, BoolField(obj, "allowInternetAccess"));
   }
-  for (const char* unsupported : {"rules", "egressProxy"}) {
-    if (auto u = obj.find(unsupported); u != obj.end() && !u->is_null()) {
-      return InvalidArgumentError(
-          fmt::format("{} is not supported by this server yet", unsupported));
-    }
-  }
-  ASSIGN_OR_RETURN(auto allow_out, StringList(obj, "allowOut"));
-  ASSIGN_OR_RETURN(auto deny_out, StringList(obj, "denyOut"));
-  return sbnet::MakeEgressPolicy(allow.value_or(true), allow_out, deny_out);
+  return EgressPolicyFromE2b(obj, allow);
 }
 
 Result<ConnectRequest> ParseConnectRequest(std::string_view body, const TimeoutRules& rules) {

@@ -164,6 +164,9 @@ TEST_F(TenancyTest, AnotherTeamsSandboxIs404OnEveryE2bRoute) {
            {"POST", "/sandboxes/" + id + "/timeout", R"({"timeout":10})"},
            {"POST", "/sandboxes/" + id + "/refreshes", R"({"duration":10})"},
            {"GET", "/sandboxes/" + id + "/metrics", ""},
+           {"PUT", "/sandboxes/" + id + "/network", R"({"denyOut":["0.0.0.0/0"]})"},
+           {"POST", "/sandboxes/" + id + "/snapshots", "{}"},
+           {"POST", "/sandboxes/" + id + "/fork", "{}"},
        }) {
     Reply r = Call(method, target, team_a_key_, body);
     EXPECT_EQ(r.status, 404) << method << " " << target << ": " << r.text;
