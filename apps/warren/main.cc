@@ -20,6 +20,7 @@
 #include "controller/recycle_controller.h"
 #include "controller/timers_controller.h"
 #include "gateway/gateway_component.h"
+#include "gateway/tls_certificate.h"
 #include "node/log_route.h"
 #include "node/node_agent.h"
 #include "obs/metrics_route.h"
@@ -179,6 +180,34 @@ warren::Result<std::optional<warren::sbnet::NetworkOptions>> ParseSandboxNetwork
   return std::optional<warren::sbnet::NetworkOptions>(std::move(net));
 }
 
+// Domain mode (`--domain`): the certificate the gateway's HTTPS listener serves, the operator's
+// or one from Warren's own CA, whose trust exports are printed for the clients.
+warren::Result<std::optional<warren::gateway::TlsFrontOptions>> DomainTls(
+    const warren::server::ServerOptions& o) {
+  if (o.domain.empty()) return std::optional<warren::gateway::TlsFrontOptions>();
+  auto files = o.tls_cert.empty()
+                   ? warren::gateway::EnsureWarrenCertificate(o.data_dir + "/tls", o.domain)
+                   : warren::gateway::CheckOperatorCertificate(o.tls_cert, o.tls_key, o.domain);
+  if (!files.ok()) return files.status();
+  if (!files->ca.empty()) {
+    std::cerr << "Domain mode: sandbox ports are https://<port>-<sandboxId>." << o.domain
+              << ", with a certificate signed by Warren's CA"
+              << (files->ca_created ? " (made now)" : "") << ". Point *." << o.domain
+              << " at this host and trust the CA:\n\n"
+              << "  export E2B_DOMAIN=" << o.domain << "\n"
+              << "  export NODE_EXTRA_CA_CERTS=" << files->ca << "   # Node\n"
+              << "  cp " << files->ca
+              << " /usr/local/share/ca-certificates/warren-ca.crt && update-ca-certificates   # "
+                 "Python, curl (the system store)\n\n";
+  }
+  warren::gateway::TlsFrontOptions tls;
+  tls.address = o.address;
+  tls.port = o.tls_port;
+  tls.certificate_chain = files->certificate_chain;
+  tls.private_key = files->private_key;
+  return std::optional<warren::gateway::TlsFrontOptions>(std::move(tls));
+}
+
 warren::Status RegisterServerParts(warren::server::Server& server) {
   warren::obs::AddMetricsRoute(server.router());
   // The node agent first: the gateway and the E2B API dial through it. Owned by its component
@@ -205,6 +234,11 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   gateway_options.gateway.server.address = server.options().address;
   gateway_options.gateway.server.port = warren::gateway::GatewayPortFor(server.options().port);
   gateway_options.port_file = server.options().data_dir + "/gateway.port";
+  gateway_options.gateway.domain = server.options().domain;
+  auto tls = DomainTls(server.options());
+  if (!tls.ok()) return tls.status();
+  gateway_options.tls = std::move(tls).value();
+  gateway_options.tls_port_file = server.options().data_dir + "/gateway-tls.port";
   auto gateway = std::make_unique<warren::gateway::GatewayComponent>(
       server.store(), server.secrets(),
       std::make_unique<warren::gateway::FunctionDialer>(
@@ -214,6 +248,7 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
           [&agent](std::string_view id, uint16_t port) { return agent.DialNow(id, port); }),
       std::move(gateway_options));
   warren::server::e2b::E2bParts e2b;
+  e2b.options.response.domain = server.options().domain;
   e2b.node = &node_access;
   e2b.routes = gateway.get();
   // Claims tell the gateway the way E2B creates do.

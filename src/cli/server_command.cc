@@ -30,6 +30,10 @@ struct ServerFlags {
   std::string sandbox_network = "10.213.0.0/16";
   std::string sandbox_dns = "8.8.8.8";
   std::string sandbox_open;
+  std::string domain;
+  int tls_port = 443;
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 Status WritePortFile(const std::string& path, uint16_t port) {
@@ -64,6 +68,19 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
   options.sandbox_network = f.sandbox_network;
   options.sandbox_dns = f.sandbox_dns;
   options.sandbox_open = f.sandbox_open;
+  if (f.tls_port < 0 || f.tls_port > 65535) {
+    return app.Fail(InvalidArgumentError(fmt::format("--tls-port {} is out of range", f.tls_port)));
+  }
+  if (f.domain.empty() && (!f.tls_cert.empty() || !f.tls_key.empty())) {
+    return app.Fail(InvalidArgumentError("--tls-cert and --tls-key need --domain"));
+  }
+  if (f.tls_cert.empty() != f.tls_key.empty()) {
+    return app.Fail(InvalidArgumentError("--tls-cert and --tls-key go together"));
+  }
+  options.domain = f.domain;
+  options.tls_port = static_cast<uint16_t>(f.tls_port);
+  options.tls_cert = f.tls_cert;
+  options.tls_key = f.tls_key;
   if (f.store_sync == "full") {
     options.store_sync = store::SqliteStoreOptions::Sync::kFull;
   } else if (f.store_sync != "normal") {
@@ -166,6 +183,18 @@ void AddServerCommand(App& app, ServerParts parts) {
   cmd->add_option("--sandbox-open", flags->sandbox_open,
                   "comma-separated private CIDRs sandboxes may reach nonetheless (e.g. an "
                   "internal package mirror)");
+  cmd->add_option("--domain", flags->domain,
+                  "domain mode: sandbox ports are https://<port>-<sandboxId>.<domain> (the E2B "
+                  "SDK's own URLs; point *.<domain> at this host), create/connect/info answer "
+                  "with this domain, and the gateway serves HTTPS on --tls-port");
+  cmd->add_option("--tls-port", flags->tls_port,
+                  "HTTPS port of the gateway in domain mode (0 = any free port, written to "
+                  "<data dir>/gateway-tls.port)")
+      ->capture_default_str();
+  cmd->add_option("--tls-cert", flags->tls_cert,
+                  "PEM certificate chain for *.<domain> (default: one signed by a CA Warren "
+                  "makes on first run in <data dir>/tls; trust its ca.crt)");
+  cmd->add_option("--tls-key", flags->tls_key, "PEM private key of --tls-cert");
   cmd->callback([&app, flags, parts] { RunServer(app, *flags, parts); });
 }
 

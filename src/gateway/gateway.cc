@@ -197,7 +197,7 @@ void Gateway::Handle(net::Request& request, net::Responder responder) {
       // Only an authorised request may wake a sandbox (the token survives pause).
       if (!Authorized(request, address->port, *lookup->route)) {
         counters_.Count(RequestResult::kUnauthorized);
-        responder.Send(Unauthorized());
+        responder.Send(UnauthorizedFor(request, address->port));
         return;
       }
       auto shared = std::make_shared<net::Responder>(std::move(responder));
@@ -212,7 +212,7 @@ void Gateway::Handle(net::Request& request, net::Responder responder) {
   }
   if (!Authorized(request, address->port, *lookup->route)) {
     counters_.Count(RequestResult::kUnauthorized);
-    responder.Send(Unauthorized());
+    responder.Send(UnauthorizedFor(request, address->port));
     return;
   }
   Connect(std::move(responder), std::move(*address), std::move(*lookup));

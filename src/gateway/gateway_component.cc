@@ -30,6 +30,27 @@ Status GatewayComponent::Start() {
       return written.WithPrefix("gateway port file");
     }
   }
+  if (options_.tls) {
+    TlsFrontOptions tls = *options_.tls;
+    tls.upstream_address = options_.gateway.server.address == "0.0.0.0"
+                               ? "127.0.0.1"
+                               : options_.gateway.server.address;
+    tls.upstream_port = gateway_->port();
+    auto front = TlsFront::Start(std::move(tls));
+    if (!front.ok()) {
+      Stop();
+      return front.status();
+    }
+    tls_ = std::move(front).value();
+    if (!options_.tls_port_file.empty()) {
+      Status written =
+          base::WriteFileAtomically(options_.tls_port_file, fmt::format("{}\n", tls_->port()));
+      if (!written.ok()) {
+        Stop();
+        return written.WithPrefix("HTTPS port file");
+      }
+    }
+  }
   obs::Metrics& metrics = options_.metrics ? *options_.metrics : obs::Metrics::Default();
   metrics_ = std::make_unique<MetricsExport>(metrics, [this] { return Samples(); });
   http_metrics_ = std::make_unique<obs::HttpServerMetrics>(
@@ -40,6 +61,8 @@ Status GatewayComponent::Start() {
 void GatewayComponent::Stop() {
   metrics_.reset();  // no scrape reaches into what stops next
   http_metrics_.reset();
+  if (tls_) tls_->Stop();
+  tls_.reset();
   if (gateway_) gateway_->Shutdown(std::chrono::seconds(1));
   if (sync_) sync_->Stop();
   gateway_.reset();
@@ -49,6 +72,17 @@ void GatewayComponent::Stop() {
 std::vector<MetricSample> GatewayComponent::Samples() const {
   std::vector<MetricSample> out;
   if (gateway_) out = gateway_->MetricSamples();
+  if (tls_) {
+    TlsFrontStats tls = tls_->stats();
+    for (auto [result, n] :
+         {std::pair{"ok", tls.accepted}, std::pair{"failed", tls.failed_handshakes},
+          std::pair{"rejected", tls.rejected}}) {
+      out.push_back({"warren_gateway_tls_connections_total",
+                     "counter",
+                     {{"result", result}},
+                     static_cast<double>(n)});
+    }
+  }
   if (sync_) {
     RouteSyncStats stats = sync_->Stats();
     out.push_back({"warren_gateway_route_events_total",

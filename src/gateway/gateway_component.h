@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "gateway/gateway.h"
@@ -9,6 +10,7 @@
 #include "gateway/route_sync.h"
 #include "gateway/route_table.h"
 #include "gateway/sandbox_dialer.h"
+#include "gateway/tls_front.h"
 #include "obs/http_server_metrics.h"
 #include "obs/metrics.h"
 #include "server/component.h"
@@ -26,6 +28,10 @@ struct GatewayComponentOptions {
   // an ephemeral gateway port read it here); empty = none.
   std::string port_file;
   obs::Metrics* metrics = nullptr;  // null = obs::Metrics::Default()
+  // HTTPS in front of the gateway (domain mode: `--domain`), relaying to it; its upstream is
+  // filled in at Start. The bound port goes to tls_port_file when that is not empty.
+  std::optional<TlsFrontOptions> tls;
+  std::string tls_port_file;
 };
 
 // The gateway as a part of `warren server`: owns the route table, its store watch (RouteSync)
@@ -55,6 +61,8 @@ class GatewayComponent final : public server::Component, public server::e2b::Rou
   RouteTable& routes() { return routes_; }
   // The bound port (after Start), 0 before.
   uint16_t port() const { return gateway_ ? gateway_->port() : 0; }
+  // The HTTPS port (after Start), 0 when there is none.
+  uint16_t tls_port() const { return tls_ ? tls_->port() : 0; }
 
   // RouteNotifier.
   void SandboxChanged(const api::Object& sandbox) override;
@@ -72,6 +80,7 @@ class GatewayComponent final : public server::Component, public server::e2b::Rou
   RouteTable routes_;
   std::unique_ptr<RouteSync> sync_;
   std::unique_ptr<Gateway> gateway_;
+  std::unique_ptr<TlsFront> tls_;
   std::unique_ptr<MetricsExport> metrics_;
   std::unique_ptr<obs::HttpServerMetrics> http_metrics_;  // listener="gateway"
 };

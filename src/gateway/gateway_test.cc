@@ -264,9 +264,13 @@ TEST_F(GatewayTest, EnvdTrafficNeedsTheAccessToken) {
   // envd's own exemptions, and ports other than envd's, pass without it.
   EXPECT_EQ(Get("/health", Routing("ia")).status, 204);
   EXPECT_EQ(Get("/files?path=a.txt&signature=v1_x", Routing("ia")).body, "file");
-  EXPECT_EQ(Get("/files?path=a.txt", Routing("ia")).status, 401);
+  // An unsigned file URL gets envd's own answer to it.
+  net::Response unsigned_url = Get("/files?path=a.txt", Routing("ia"));
+  EXPECT_EQ(unsigned_url.status, 401);
+  EXPECT_EQ(unsigned_url.body, R"({"code":401,"message":"missing signature query parameter"})");
+  EXPECT_EQ(Get("/files?path=a.txt", wrong).body, kUnauthorized) << "a wrong token is no URL";
   EXPECT_EQ(Get("/who", Routing("ia", "3000")).body, "web");
-  EXPECT_EQ(gateway_->counters().Get(RequestResult::kUnauthorized), 4u);
+  EXPECT_EQ(gateway_->counters().Get(RequestResult::kUnauthorized), 5u);
 }
 
 TEST_F(GatewayTest, APrivateSandboxsPortsNeedTheTrafficTokenAndEnvdKeepsItsOwn) {

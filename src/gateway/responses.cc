@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/json.h"
+#include "gateway/sandbox_address.h"
 
 namespace warren::gateway {
 namespace {
@@ -29,6 +30,13 @@ net::Response Unauthorized() {
   return net::Response::Json(
       401, R"({"code":401,"message":"unauthorized access, please provide a valid access token or )"
            R"(method signing if supported"})");
+}
+
+net::Response UnauthorizedFor(const net::Request& request, uint16_t port) {
+  if (port == kEnvdPort && request.path == "/files" && !request.headers.Get("X-Access-Token")) {
+    return JsonError(401, "missing signature query parameter");
+  }
+  return Unauthorized();
 }
 
 net::Response JsonError(int status, std::string_view message) {

@@ -23,6 +23,11 @@ net::Response PortNotOpen(std::string_view sandbox_id, uint16_t port);
 // signing if supported"} (envd's wording, so the SDK raises AuthenticationError).
 net::Response Unauthorized();
 
+// What envd itself answers a request the gateway refused (Gateway::Authorized): for /files
+// without X-Access-Token, 401 "missing signature query parameter" (a file URL that was not
+// signed); otherwise Unauthorized().
+net::Response UnauthorizedFor(const net::Request& request, uint16_t port);
+
 // {"code":N,"message":"..."} for the gateway's other errors (400 with what is missing).
 net::Response JsonError(int status, std::string_view message);
 

@@ -51,6 +51,13 @@ struct ServerOptions {
   std::string sandbox_network = "10.213.0.0/16";
   std::string sandbox_dns = "8.8.8.8";
   std::string sandbox_open;
+  // Domain mode (`--domain`): sandboxes' hosts are <port>-<id>.<domain>, served over HTTPS on
+  // tls_port with tls_cert/tls_key, or with a certificate from Warren's own CA
+  // (<data_dir>/tls) when those are empty. Empty domain = none.
+  std::string domain;
+  uint16_t tls_port = 443;
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 // `warren server`: the object store, the API keys, the resource REST API

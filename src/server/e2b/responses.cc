@@ -41,6 +41,10 @@ Json Listed(const SandboxRecord& r, const ResponseContext& ctx) {
   };
 }
 
+Json DomainOrNull(const ResponseContext& ctx) {
+  return ctx.domain.empty() ? Json(nullptr) : Json(ctx.domain);
+}
+
 Json TokenOrNull(const SandboxRecord& r) {
   return r.access_token.empty() ? Json(nullptr) : Json(r.access_token);
 }
@@ -58,7 +62,7 @@ Json SandboxJson(const SandboxRecord& r, const ResponseContext& ctx) {
       {"envdVersion", ctx.envd_version},
       {"envdAccessToken", TokenOrNull(r)},
       {"trafficAccessToken", r.traffic_token.empty() ? Json(nullptr) : Json(r.traffic_token)},
-      {"domain", nullptr},
+      {"domain", DomainOrNull(ctx)},
   };
 }
 
@@ -108,7 +112,7 @@ std::string EncodeSandboxDetail(const SandboxRecord& r, const ResponseContext& c
   Json body = Listed(r, ctx);
   body["envdAccessToken"] = TokenOrNull(r);
   body["allowInternetAccess"] = nullptr;
-  body["domain"] = nullptr;
+  body["domain"] = DomainOrNull(ctx);
   body["lifecycle"] = {{"onTimeout", r.auto_pause ? "pause" : "kill"},
                        {"autoResume", r.auto_resume}};
   return api::DumpJson(body);

@@ -18,6 +18,9 @@ struct ResponseContext {
   int32_t default_cpu_count = 1;
   int64_t default_memory_mb = 512;
   int64_t default_disk_mb = 0;
+  // Domain mode: the SDK builds sandbox hosts as <port>-<id>.<domain> from this; empty = null
+  // (clients then use E2B_SANDBOX_URL).
+  std::string domain;
 };
 
 // `Sandbox`: create, connect, resume.

@@ -43,7 +43,9 @@ const POOL_REPLICAS = 4;
 // `env`: extra environment for the server (e.g. its own WARREN_IMAGE_ROOT).
 // `network`: the sandboxes' range (warren server --sandbox-network) and `dns` their resolvers;
 // none by default, so suites running side by side do not share one range's table.
-export async function startWarren({ env = {}, network = 'none', dns = '8.8.8.8' } = {}) {
+// `address`: what the server (and its gateway) listen on; `args`: more `warren server` flags.
+export async function startWarren({ env = {}, network = 'none', dns = '8.8.8.8',
+  address = '127.0.0.1', args = [] } = {}) {
   if (process.getuid() !== 0) throw new Error('the SDK e2e suite needs root (real sandboxes)');
   const networkArgs = ['--sandbox-network', network, '--sandbox-dns', dns];
   const warren = warrenBinary();
@@ -64,16 +66,16 @@ export async function startWarren({ env = {}, network = 'none', dns = '8.8.8.8' 
   async function launch() {
     rmSync(portFile, { force: true });
     rmSync(gatewayPortFile, { force: true });
-    const child = spawn(warren, ['server', '--data-dir', dataDir, '--port', '0',
-      '--port-file', portFile, '--log-level', process.env.WARREN_LOG_LEVEL ?? 'info',
-      ...networkArgs],
+    const child = spawn(warren, ['server', '--data-dir', dataDir, '--address', address,
+      '--port', '0', '--port-file', portFile,
+      '--log-level', process.env.WARREN_LOG_LEVEL ?? 'info', ...networkArgs, ...args],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     child.stdout.on('data', (d) => { output += d; });
     child.stderr.on('data', (d) => { output += d; });
     const port = await waitForFile(portFile, child, log);
     const gatewayPort = await waitForFile(gatewayPortFile, child, log);
-    return { child, apiUrl: `http://127.0.0.1:${port}`,
-      sandboxUrl: `http://127.0.0.1:${gatewayPort}` };
+    return { child, apiUrl: `http://${address}:${port}`,
+      sandboxUrl: `http://${address}:${gatewayPort}` };
   }
   async function terminate(child) {
     if (child.exitCode !== null || child.signalCode !== null) return;
