@@ -56,19 +56,38 @@ std::string BaseRuleset(const RulesetConfig& c) {
   if (!resolvers.empty()) s += fmt::format("elements = {{ {} }} ", Join(resolvers));
   s += "}\n";
   s += "  map policies { type ipv4_addr : verdict; }\n";
+  s += "  set proxied { type ipv4_addr; }\n";
+  const bool proxy = c.http_proxy_port != 0 && c.tls_proxy_port != 0;
+  // The one way in: a connection prerouting redirected to the domain proxy.
+  std::string to_proxy =
+      proxy ? fmt::format(
+                  "    iifname \"wv*\" ip saddr @proxied ct status dnat tcp dport {{ {}, {} }} "
+                  "accept\n",
+                  c.http_proxy_port, c.tls_proxy_port)
+            : "";
   s += fmt::format(
       "  chain input {{ type filter hook input priority filter; policy accept;\n"
+      "{}"
       "    ip saddr {} drop\n"
       "    iifname \"wv*\" drop\n"
       "  }}\n",
-      range);
+      to_proxy, range);
   // Nor does the host open connections to a sandbox's address (the gateway dials inside the
-  // namespace, on its loopback).
+  // namespace, on its loopback); the domain proxy answers the connections redirected to it.
   s += fmt::format(
       "  chain output {{ type filter hook output priority filter; policy accept;\n"
+      "{}"
       "    ip daddr {} drop\n"
       "  }}\n",
-      range);
+      proxy ? "    ct status dnat ct direction reply accept\n" : "", range);
+  if (proxy) {
+    s += fmt::format(
+        "  chain prerouting {{ type nat hook prerouting priority dstnat; policy accept;\n"
+        "    iifname \"wv*\" ip saddr @proxied tcp dport 80 redirect to :{}\n"
+        "    iifname \"wv*\" ip saddr @proxied tcp dport 443 redirect to :{}\n"
+        "  }}\n",
+        c.http_proxy_port, c.tls_proxy_port);
+  }
   // The node's resolvers answer DNS even from a blocked range (an operator's resolver on the
   // LAN), under the sandbox's own policy like any destination.
   s += "  chain from_sandbox {\n"
@@ -109,6 +128,14 @@ std::string PolicyCommands(const RulesetConfig& c, os::Ipv4 addr, const EgressPo
   // allowOut is looked at first, so it wins over denyOut; anything neither names returns to
   // the forward chain, which accepts it.
   s += fmt::format("add chain inet {} {}\n", c.table, chain);
+  if (policy.HasDomains()) {
+    // Names must resolve for domain rules to mean anything (E2B allows its resolver too).
+    s += fmt::format(
+        "add rule inet {} {} ip daddr @resolvers meta l4proto {{ tcp, udp }} th dport 53 "
+        "accept\n",
+        c.table, chain);
+    s += fmt::format("add element inet {} proxied {{ {} }}\n", c.table, ip);
+  }
   if (!policy.allow_out.empty()) {
     s += fmt::format("add rule inet {} {} ip daddr {{ {} }} accept\n", c.table, chain,
                      Join(policy.allow_out));
@@ -128,7 +155,9 @@ std::string RemovePolicyCommands(const RulesetConfig& c, os::Ipv4 addr) {
   return fmt::format(
       "add chain inet {0} {1}\n"
       "add element inet {0} policies {{ {2} : jump {1} }}\n"
+      "add element inet {0} proxied {{ {2} }}\n"
       "delete element inet {0} policies {{ {2} }}\n"
+      "delete element inet {0} proxied {{ {2} }}\n"
       "delete chain inet {0} {1}\n",
       c.table, chain, os::FormatIpv4(addr));
 }

@@ -18,6 +18,8 @@ namespace warren::sbnet {
 //   came in on dropped (no spoofing another sandbox), another sandbox dropped, the blocked
 //   ranges dropped unless opened, then the sandbox's own policy chain if it has one
 //   (map `policies`), then accepted;
+// - prerouting: TCP to ports 80 and 443 from a sandbox with domain rules (set `proxied`)
+//   redirected to the node's domain proxy (domain_proxy.h), which input then admits;
 // - forward, to a sandbox: only replies of connections it opened;
 // - postrouting: masquerade what leaves for anywhere but a sandbox link.
 struct RulesetConfig {
@@ -25,6 +27,9 @@ struct RulesetConfig {
   os::Ipv4Prefix range;  // the sandboxes' addresses
   std::vector<os::Ipv4> resolvers;
   std::vector<os::Ipv4Prefix> opened;  // blocked ranges the operator opened
+  // The domain proxy's ports (HTTP, TLS); 0 = none, and no policy may hold domains.
+  uint16_t http_proxy_port = 0;
+  uint16_t tls_proxy_port = 0;
 };
 
 // The name of a range's table.

@@ -45,5 +45,32 @@ TEST(NftRulesTest, APolicyChecksAllowOutBeforeDenyOutAndNoInternetDeniesEverythi
   EXPECT_EQ(again, RemovePolicyCommands(c, ip)) << "a default policy only removes";
 }
 
+TEST(NftRulesTest, DomainRulesSendPorts80And443ToTheProxyAndKeepTheResolversOpen) {
+  auto c = Config();
+  EXPECT_EQ(BaseRuleset(c).find("redirect"), std::string::npos) << "no proxy, no redirect";
+  c.http_proxy_port = 4080;
+  c.tls_proxy_port = 4443;
+  std::string base = BaseRuleset(c);
+  EXPECT_NE(base.find("ip saddr @proxied tcp dport 80 redirect to :4080"), std::string::npos);
+  EXPECT_NE(base.find("ip saddr @proxied tcp dport 443 redirect to :4443"), std::string::npos);
+  size_t admit = base.find("ct status dnat tcp dport { 4080, 4443 } accept");
+  ASSERT_NE(admit, std::string::npos) << base;
+  EXPECT_LT(admit, base.find("iifname \"wv*\" drop")) << "admitted before the input drop";
+
+  auto ip = *os::ParseIpv4("10.213.0.2");
+  std::string s =
+      PolicyCommands(c, ip, *MakeEgressPolicy(true, {"example.com"}, {"0.0.0.0/0"}), false);
+  size_t dns = s.find("ip daddr @resolvers meta l4proto { tcp, udp } th dport 53 accept");
+  ASSERT_NE(dns, std::string::npos) << s;
+  EXPECT_LT(dns, s.find("ip daddr { 0.0.0.0/0 } drop"));
+  EXPECT_NE(s.find("add element inet warren_10_213_0_0_16 proxied { 10.213.0.2 }"),
+            std::string::npos);
+  EXPECT_NE(RemovePolicyCommands(c, ip).find("delete element inet warren_10_213_0_0_16 proxied"),
+            std::string::npos);
+  std::string plain =
+      PolicyCommands(c, ip, *MakeEgressPolicy(true, {"1.1.1.1"}, {"0.0.0.0/0"}), false);
+  EXPECT_EQ(plain.find("proxied"), std::string::npos) << "addresses only: no proxy";
+}
+
 }  // namespace
 }  // namespace warren::sbnet

@@ -40,6 +40,19 @@ Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Create(NetworkOptions op
   std::unique_ptr<SandboxNetwork> net(
       new SandboxNetwork(std::move(options), std::move(pool), std::move(nft)));
   RETURN_IF_ERROR(EnableForwarding());
+  // Domain rules need it; a node without it still serves every address rule.
+  auto proxy = DomainProxy::Start(net->gateway(),
+                                  [n = net.get()](os::Ipv4 s, os::Ipv4 d, std::string_view host) {
+                                    return n->DecideProxied(s, d, host);
+                                  });
+  if (proxy.ok()) {
+    net->proxy_ = std::move(proxy).value();
+    net->rules_.http_proxy_port = net->proxy_->http_port();
+    net->rules_.tls_proxy_port = net->proxy_->tls_port();
+  } else {
+    net->no_proxy_reason_ = proxy.status().message();
+    Log()->warn("egress domain rules off: {}", net->no_proxy_reason_);
+  }
   if (!net->options_.resolv_conf_path.empty()) {
     std::string conf = "# written by warren: the node's resolvers\n";
     for (os::Ipv4 r : net->options_.resolvers) conf += "nameserver " + os::FormatIpv4(r) + "\n";
@@ -143,8 +156,38 @@ Result<Attachment> SandboxNetwork::Attach(std::string_view sandbox_id, int netns
   return linked;
 }
 
-Status SandboxNetwork::SetPolicy(os::Ipv4 address, const EgressPolicy& policy) {
+bool SandboxNetwork::DecideProxied(os::Ipv4 source, os::Ipv4 destination, std::string_view host) {
+  // What the forward chain holds for every sandbox holds here too: no other sandbox, no
+  // blocked range unless opened.
+  if (os::PrefixContains(options_.range, destination)) return false;
+  bool opened = false;
+  for (const auto& p : options_.opened) opened = opened || os::PrefixContains(p, destination);
+  if (!opened) {
+    for (const auto& p : BlockedRanges()) {
+      if (os::PrefixContains(p, destination)) return false;
+    }
+  }
   std::lock_guard lock(mu_);
+  auto it = proxied_.find(source.be);
+  return it != proxied_.end() && it->second.Allows(destination, host);
+}
+
+Status SandboxNetwork::SetPolicy(os::Ipv4 address, const EgressPolicy& policy) {
+  if (policy.HasDomains() && proxy_ == nullptr) {
+    return FailedPreconditionError(fmt::format(
+        "network.allowOut: domain rules need the node's domain proxy, which could not start: {}",
+        no_proxy_reason_));
+  }
+  std::lock_guard lock(mu_);
+  // The proxy judges by this map: in step with the chain (a failed run below leaves the
+  // sandbox's old chain, and the proxy its old policy).
+  auto keep_for_proxy = [&] {
+    if (policy.HasDomains()) {
+      proxied_[address.be] = policy;
+    } else {
+      proxied_.erase(address.be);
+    }
+  };
   if (!installed_) {
     // Adopted before Install: it goes in with the table.
     if (policy.IsDefault()) {
@@ -154,10 +197,12 @@ Status SandboxNetwork::SetPolicy(os::Ipv4 address, const EgressPolicy& policy) {
       adopted_[address.be] = policy;
       with_chain_.insert(address.be);
     }
+    keep_for_proxy();
     return Status::Ok();
   }
   const bool had = with_chain_.contains(address.be);
   RETURN_IF_ERROR(nft_->Run(PolicyCommands(rules_, address, policy, had)));
+  keep_for_proxy();
   if (policy.IsDefault()) {
     with_chain_.erase(address.be);
   } else {
@@ -182,7 +227,9 @@ void SandboxNetwork::Detach(const Attachment& a, bool namespace_gone) {
     std::lock_guard lock(mu_);
     had = with_chain_.erase(a.address.be) > 0 && installed_;
     adopted_.erase(a.address.be);
+    proxied_.erase(a.address.be);
   }
+  if (proxy_) proxy_->CloseFrom(a.address);
   if (had) {
     if (Status st = nft_->Run(RemovePolicyCommands(rules_, a.address)); !st.ok()) {
       Log()->warn("remove the policy of {}: {}", os::FormatIpv4(a.address), st.ToString());

@@ -11,6 +11,7 @@
 #include "base/result.h"
 #include "os/rtnetlink.h"
 #include "sbnet/address_pool.h"
+#include "sbnet/domain_proxy.h"
 #include "sbnet/egress_policy.h"
 #include "sbnet/nft_rules.h"
 #include "sbnet/nftables.h"
@@ -50,7 +51,8 @@ class SandboxNetwork {
   // Links the namespace `netns_fd` (an nsfs fd or pidfd of a process in it) with its policy in
   // force before Attach returns. Undone on failure.
   Result<Attachment> Attach(std::string_view sandbox_id, int netns_fd, const EgressPolicy& policy);
-  // Replaces the sandbox's policy, effective for the next packet.
+  // Replaces the sandbox's policy, effective for the next packet (and the next connection the
+  // domain proxy judges). FailedPrecondition for domain rules when the proxy could not start.
   Status SetPolicy(os::Ipv4 address, const EgressPolicy& policy);
   // Forgets a sandbox: its policy chain and conntrack entries removed, its address released, and
   // its link deleted unless `namespace_gone` (every process of the namespace has ended, and the
@@ -63,22 +65,31 @@ class SandboxNetwork {
   Status RemoveTable();
 
   const NetworkOptions& options() const { return options_; }
+  // The proxy judging domain rules; null when it could not start (then no policy has domains).
+  const DomainProxy* domain_proxy() const { return proxy_.get(); }
   os::Ipv4 gateway() const { return pool_.gateway(); }
   size_t attached() const { return pool_.in_use(); }
 
  private:
   SandboxNetwork(NetworkOptions options, AddressPool pool, std::unique_ptr<Nftables> nft);
   Result<Attachment> Link(int netns_fd, os::Ipv4 address);
+  // The domain proxy's verdict on a connection from `source` to `destination` naming `host`.
+  bool DecideProxied(os::Ipv4 source, os::Ipv4 destination, std::string_view host);
 
   NetworkOptions options_;
   RulesetConfig rules_;
   AddressPool pool_;
   std::unique_ptr<Nftables> nft_;
+  std::string no_proxy_reason_;  // why proxy_ is null
   std::mutex mu_;
+  // guarded by mu_: the policies with domains, by address (network order), for the proxy.
+  std::map<uint32_t, EgressPolicy> proxied_;
   std::set<uint32_t> with_chain_;  // guarded by mu_: addresses (network order) with a policy chain
   std::map<uint32_t, EgressPolicy> adopted_;  // guarded by mu_: policies waiting for Install
   bool installed_ = false;                    // guarded by mu_
   uint32_t generation_ = 0;  // guarded by mu_: makes link names unique while old ones go
+  // Last: its thread calls DecideProxied until it is destroyed.
+  std::unique_ptr<DomainProxy> proxy_;
 };
 
 }  // namespace warren::sbnet

@@ -74,7 +74,8 @@ TEST(CreateRequestTest, NetworkFieldsBecomeOneEgressPolicyAndATrafficChoice) {
 
   for (const char* bad : {R"({"templateID":"b","network":[]})",
                           R"({"templateID":"b","network":{"allowOut":"1.1.1.1"}})",
-                          R"({"templateID":"b","network":{"allowOut":["example.com"]}})",
+                          R"({"templateID":"b","network":{"denyOut":["example.com"]}})",
+                          R"({"templateID":"b","network":{"allowOut":["not a name"]}})",
                           R"({"templateID":"b","network":{"maskRequestHost":"a b"}})",
                           R"({"templateID":"b","network":{"maskRequestHost":5}})",
                           R"({"templateID":"b","network":{"egressProxy":{"address":"x"}}})"}) {

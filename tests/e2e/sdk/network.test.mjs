@@ -93,9 +93,49 @@ test('allowInternetAccess: false, allowOut/denyOut, and updateNetwork at once', 
   }
 });
 
+// curl in the sandbox: the body, or FAILED.
+async function curl(sbx, args) {
+  const r = await sbx.commands.run(`curl -sS --max-time 5 ${args} 2>/dev/null || echo FAILED`,
+    { timeout: 15_000 });
+  return r.stdout.trim();
+}
+
+test('allowOut domains are matched on the TLS server name and the HTTP Host, as E2B does', async () => {
+  const sbx = await Sandbox.create({
+    network: { allowOut: ['example.test', '*.pypi.test', '8.8.8.8'], denyOut: ['0.0.0.0/0'] },
+  });
+  try {
+    // Named ones pass over HTTP and HTTPS; their names resolve (the resolver stays open).
+    assert.equal(await curl(sbx, 'http://example.test/'), 'hello from 1.1.1.1');
+    assert.equal(await curl(sbx, '-k https://example.test/'), 'hello from 1.1.1.1 over tls');
+    // A wildcard is its subdomains, not the domain itself.
+    assert.equal(await curl(sbx, '-k https://files.pypi.test/'), 'hello from 8.8.8.8 over tls');
+    assert.equal(await curl(sbx, '-k --resolve pypi.test:443:1.1.1.1 https://pypi.test/'), 'FAILED');
+    // The same address under a name not allowed, or by its bare address: closed.
+    assert.equal(await curl(sbx, 'http://other.test/'), 'FAILED');
+    assert.equal(await curl(sbx, '-k https://other.test/'), 'FAILED');
+    assert.equal(await curl(sbx, 'http://1.1.1.1/'), 'FAILED');
+    // An allowed address needs no name; the name decides for the rest (as E2B's SNI match).
+    assert.equal(await curl(sbx, 'http://8.8.8.8/'), 'hello from 8.8.8.8');
+    assert.equal(await curl(sbx, '-k --resolve example.test:443:1.1.1.1 https://example.test/'),
+      'hello from 1.1.1.1 over tls');
+    // Replaced: the domain closes for the next connection.
+    await sbx.updateNetwork({ allowOut: ['*.pypi.test'], denyOut: ['0.0.0.0/0'] });
+    assert.equal(await curl(sbx, 'http://example.test/'), 'FAILED');
+    assert.equal(await curl(sbx, '-k https://files.pypi.test/'), 'hello from 8.8.8.8 over tls');
+    // Without a deny, a domain list closes nothing.
+    await sbx.updateNetwork({ allowOut: ['example.test'] });
+    assert.equal(await curl(sbx, 'http://other.test/'), 'hello from 1.1.1.1');
+  } finally {
+    await sbx.kill();
+  }
+});
+
 test('bad network input is refused naming what is wrong', async () => {
-  await assert.rejects(Sandbox.create({ network: { allowOut: ['example.test'] } }),
-    /allowOut\[0\].*domain/);
+  await assert.rejects(Sandbox.create({ network: { denyOut: ['example.test'] } }),
+    /denyOut\[0\].*domain name; denyOut takes/);
+  await assert.rejects(Sandbox.create({ network: { allowOut: ['not a name'] } }),
+    /allowOut\[0\].*nor a domain name/);
   await assert.rejects(Sandbox.create({ network: { denyOut: ['10.0.0.0/40'] } }),
     /denyOut\[0\]/);
   await assert.rejects(Sandbox.create({ network: { maskRequestHost: 'local host' } }),

@@ -277,3 +277,78 @@ TEST_F(SandboxNetworkTest, AttachingToSomethingThatIsNotANamespaceFailsAndKeepsN
 
 }  // namespace
 }  // namespace warren::sbnet
+
+namespace warren::sbnet {
+namespace {
+
+// A blocking connection from inside `ns_fd` with `request` sent; -1 fd when not connected.
+base::UniqueFd SendFrom(int ns_fd, Ipv4 ip, uint16_t port, const std::string& request) {
+  auto s = os::SocketInNetns(ns_fd, AF_INET, SOCK_STREAM);
+  if (!s.ok()) return {};
+  timeval tv{.tv_sec = 3, .tv_usec = 0};
+  setsockopt(s->get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in a = Addr(ip, port);
+  if (connect(s->get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return {};
+  if (write(s->get(), request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    return {};
+  }
+  return std::move(*s);
+}
+
+// What `listener` receives on its next connection within `ms`; empty when none comes.
+std::string Received(int listener, size_t bytes, int ms = 1000) {
+  pollfd p = {listener, POLLIN, 0};
+  if (poll(&p, 1, ms) != 1) return "";
+  base::UniqueFd c(accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
+  std::string out(bytes, '\0');
+  size_t got = 0;
+  while (got < bytes) {
+    ssize_t n = read(c.get(), out.data() + got, bytes - got);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  out.resize(got);
+  if (!out.empty()) (void)!write(c.get(), "pong", 4);
+  return out;
+}
+
+TEST_F(SandboxNetworkTest, DomainRulesRelayNamedHostsSendNothingOnForOthersAndEndWithTheSandbox) {
+  ASSERT_NE(net_->domain_proxy(), nullptr);
+  Namespace a;
+  auto la = net_->Attach("a", a.fd(), *MakeEgressPolicy(true, {"allowed.test"}, {"0.0.0.0/0"}));
+  ASSERT_TRUE(la.ok()) << la.status().ToString();
+  const std::string allowed = "GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n";
+  const std::string other = "GET / HTTP/1.1\r\nHost: other.test\r\n\r\n";
+
+  // Allowed: the request arrives whole at the original destination, the answer comes back.
+  base::UniqueFd kept = SendFrom(a.fd(), Ip("9.9.9.9"), 80, allowed);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(Received(internet_->web(), allowed.size()), allowed);
+  char buf[8] = {};
+  EXPECT_EQ(read(kept.get(), buf, 4), 4);
+  EXPECT_EQ(std::string(buf, 4), "pong");
+
+  // Another name at the same address: closed, and not a byte reached the destination.
+  base::UniqueFd refused = SendFrom(a.fd(), Ip("9.9.9.9"), 80, other);
+  ASSERT_TRUE(refused);
+  EXPECT_LE(read(refused.get(), buf, 1), 0);
+  EXPECT_EQ(Received(internet_->web(), 1, 300), "");
+  EXPECT_EQ(net_->domain_proxy()->stats().denied, 1u);
+  // Straight at the proxy's port on the gateway (not redirected): nothing.
+  EXPECT_EQ(Connect(a.fd(), net_->gateway(), net_->domain_proxy()->http_port()), "");
+
+  // The policy replaced: the next connection with the same name is refused.
+  ASSERT_TRUE(net_->SetPolicy(la->address, *MakeEgressPolicy(false, {"x.test"}, {})).ok());
+  base::UniqueFd after = SendFrom(a.fd(), Ip("9.9.9.9"), 80, allowed);
+  ASSERT_TRUE(after);
+  EXPECT_LE(read(after.get(), buf, 1), 0);
+
+  // The sandbox goes: its relay still open through the proxy is cut.
+  EXPECT_EQ(net_->domain_proxy()->stats().open, 1u) << "the kept connection";
+  net_->Detach(*la, /*namespace_gone=*/false);
+  for (int i = 0; i < 100 && net_->domain_proxy()->stats().open > 0; ++i) usleep(10'000);
+  EXPECT_EQ(net_->domain_proxy()->stats().open, 0u);
+}
+
+}  // namespace
+}  // namespace warren::sbnet
