@@ -19,6 +19,7 @@
 #include "controller/pool_manager.h"
 #include "controller/recycle_controller.h"
 #include "controller/timers_controller.h"
+#include "controller/traffic_policy_controller.h"
 #include "gateway/gateway_component.h"
 #include "gateway/tls_certificate.h"
 #include "node/log_route.h"
@@ -104,6 +105,18 @@ class TimersComponent : public warren::server::Component {
 
  private:
   warren::controller::TimersController timers_;
+};
+
+// TrafficPolicies onto the sandboxes they select, as a server component.
+class TrafficPolicyComponent : public warren::server::Component {
+ public:
+  explicit TrafficPolicyComponent(warren::store::Store& store) : controller_(store) {}
+  std::string_view name() const override { return "traffic-policy"; }
+  warren::Status Start() override { return controller_.Start(); }
+  void Stop() override { controller_.Stop(); }
+
+ private:
+  warren::controller::TrafficPolicyController controller_;
 };
 
 // The node agent as a part of `warren server`. A machine that cannot run sandboxes (not root,
@@ -269,6 +282,7 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   gateway->SetResumer(std::make_unique<warren::gateway::E2bResumer>((*installed)->service()));
   server.AddComponent(std::move(gateway));
   server.AddComponent(std::make_unique<TimersComponent>(server.store()));
+  server.AddComponent(std::make_unique<TrafficPolicyComponent>(server.store()));
   return warren::Status::Ok();
 }
 

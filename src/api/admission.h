@@ -39,6 +39,8 @@ Status AdmitSandboxUpdateOpsUpdate(const Object& old_object, const Object& objec
 Status AdmitSandboxUpdateOpsStatus(Object& object);
 Status AdmitCheckpoint(Object& object);
 Status AdmitCheckpointStatus(Object& object);
+Status AdmitTrafficPolicy(Object& object);
+Status AdmitTrafficPolicyStatus(Object& object);
 Status AdmitNode(Object& object);
 Status AdmitNodeStatus(Object& object);
 Status AdmitEvent(Object& object);

@@ -1,5 +1,6 @@
 #include "api/admission.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "api/kinds.h"
@@ -347,6 +348,69 @@ TEST(Kinds, ResolveEveryNameUsersType) {
   EXPECT_FALSE(NodeKind().namespaced);
   EXPECT_TRUE(SandboxSetKind().scale_subresource);
   EXPECT_EQ(SandboxSetKind().GroupKind(), "SandboxSet.agents.kruise.io");
+}
+
+}  // namespace
+}  // namespace warren::api
+
+namespace warren::api {
+namespace {
+
+TEST(TrafficPolicyAdmissionTest, WhatWarrenEnforcesIsAdmittedAndDefaulted) {
+  Object out;
+  EXPECT_EQ(AdmitError(R"(
+apiVersion: agents.kruise.io/v1alpha1
+kind: TrafficPolicy
+metadata: {name: tp, namespace: default}
+spec:
+  selector: {matchLabels: {team: a}}
+  egress:
+    rules:
+    - {action: reject, to: [{cidr: 0.0.0.0/0}]}
+    - {action: allow, to: [{fqdn: "*.pypi.org"}, {cidr: 1.1.1.1}]}
+)",
+                       &out),
+            "");
+  EXPECT_EQ(out.spec()["priority"], 1000);
+}
+
+TEST(TrafficPolicyAdmissionTest, WhatItCannotEnforceIsRefusedNamingTheField) {
+  auto policy = [](std::string_view egress) {
+    return fmt::format(R"(
+apiVersion: agents.kruise.io/v1alpha1
+kind: TrafficPolicy
+metadata: {{name: tp, namespace: default}}
+spec:
+{}
+)",
+                       egress);
+  };
+  std::string e = AdmitError(policy("  egress: {rules: [{action: reject, to: [{fqdn: a.com}]}]}"));
+  EXPECT_NE(e.find("spec.egress.rules[0].to[0].fqdn: Unsupported value: names are matched in allow "
+                   "rules only"),
+            std::string::npos)
+      << e;
+  e = AdmitError(policy("  egress: {rules: [{action: deny, to: [{cidr: 1.1.1.1}]}]}"));
+  EXPECT_NE(e.find("spec.egress.rules[0].action: Unsupported value: \"deny\""), std::string::npos)
+      << e;
+  e = AdmitError(
+      policy("  egress: {rules: [{action: allow, to: [{cidr: 1.1.1.1, fqdn: a.com}]}]}"));
+  EXPECT_NE(e.find("spec.egress.rules[0].to[0]: Invalid value: exactly one of"), std::string::npos)
+      << e;
+  e = AdmitError(policy("  egress: {rules: [{action: allow, to: [{service: {name: x}}]}]}"));
+  EXPECT_NE(e.find("to[0].service: Unsupported value"), std::string::npos) << e;
+  e = AdmitError(
+      policy("  egress: {rules: [{action: allow, to: [{cidr: 1.1.1.1}], ports: [{port: 443}]}]}"));
+  EXPECT_NE(e.find("spec.egress.rules[0].ports: Unsupported value"), std::string::npos) << e;
+  e = AdmitError(policy("  ingress: {rules: [{action: allow, from: [{cidr: 1.1.1.1}]}]}"));
+  EXPECT_NE(e.find("spec.ingress.rules: Unsupported value"), std::string::npos) << e;
+  e = AdmitError(policy("  egress: {rules: [{action: allow}]}"));
+  EXPECT_NE(e.find("spec.egress.rules[0].to: Required value"), std::string::npos) << e;
+  std::string many = "  egress: {rules: [";
+  for (int i = 0; i < 21; ++i)
+    many += fmt::format("{}{{action: allow, to: [{{cidr: 1.1.1.{}}}]}}", i ? "," : "", i);
+  e = AdmitError(policy(many + "]}"));
+  EXPECT_NE(e.find("21 peers: must have at most 20"), std::string::npos) << e;
 }
 
 }  // namespace

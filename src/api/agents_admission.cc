@@ -17,6 +17,7 @@
 #include "api/types/sandbox_set.h"
 #include "api/types/sandbox_template.h"
 #include "api/types/sandbox_update_ops.h"
+#include "api/types/traffic_policy.h"
 #include "base/ids.h"
 #include "base/time_format.h"
 
@@ -406,5 +407,96 @@ Status AdmitCheckpoint(Object& object) {
 }
 
 Status AdmitCheckpointStatus(Object& object) { return AdmitStatusAs<CheckpointStatus>(object); }
+
+namespace {
+
+// What a TrafficPolicy may hold: the limits upstream sets, and only what Warren enforces, so a
+// policy that is accepted is one that is in force as written (nothing silently widened).
+constexpr size_t kMaxTrafficRules = 50;
+constexpr size_t kMaxTrafficPeers = 20;
+
+void ValidateTrafficPeer(const TrafficPeerSpec& peer, const std::string& path, bool allow,
+                         FieldErrors& errors) {
+  int set = !peer.cidr.empty() + !peer.fqdn.empty() + !peer.service.text.empty() +
+            !peer.workload.text.empty();
+  if (set != 1) {
+    errors.Add(path, "Invalid value: exactly one of cidr, fqdn, service or workload");
+    return;
+  }
+  if (!peer.service.text.empty() || !peer.workload.text.empty()) {
+    errors.Add(path + (peer.service.text.empty() ? ".workload" : ".service"),
+               "Unsupported value: Warren has no services or workloads to name; use cidr or fqdn");
+    return;
+  }
+  if (!peer.fqdn.empty() && !allow) {
+    errors.Add(path + ".fqdn",
+               "Unsupported value: names are matched in allow rules only (as E2B's allowOut); "
+               "reject the addresses, or reject 0.0.0.0/0 and allow the names you want");
+  }
+  // The entries themselves are parsed where they are enforced (sbnet's policy reader); here
+  // only what cannot be one is refused.
+  const std::string& v = peer.cidr.empty() ? peer.fqdn : peer.cidr;
+  if (v.size() > 255 || v.find_first_of(" \t\r\n,") != std::string::npos) {
+    errors.Add(path + (peer.cidr.empty() ? ".fqdn" : ".cidr"),
+               fmt::format("Invalid value: \"{}\"", v.substr(0, 64)));
+  }
+}
+
+}  // namespace
+
+Status AdmitTrafficPolicy(Object& object) {
+  return AdmitSpec<TrafficPolicySpec>(object, [&](TrafficPolicySpec& spec, FieldErrors& errors) {
+    // Upstream's default. Warren applies every policy that selects a sandbox together, with
+    // allow winning over reject (E2B's precedence), so the order they are read in changes
+    // nothing; the field is kept for tools that sort by it.
+    if (!spec.priority) spec.priority = 1000;
+    if (spec.selector) {
+      std::vector<LabelSelector::Expression> exprs;
+      for (const auto& e : spec.selector->match_expressions)
+        exprs.push_back({e.key, e.op, e.values});
+      auto sel = LabelSelector::FromParts(spec.selector->match_labels, exprs, "spec.selector");
+      if (!sel.ok()) errors.Add("", sel.status().message());
+    }
+    if (spec.ingress && !spec.ingress->rules.empty()) {
+      errors.Add("spec.ingress.rules",
+                 "Unsupported value: a sandbox's ingress is its ports through the gateway, closed "
+                 "by allowPublicTraffic: false and its traffic token");
+    }
+    if (!spec.egress) return;
+    const auto& rules = spec.egress->rules;
+    if (rules.size() > kMaxTrafficRules) {
+      errors.Add("spec.egress.rules", fmt::format("Too many: {}: must have at most {} items",
+                                                  rules.size(), kMaxTrafficRules));
+    }
+    size_t peers = 0;
+    for (size_t i = 0; i < rules.size(); ++i) {
+      const auto& r = rules[i];
+      std::string path = fmt::format("spec.egress.rules[{}]", i);
+      if (r.action != "allow" && r.action != "reject") {
+        errors.Unsupported(path + ".action", r.action, {"allow", "reject"});
+      }
+      if (!r.from.empty()) errors.Add(path + ".from", "Forbidden: egress rules name `to` peers");
+      if (!r.ports.empty()) {
+        errors.Add(path + ".ports",
+                   "Unsupported value: Warren's egress rules hold for every port of a "
+                   "destination (names: 80 and 443); leave ports out");
+      }
+      if (r.to.empty()) errors.Required(path + ".to");
+      peers += r.to.size();
+      for (size_t j = 0; j < r.to.size(); ++j) {
+        ValidateTrafficPeer(r.to[j], fmt::format("{}.to[{}]", path, j), r.action == "allow",
+                            errors);
+      }
+    }
+    if (peers > kMaxTrafficPeers) {
+      errors.Add("spec.egress.rules",
+                 fmt::format("Too many: {} peers: must have at most {}", peers, kMaxTrafficPeers));
+    }
+  });
+}
+
+Status AdmitTrafficPolicyStatus(Object& object) {
+  return AdmitStatusAs<TrafficPolicyStatus>(object);
+}
 
 }  // namespace warren::api

@@ -171,6 +171,19 @@ void RegisterBuiltinKinds(KindRegistry& registry) {
     registry.Add(std::move(k));
   }
   {
+    KindInfo k = Agents("TrafficPolicy", "trafficpolicies", "tp");
+    k.status_subresource = true;
+    k.columns = {
+        {"ACCEPTED", ".status.conditions[?(@.type==\"Accepted\")].status", ColType::kString, false},
+        {"SANDBOXES", ".status.sandboxes", ColType::kInteger, false},
+        {"PRIORITY", ".spec.priority", ColType::kInteger, true},
+        {"MESSAGE", ".status.conditions[?(@.type==\"Accepted\")].message", ColType::kString, true},
+    };
+    k.admit = AdmitTrafficPolicy;
+    k.admit_status = AdmitTrafficPolicyStatus;
+    registry.Add(std::move(k));
+  }
+  {
     KindInfo k;
     k.group = kWarrenGroup;
     k.version = kV1alpha1;
@@ -272,6 +285,10 @@ const KindInfo& SandboxUpdateOpsKind() {
 }
 const KindInfo& CheckpointKind() {
   static const KindInfo& k = Builtin("Checkpoint");
+  return k;
+}
+const KindInfo& TrafficPolicyKind() {
+  static const KindInfo& k = Builtin("TrafficPolicy");
   return k;
 }
 const KindInfo& NodeKind() {

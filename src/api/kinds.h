@@ -102,6 +102,7 @@ const KindInfo& SandboxClaimKind();
 const KindInfo& SandboxTemplateKind();
 const KindInfo& SandboxUpdateOpsKind();
 const KindInfo& CheckpointKind();
+const KindInfo& TrafficPolicyKind();
 const KindInfo& NodeKind();
 const KindInfo& ResourceQuotaKind();
 const KindInfo& EventKind();

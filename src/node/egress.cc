@@ -10,24 +10,38 @@
 
 namespace warren::node {
 
-std::string NetworkAnnotationOf(const api::Object& sandbox) {
-  auto it = sandbox.metadata.annotations.find(api::annotations::kNetwork);
+namespace {
+
+std::string AnnotationOf(const api::Object& sandbox, const char* key) {
+  auto it = sandbox.metadata.annotations.find(key);
   return it == sandbox.metadata.annotations.end() ? "" : it->second;
 }
 
-Result<sbnet::EgressPolicy> EgressPolicyOf(const api::Object& sandbox) {
-  const std::string text = NetworkAnnotationOf(sandbox);
+Result<sbnet::EgressPolicy> PolicyIn(const api::Object& sandbox, const char* key) {
+  const std::string text = AnnotationOf(sandbox, key);
   if (text.empty()) return sbnet::EgressPolicy{};
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return InvalidArgumentError(fmt::format("annotation {}: not JSON", api::annotations::kNetwork));
-  }
+  if (j.is_discarded()) return InvalidArgumentError(fmt::format("annotation {}: not JSON", key));
   auto policy = sbnet::EgressPolicyFromJson(j);
   if (!policy.ok()) {
-    return InvalidArgumentError(
-        fmt::format("annotation {}: {}", api::annotations::kNetwork, policy.status().message()));
+    return InvalidArgumentError(fmt::format("annotation {}: {}", key, policy.status().message()));
   }
   return policy;
+}
+
+}  // namespace
+
+std::string NetworkAnnotationOf(const api::Object& sandbox) {
+  std::string network = AnnotationOf(sandbox, api::annotations::kNetwork);
+  std::string traffic = AnnotationOf(sandbox, api::annotations::kTrafficPolicy);
+  return traffic.empty() ? network : network + "\n" + traffic;
+}
+
+Result<sbnet::EgressPolicy> EgressPolicyOf(const api::Object& sandbox) {
+  ASSIGN_OR_RETURN(sbnet::EgressPolicy e2b, PolicyIn(sandbox, api::annotations::kNetwork));
+  ASSIGN_OR_RETURN(sbnet::EgressPolicy traffic,
+                   PolicyIn(sandbox, api::annotations::kTrafficPolicy));
+  return sbnet::MergeEgressPolicies(e2b, traffic);
 }
 
 Status NodeAgent::ApplyEgressPolicy(const api::Object& sandbox) {

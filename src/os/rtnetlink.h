@@ -20,6 +20,7 @@ struct Ipv4 {
 struct Ipv4Prefix {
   Ipv4 addr;
   int length = 32;
+  bool operator==(const Ipv4Prefix&) const = default;
 };
 
 // A NETLINK_ROUTE socket: links, addresses and routes of the network namespace the socket was

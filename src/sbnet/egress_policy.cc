@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "base/strings.h"
@@ -102,6 +103,20 @@ Result<EgressPolicy> MakeEgressPolicy(bool allow_internet,
   p.allow_domains = std::move(allowed.domains);
   p.deny_out = std::move(denied.prefixes);
   return p;
+}
+
+EgressPolicy MergeEgressPolicies(const EgressPolicy& a, const EgressPolicy& b) {
+  EgressPolicy m = a;
+  m.allow_internet = a.allow_internet && b.allow_internet;
+  auto add = [](auto& to, const auto& from) {
+    for (const auto& e : from) {
+      if (std::find(to.begin(), to.end(), e) == to.end()) to.push_back(e);
+    }
+  };
+  add(m.allow_out, b.allow_out);
+  add(m.allow_domains, b.allow_domains);
+  add(m.deny_out, b.deny_out);
+  return m;
 }
 
 bool DomainMatches(std::string_view pattern, std::string_view host) {

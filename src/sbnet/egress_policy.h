@@ -33,6 +33,11 @@ struct EgressPolicy {
   bool Allows(os::Ipv4 destination, std::string_view host) const;
 };
 
+// Two policies that hold for one sandbox at once (E2B's network fields and its TrafficPolicies),
+// as one: everything either allows is allowed, everything either denies is denied unless
+// allowed (allow wins, as within one policy), and no internet unless both allow it.
+EgressPolicy MergeEgressPolicies(const EgressPolicy& a, const EgressPolicy& b);
+
 // Whether `host` is `pattern`, or under it when the pattern is `*.<domain>`. Both lower case.
 bool DomainMatches(std::string_view pattern, std::string_view host);
 

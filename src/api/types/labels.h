@@ -60,6 +60,9 @@ inline constexpr const char* kSealedTrafficToken = "secrets.warren.dev/traffic-t
 // sbnet/egress_policy.h); absent = every destination the node allows. Changing it changes
 // the running sandbox's policy.
 inline constexpr const char* kNetwork = "warren.dev/network";
+// What the TrafficPolicies selecting the sandbox add to it, merged, in the same form; written
+// by the TrafficPolicy controller (controller/traffic_policy_controller.h), read by the node.
+inline constexpr const char* kTrafficPolicy = "warren.dev/traffic-policy";
 
 }  // namespace warren::api::annotations
 

@@ -131,6 +131,59 @@ test('allowOut domains are matched on the TLS server name and the HTTP Host, as 
   }
 });
 
+// Polls `probe` until it returns `want` (within 10 s); the last value otherwise.
+async function until(probe, want) {
+  let got;
+  for (let i = 0; i < 50; i++) {
+    got = await probe();
+    if (got === want) return got;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return got;
+}
+
+test('a TrafficPolicy selecting a sandbox is enforced like its network fields, and goes with it', async () => {
+  const sbx = await Sandbox.create();
+  const tps = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/trafficpolicies`;
+  const post = (spec, name = 'only-example') => w.apiFetch(tps, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ apiVersion: 'agents.kruise.io/v1alpha1', kind: 'TrafficPolicy',
+      metadata: { name }, spec }),
+  });
+  try {
+    assert.equal(await reach(sbx, '8.8.8.8'), 'hello from 8.8.8.8');
+    const made = await post({
+      selector: { matchLabels: { 'agents.kruise.io/sandbox-id': sbx.sandboxId } },
+      egress: { rules: [{ action: 'reject', to: [{ cidr: '0.0.0.0/0' }] },
+        { action: 'allow', to: [{ fqdn: 'example.test' }] }] },
+    });
+    assert.equal(made.status, 201, await made.text());
+    // Port 80 now goes through the domain proxy, which closes it with nothing sent on.
+    const open = async () => ((await reach(sbx, '8.8.8.8')).startsWith('hello') ? 'open' : 'closed');
+    assert.equal(await until(open, 'closed'), 'closed');
+    assert.equal(await curl(sbx, 'http://8.8.8.8/'), 'FAILED');
+    assert.equal(await curl(sbx, 'http://example.test/'), 'hello from 1.1.1.1');
+    const status = (await (await w.apiFetch(`${tps}/only-example`)).json()).status;
+    assert.equal(status.sandboxes, 1);
+    assert.equal(status.conditions[0].type, 'Accepted');
+    assert.equal(status.conditions[0].status, 'True');
+
+    // What Warren cannot enforce as written is refused at the door, naming the field.
+    const ports = await post({ egress: { rules: [{ action: 'allow', to: [{ cidr: '1.1.1.1' }],
+      ports: [{ protocol: 'TCP', port: 443 }] }] } }, 'with-ports');
+    assert.equal(ports.status, 422);
+    assert.match(await ports.text(), /spec\.egress\.rules\[0\]\.ports: Unsupported value/);
+
+    const gone = await w.apiFetch(`${tps}/only-example`, { method: 'DELETE' });
+    assert.equal(gone.status, 200);
+    assert.equal(await until(() => reach(sbx, '8.8.8.8'), 'hello from 8.8.8.8'),
+      'hello from 8.8.8.8');
+  } finally {
+    await w.apiFetch(`${tps}/only-example`, { method: 'DELETE' });
+    await sbx.kill();
+  }
+});
+
 test('bad network input is refused naming what is wrong', async () => {
   await assert.rejects(Sandbox.create({ network: { denyOut: ['example.test'] } }),
     /denyOut\[0\].*domain name; denyOut takes/);
