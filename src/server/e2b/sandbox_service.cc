@@ -191,11 +191,11 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
   const std::string& ns = who.team;
   ASSIGN_OR_RETURN(ResolvedTemplate tpl,
                    ResolveTemplate(store_, ns, request.template_id, options_.shared_namespace));
-  // A network policy is in force from a sandbox's first packet, and a private sandbox's ports
-  // are closed from birth; a pool member has been running without either, so such a create is
-  // a cold one.
+  // A private sandbox's ports are closed from birth, and a pool member's route was made
+  // without; such a create is a cold one. A network policy is put on a claimed member before
+  // the create answers (CreateFromPool), so no code of the caller runs without it.
   if (tpl.kind == ResolvedTemplate::Kind::kSandboxSet && claimer_ != nullptr &&
-      (who.admin || tpl.namespace_ == ns) && !request.network && request.public_traffic &&
+      (who.admin || tpl.namespace_ == ns) && request.public_traffic &&
       request.mask_request_host.empty()) {
     return CreateFromPool(who, request, tpl);
   }
@@ -305,6 +305,12 @@ Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
   claim.annotations[kStartedAtAnnotation] = base::FormatRfc3339Nanos(clock_.Now());
   if (request.auto_pause) claim.annotations[kAutoPauseAnnotation] = "true";
   if (request.auto_resume) claim.annotations[kAutoResumeAnnotation] = "true";
+  if (request.network) {
+    claim.annotations[api::annotations::kNetwork] =
+        api::DumpJson(sbnet::EgressPolicyToJson(*request.network));
+    claim.labels[api::labels::kAllowInternetAccess] =
+        request.network->allow_internet ? "true" : "false";
+  }
   claim.pause_files_only = request.auto_pause && !request.auto_pause_memory;
   if (!request.never_timeout) {
     base::WallTime end = EndFromNow(request.timeout_seconds);
@@ -319,6 +325,14 @@ Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
   if (!claimed.ok()) {
     return claimed.status().WithPrefix(
         fmt::format("create sandbox from pool \"{}\"", request.template_id));
+  }
+  if (request.network && node_ != nullptr) {
+    // In force before the caller has the id: the member's own processes may have had
+    // connections open, and address rules cut those at their next packet too.
+    if (Status applied = node_->ApplyNetwork(claimed->sandbox); !applied.ok()) {
+      Discard(claimed->sandbox, "network policy", applied);
+      return applied.WithPrefix(fmt::format("sandbox from pool \"{}\"", request.template_id));
+    }
   }
   ASSIGN_OR_RETURN(SandboxRecord record, RecordFromObject(claimed->sandbox));
   record.access_token = claim.access_token;

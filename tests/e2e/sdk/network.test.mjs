@@ -184,6 +184,35 @@ test('a TrafficPolicy selecting a sandbox is enforced like its network fields, a
   }
 });
 
+test('a create with network rules from a pool claims a warm member with its rules in force', async () => {
+  const sets = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets`;
+  const made = await w.apiFetch(sets, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxSet',
+      metadata: { name: 'netpool' }, spec: { replicas: 1, templateRef: { name: 'base' } } }),
+  });
+  assert.equal(made.status, 201, await made.text());
+  let sbx;
+  try {
+    for (let i = 0; ; i++) {
+      const set = await (await w.apiFetch(`${sets}/netpool`)).json();
+      if ((set.status?.availableReplicas ?? 0) >= 1) break;
+      assert.ok(i < 600, `pool not filled: ${JSON.stringify(set.status)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    sbx = await Sandbox.create('netpool', { network: { denyOut: ['8.8.8.8'] } });
+    const object = (await w.sandboxObjects()).find((o) =>
+      o.metadata.labels?.['agents.kruise.io/sandbox-id'] === sbx.sandboxId);
+    assert.notEqual(object.metadata.name, sbx.sandboxId, 'a claimed member keeps its own name');
+    // The first command already meets the rule: no retry, no wait.
+    assert.match(await reach(sbx, '8.8.8.8'), /FAILED/);
+    assert.equal(await reach(sbx, '1.1.1.1'), 'hello from 1.1.1.1');
+  } finally {
+    await sbx?.kill();
+    await w.apiFetch(`${sets}/netpool`, { method: 'DELETE' });
+  }
+});
+
 test('bad network input is refused naming what is wrong', async () => {
   await assert.rejects(Sandbox.create({ network: { denyOut: ['example.test'] } }),
     /denyOut\[0\].*domain name; denyOut takes/);
