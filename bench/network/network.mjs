@@ -42,10 +42,10 @@ function row(name, xs) {
 }
 
 // The same python3 download inside a sandbox and on the host: MB/s of the body.
-const download = (bytes) => `python3 -c "
+const download = (bytes, host = '1.1.1.1') => `python3 -c "
 import time, urllib.request
 t = time.perf_counter(); n = 0
-with urllib.request.urlopen('http://1.1.1.1/bytes/${bytes}') as r:
+with urllib.request.urlopen('http://${host}/bytes/${bytes}') as r:
     while True:
         b = r.read(1 << 20)
         if not b: break
@@ -72,6 +72,7 @@ const servers = {};
 const results = { none: [], net: [] };
 let sandboxMbps = [];
 let hostMbps = [];
+let proxiedMbps = [];
 try {
   servers.none = await startWarren();
   servers.net = await startWarren({ network: RANGE, dns: '8.8.8.8' });
@@ -104,6 +105,17 @@ try {
     }
   } finally {
     await sbx.kill();
+  }
+  // The same download by name under a domain rule: through the node's SNI/Host proxy.
+  const named = await Sandbox.create('base',
+    { network: { allowOut: ['example.test'], denyOut: ['0.0.0.0/0'] } });
+  try {
+    for (let i = 0; i < (quick ? 1 : 3); i++) {
+      const r = await named.commands.run(download(mb * 1e6, 'example.test'), { timeout: 120_000 });
+      proxiedMbps.push(mbps(r.stdout));
+    }
+  } finally {
+    await named.kill();
   }
   if (leakCycles > 0) {
     const t0 = now();
@@ -156,6 +168,7 @@ console.log(`HTTP download of ${mb} MB from the simulated internet (python3 urll
 console.log(`  from a sandbox (veth, forward, masquerade): ${median(sandboxMbps).toFixed(0)} MB/s`);
 console.log(`  from the host (direct route):              ${median(hostMbps).toFixed(0)} MB/s`);
 console.log(`  ratio: ${(median(sandboxMbps) / median(hostMbps)).toFixed(2)}×`);
+console.log(`  from a sandbox under a domain rule (allowOut example.test, through the node's proxy): ${median(proxiedMbps).toFixed(0)} MB/s (${(median(proxiedMbps) / median(hostMbps)).toFixed(2)}× the host)`);
 if (leakCycles > 0) {
   console.log(`leak check: ${leakCycles} cycles (4 at a time, each a connection out under a policy) in ${leak.seconds.toFixed(1)} s; ` +
     `left on the host: ${leak.links} links, ${leak.conntrack} conntrack entries, ${leak.chains} policy chains`);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <linux/netfilter_ipv4.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/unique_fd.h"
 #include "sbnet/sniff.h"
 
 namespace warren::sbnet {
@@ -36,6 +38,7 @@ constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 constexpr auto kSniffTimeout = std::chrono::seconds(10);
 constexpr auto kConnectTimeout = std::chrono::seconds(10);
 constexpr size_t kChunk = 16 * 1024;
+constexpr int kPipeBytes = 1 << 20;
 
 auto Log() {
   static auto logger = base::Logger("net");
@@ -185,22 +188,53 @@ class Proxy final : public DomainProxy {
     co_await (Pump(relay->client, relay->upstream) && Pump(relay->upstream, relay->client));
   }
 
-  // One direction; at its end the other side is told by a half-close.
+  // One direction, through a pipe with splice(2): the bytes never enter this process (a copy
+  // through user space halved a download's speed). At its end the other side is told by a
+  // half-close.
   static asio::awaitable<void> Pump(tcp::socket& from, tcp::socket& to) {
-    std::vector<char> buf(kChunk);
-    for (;;) {
-      auto [ec, n] = co_await from.async_read_some(asio::buffer(buf), kNoThrow);
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) co_return;
+    base::UniqueFd out(fds[0]);
+    base::UniqueFd in(fds[1]);
+    fcntl(in.get(), F_SETPIPE_SZ, kPipeBytes);  // the default 64 KiB when refused
+    error_code ignored;
+    from.native_non_blocking(true, ignored);
+    to.native_non_blocking(true, ignored);
+    size_t buffered = 0;
+    bool done = false;
+    while (!done) {
+      ssize_t n = splice(from.native_handle(), nullptr, in.get(), nullptr, kPipeBytes,
+                         SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
       if (n > 0) {
-        auto [wec, written] = co_await asio::async_write(to, asio::buffer(buf.data(), n), kNoThrow);
-        if (wec) {
-          error_code ignored;
-          from.close(ignored);
-          break;
+        buffered += static_cast<size_t>(n);
+      } else if (n == 0) {
+        done = true;  // EOF: what is buffered still goes
+      } else if (errno == EAGAIN) {
+        if (buffered == 0) {
+          auto [ec] = co_await from.async_wait(tcp::socket::wait_read, kNoThrow);
+          if (ec) break;
+          continue;
+        }
+      } else if (errno != EINTR) {
+        break;
+      }
+      while (buffered > 0) {
+        ssize_t m = splice(out.get(), nullptr, to.native_handle(), nullptr, buffered,
+                           SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (m > 0) {
+          buffered -= static_cast<size_t>(m);
+        } else if (m < 0 && errno == EAGAIN) {
+          auto [ec] = co_await to.async_wait(tcp::socket::wait_write, kNoThrow);
+          if (ec) break;
+        } else if (m < 0 && errno == EINTR) {
+          continue;
+        } else {
+          from.close(ignored);  // the receiver is gone: so is this direction
+          done = true;
+          buffered = 0;
         }
       }
-      if (ec) break;
     }
-    error_code ignored;
     to.shutdown(tcp::socket::shutdown_send, ignored);
   }
 
