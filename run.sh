@@ -13,7 +13,7 @@ scripts/build release
 warren=build/release/apps/warren/warren
 
 # What the server will use, so the printed exports match (arguments to run.sh go to the server).
-data_dir=/var/lib/warren address=127.0.0.1 port=7780
+data_dir=/var/lib/warren address=127.0.0.1 port=7780 domain=
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   next=${args[i + 1]:-}
@@ -24,11 +24,13 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     --address=*) address=${args[i]#*=} ;;
     --port) port=$next ;;
     --port=*) port=${args[i]#*=} ;;
+    --domain) domain=$next ;;
+    --domain=*) domain=${args[i]#*=} ;;
   esac
 done
 
 # The gateway listens on the server's port + 1 (an ephemeral one, in <data dir>/gateway.port,
 # when the server's is ephemeral).
 "$warren" apikey bootstrap --data-dir "$data_dir" --api-url "http://$address:$port" \
-  --sandbox-url "http://$address:$((port == 0 ? 0 : port + 1))"
+  --sandbox-url "http://$address:$((port == 0 ? 0 : port + 1))" --domain "$domain"
 exec "$warren" server "$@"

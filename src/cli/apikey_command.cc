@@ -41,6 +41,7 @@ struct ApiKeyFlags {
   std::string config;  // default ~/.warren/config
   std::string api_url;
   std::string sandbox_url = "http://127.0.0.1:7781";
+  std::string domain;  // the server's --domain: clients then reach sandboxes through it
 };
 
 std::string ConfigPath(const ApiKeyFlags& f) {
@@ -147,7 +148,10 @@ void RunBootstrap(App& app, const ApiKeyFlags& f) {
             << "/admin-key, mode 0600):\n\n  " << created->key
             << "\n\nTo use the E2B SDK with this server:\n\n"
             << "  export E2B_API_URL=" << api_url << "\n"
-            << "  export E2B_SANDBOX_URL=" << f.sandbox_url << "\n"
+            << (f.domain.empty() ? "  export E2B_SANDBOX_URL=" + f.sandbox_url
+                                 : "  export E2B_DOMAIN=" + f.domain +
+                                       "   # and trust the CA the server prints")
+            << "\n"
             << "  export E2B_API_KEY=" << created->key << "\n\n";
 }
 
@@ -214,6 +218,8 @@ void AddApiKeyCommand(App& app) {
   boot->add_option("--data-dir", f->data_dir, "the server's data directory")->capture_default_str();
   boot->add_option("--config", f->config, "CLI config to store the key in (~/.warren/config)");
   boot->add_option("--api-url", f->api_url, "E2B_API_URL to print (http://<server address>)");
+  boot->add_option("--domain", f->domain,
+                   "the server's --domain: print E2B_DOMAIN instead of E2B_SANDBOX_URL");
   boot->add_option("--sandbox-url", f->sandbox_url, "E2B_SANDBOX_URL to print (the gateway)")
       ->capture_default_str();
   boot->callback([&app, f] { RunBootstrap(app, *f); });

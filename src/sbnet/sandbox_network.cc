@@ -162,8 +162,9 @@ bool SandboxNetwork::DecideProxied(os::Ipv4 source, os::Ipv4 destination, std::s
   if (os::PrefixContains(options_.range, destination)) return false;
   bool opened = false;
   for (const auto& p : options_.opened) opened = opened || os::PrefixContains(p, destination);
+  static const std::vector<os::Ipv4Prefix> blocked = BlockedRanges();
   if (!opened) {
-    for (const auto& p : BlockedRanges()) {
+    for (const auto& p : blocked) {
       if (os::PrefixContains(p, destination)) return false;
     }
   }

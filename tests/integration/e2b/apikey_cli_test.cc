@@ -89,6 +89,14 @@ TEST_F(ApiKeyCli, BootstrapMakesTheAdminKeyOnceAndPrintsTheExports) {
   EXPECT_EQ(Status(key), 200);
 }
 
+TEST_F(ApiKeyCli, BootstrapForADomainPrintsTheDomainInsteadOfTheGatewayUrl) {
+  CommandResult out =
+      Warren({"apikey", "bootstrap", "--data-dir", DataDir(), "--domain", "sbx.example.test"});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_TRUE(Contains(out.out, "export E2B_DOMAIN=sbx.example.test")) << out.out;
+  EXPECT_FALSE(Contains(out.out, "E2B_SANDBOX_URL")) << out.out;
+}
+
 TEST_F(ApiKeyCli, CreateListRemoveThroughTheServer) {
   ASSERT_EQ(Warren({"apikey", "bootstrap", "--data-dir", DataDir()}).exit_code, 0);
   server_ = std::make_unique<ServerProcess>(DataDir());
