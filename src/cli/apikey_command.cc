@@ -148,9 +148,9 @@ void RunBootstrap(App& app, const ApiKeyFlags& f) {
             << "/admin-key, mode 0600):\n\n  " << created->key
             << "\n\nTo use the E2B SDK with this server:\n\n"
             << "  export E2B_API_URL=" << api_url << "\n"
-            << (f.domain.empty() ? "  export E2B_SANDBOX_URL=" + f.sandbox_url
-                                 : "  export E2B_DOMAIN=" + f.domain +
-                                       "   # and trust the CA the server prints")
+            << (f.domain.empty()
+                    ? "  export E2B_SANDBOX_URL=" + f.sandbox_url
+                    : "  export E2B_DOMAIN=" + f.domain + "   # and trust the CA the server prints")
             << "\n"
             << "  export E2B_API_KEY=" << created->key << "\n\n";
 }

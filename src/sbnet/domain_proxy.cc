@@ -1,9 +1,9 @@
 #include "sbnet/domain_proxy.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/netfilter_ipv4.h>
 #include <netinet/in.h>
-#include <fcntl.h>
 #include <sys/socket.h>
 
 #include <atomic>
