@@ -339,6 +339,40 @@ TEST_F(SandboxSetControllerTest, MissingTemplateRefIsReportedThenFilledWhenItApp
   EXPECT_EQ(api::FindCondition(Status("py").conditions, "ReplicaFailure"), nullptr);
 }
 
+TEST_F(SandboxSetControllerTest, ASetOfASnapshotsTemplateStartsEveryMemberOnTheSnapshot) {
+  api::Object t;
+  t.api_version = api::kAgentsApiVersion;
+  t.kind = "SandboxTemplate";
+  t.metadata.namespace_ = "default";
+  t.metadata.name = "snap";
+  t.metadata.annotations[api::annotations::kRestoreFrom] = "cp-one";
+  t.spec()["template"] = {{"spec", {{"containers", {{{"name", "main"}, {"image", "base"}}}}}}};
+  ASSERT_TRUE(store_->Create(t).ok());
+  api::Object set = store::testing::MakeSandboxSet("from-snap", 2);
+  set.spec().erase("template");
+  set.spec()["templateRef"] = {{"name", "snap"}};
+  ASSERT_TRUE(store_->Create(set).ok());
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("from-snap", 2); }));
+  std::string hash;
+  for (const auto& m : Members("from-snap")) {
+    EXPECT_EQ(m.metadata.annotations.at(api::annotations::kRestoreFrom), "cp-one");
+    hash = m.metadata.labels.at(labels::kTemplateHash);
+  }
+  // Another snapshot behind the same template: a new revision, and the pool rolls onto it.
+  auto tpl = store_->Get(api::SandboxTemplateKind(), "default", "snap").value();
+  tpl.metadata.annotations[api::annotations::kRestoreFrom] = "cp-two";
+  ASSERT_TRUE(store_->Update(tpl).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto members = Members("from-snap");
+    if (members.size() != 2 || AvailableMembers("from-snap") != 2) return false;
+    for (const auto& m : members) {
+      if (m.metadata.annotations.at(api::annotations::kRestoreFrom) != "cp-two") return false;
+      if (m.metadata.labels.at(labels::kTemplateHash) == hash) return false;
+    }
+    return true;
+  }));
+}
+
 TEST_F(SandboxSetControllerTest, PoolGaugesFollowTheSetAndVanishWithIt) {
   CreateSet("gauged", 3);
   ASSERT_TRUE(Eventually([&] { return FullAndReady("gauged", 3); }));

@@ -107,6 +107,10 @@ api::Object MakeMember(const api::Object& set, const TemplateRevision& revision)
     o.metadata.annotations[api::annotations::kCleanupEnabled] = cleanup->second;
   }
   o.metadata.owner_references.push_back(set.MakeControllerRef());
+  // The node reads the snapshot to start from on the Sandbox itself (node/image_step.h).
+  if (!revision.restore_from.empty()) {
+    o.metadata.annotations[api::annotations::kRestoreFrom] = revision.restore_from;
+  }
   api::Json& spec = o.spec();
   spec["templateRef"] = {{"apiVersion", api::kAgentsApiVersion},
                          {"kind", "SandboxTemplate"},

@@ -31,8 +31,15 @@ TemplateRevision ComputeRevision(const api::Object& set, const api::Object* refe
     }
   }
   TemplateRevision r;
-  // Keys are sorted (api::Json), so equal templates always serialise to the same text.
-  r.hash = fmt::format("{:08x}", Fnv32a(api::DumpJson(t)));
+  if (referenced != nullptr) {
+    auto restore = referenced->metadata.annotations.find(api::annotations::kRestoreFrom);
+    if (restore != referenced->metadata.annotations.end()) r.restore_from = restore->second;
+  }
+  // Keys are sorted (api::Json), so equal templates always serialise to the same text. A set
+  // that restores nothing hashes as it always did (its members are not rolled by this change).
+  std::string hashed = api::DumpJson(t);
+  if (!r.restore_from.empty()) hashed += "\nrestore-from=" + r.restore_from;
+  r.hash = fmt::format("{:08x}", Fnv32a(hashed));
   // A DNS subdomain is at most 253 characters; the hash keeps revisions apart.
   r.template_name = fmt::format("{}-{}", set.metadata.name.substr(0, 243), r.hash);
   r.template_spec = std::move(t);
@@ -48,6 +55,9 @@ api::Object MakeRevisionTemplate(const api::Object& set, const TemplateRevision&
   o.metadata.labels[api::labels::kSandboxPool] = set.metadata.name;
   o.metadata.labels[api::labels::kTemplateHash] = revision.hash;
   o.metadata.owner_references.push_back(set.MakeControllerRef());
+  if (!revision.restore_from.empty()) {
+    o.metadata.annotations[api::annotations::kRestoreFrom] = revision.restore_from;
+  }
   o.body["spec"] = revision.template_spec;
   return o;
 }

@@ -16,6 +16,10 @@ struct TemplateRevision {
   std::string template_name;  // "<sbs>-<hash>"
   api::Json template_spec;    // SandboxTemplate spec: template, persistentContents, runtimes,
                               // pauseStrategy (fields a member is made from; unknown ones kept)
+  // The snapshot (Checkpoint) the referenced template restores from (its
+  // agents.kruise.io/restore-from annotation): every member starts on its files. Part of the
+  // hash, so pointing the template at another snapshot rolls the pool.
+  std::string restore_from;
 };
 
 // The set's current revision. With spec.templateRef the referenced SandboxTemplate's template

@@ -399,6 +399,33 @@ test('the Checkpoint kind: keepRunning false pauses, memory is refused, a templa
   }
 });
 
+test("a SandboxSet of a snapshot's template keeps warm sandboxes on its files; a claim gets one", { timeout: 120_000 }, async () => {
+  const src = await create();
+  await src.files.write('/home/user/warm.txt', 'from the snapshot');
+  const snap = await snapshot(src);
+  const set = `snappool-${process.pid}`;
+  const made = await resource(w.adminKey, 'POST', '/namespaces/default/sandboxsets', {
+    apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxSet', metadata: { name: set },
+    spec: { replicas: 1, templateRef: { name: snap.snapshotId } },
+  });
+  assert.equal(made.status, 201, JSON.stringify(made.json));
+  try {
+    for (let i = 0; ; i++) {
+      const got = await resource(w.adminKey, 'GET', `/namespaces/default/sandboxsets/${set}`);
+      if ((got.json?.status?.availableReplicas ?? 0) >= 1) break;
+      assert.ok(i < 600, `pool not filled: ${JSON.stringify(got.json?.status)}`);
+      await sleep(100);
+    }
+    const claimed = await create(set);
+    const object = (await w.sandboxObjects()).find((o) =>
+      o.metadata.labels?.['agents.kruise.io/sandbox-id'] === claimed.sandboxId);
+    assert.equal(object.metadata.labels['agents.kruise.io/sandbox-claimed'], 'true', 'a warm member');
+    assert.equal(await claimed.files.read('/home/user/warm.txt'), 'from the snapshot');
+  } finally {
+    await resource(w.adminKey, 'DELETE', `/namespaces/default/sandboxsets/${set}`);
+  }
+});
+
 test('an idle policy pauses a sandbox nobody talks to; the next request wakes it, parked', T, async () => {
   const ns = '/namespaces/default';
   const tpl = await resource(w.adminKey, 'POST', `${ns}/sandboxtemplates`, {
