@@ -299,6 +299,7 @@ int main(int argc, char** argv) {
   warren::cli::AddVersionCommand(app);
   warren::cli::AddApiKeyCommand(app);
   warren::cli::AddLogsCommand(app);
+  warren::cli::AddExecCommand(app);
   warren::cli::AddImageCommand(app);
   return app.Run(argc, argv);
 }

@@ -3,12 +3,14 @@
 // orphan.
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <thread>
 
 #include "api/json.h"
+#include "base/strings.h"
 #include "image/image_store.h"
 #include "node/options.h"
 #include "node_fixture.h"
@@ -168,6 +170,85 @@ TEST(NodeServer, LogsGetAndAServerRestart) {
   for (const auto& d : os::CgroupHierarchies::Detect()->DirsFor(options.cgroup_parent)) {
     rmdir(d.c_str());
   }
+}
+
+constexpr char kExecManifest[] = R"(
+apiVersion: agents.kruise.io/v1alpha1
+kind: Sandbox
+metadata: {name: shell, namespace: default}
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: ["/bin/sh", "-c", "exec sleep 3600"]
+        resources: {limits: {memory: 64Mi}}
+)";
+
+std::string ReadFileText(const std::string& path) {
+  FILE* f = fopen(path.c_str(), "r");
+  if (f == nullptr) return "";
+  char buf[64] = {};
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  return std::string(buf, n);
+}
+
+TEST(NodeServer, ExecStreamsACommandsOutputAndReturnsItsExitCode) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  setenv("WARREN_ENVD_PATH", WARREN_ENVD_BIN, 1);
+  setenv("WARREN_NODE_AGENT", "on", 1);
+  auto s = std::make_unique<ServerProcess>();  // loopback-only sandboxes
+  ASSERT_EQ(s->Cli({"apply", "-f", "-"}, kExecManifest).exit_code, 0);
+  WaitPhase(*s, "shell", "Running");
+  std::string gateway =
+      "127.0.0.1:" + std::string(base::TrimSpace(ReadFileText(s->data_dir() + "/gateway.port")));
+  auto exec = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {"exec", "shell", "--sandbox-url", gateway};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return s->Cli(argv);
+  };
+  CommandResult r =
+      exec({"-e", "WHO=exec", "--", "/bin/sh", "-c", "echo out $WHO; echo err >&2; exit 3"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.out, "out exec\n");
+  EXPECT_EQ(r.err, "err\n");
+  CommandResult ok = exec({"-w", "/tmp", "--", "pwd"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.out, "/tmp\n");
+  CommandResult missing = s->Cli({"exec", "nosuch", "--sandbox-url", gateway, "--", "true"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(Contains(missing.err, "nosuch")) << missing.err;
+  CommandResult none = exec({});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_TRUE(Contains(none.err, "no command")) << none.err;
+
+  // Output comes while the command still runs: the first line is read before it ends.
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    close(out[0]);
+    setenv("WARREN_SERVER", s->address().c_str(), 1);
+    setenv("WARREN_API_KEY", s->admin_key().c_str(), 1);
+    setenv("HOME", s->data_dir().c_str(), 1);
+    execl(WARREN_BIN, WARREN_BIN, "exec", "shell", "--sandbox-url", gateway.c_str(), "--",
+          "/bin/sh", "-c", "echo first; sleep 30; echo second", nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  std::string first;
+  char c;
+  while (first.find('\n') == std::string::npos && read(out[0], &c, 1) == 1) first += c;
+  EXPECT_EQ(first, "first\n");
+  EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), 0) << "the command still runs";
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  close(out[0]);
+  ASSERT_EQ(s->Cli({"delete", "sandbox", "shell"}).exit_code, 0);
+  WaitGone(*s, "shell");
 }
 
 }  // namespace
