@@ -48,6 +48,7 @@ class AgentNodeAccess final : public warren::server::e2b::NodeAccess {
       u.mem_used = s.memory_bytes;
       u.mem_total = s.memory_limit_bytes;
       u.disk_used = s.disk_bytes;
+      u.disk_total = s.disk_limit_bytes;
       out.push_back(u);
     }
     return out;

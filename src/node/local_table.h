@@ -29,8 +29,9 @@ struct LocalSandbox {
   std::string uid;
   RestartPolicy restart_policy = RestartPolicy::kAlways;
   bool has_command = false;
-  int64_t cpu_millicores = 0;  // its cpu limit; 0 = none
-  std::string network;         // the kNetwork annotation its egress policy was last set from
+  int64_t cpu_millicores = 0;    // its cpu limit; 0 = none
+  int64_t disk_limit_bytes = 0;  // its file system's size (ephemeral-storage); 0 = unbounded
+  std::string network;           // the kNetwork annotation its egress policy was last set from
   runtime::SandboxState state = runtime::SandboxState::kCreated;
   bool ready = false;
   std::optional<base::MonoTime> restart_at;  // set while waiting to restart (backoff)

@@ -247,6 +247,7 @@ Status NodeAgent::Adopt() {
       l.restart_policy = owner->restart_policy;
       l.has_command = owner->has_command;
       l.cpu_millicores = owner->cpu_millicores;
+      l.disk_limit_bytes = owner->disk_bytes;
       l.state = info.state;
       if (info.state == runtime::SandboxState::kPaused && !SpecPaused(obj)) {
         // Frozen while its object says it runs: a capture cut short by a crash. Thawed before
@@ -385,6 +386,7 @@ void NodeAgent::SamplerLoop() {
         const int64_t host_cpus = std::max<int64_t>(1, capacity_.cpu_millicores / 1000);
         s.cpu_count =
             l.cpu_millicores > 0 ? std::min(host_cpus, (l.cpu_millicores + 999) / 1000) : host_cpus;
+        s.disk_limit_bytes = static_cast<uint64_t>(std::max<int64_t>(0, l.disk_limit_bytes));
         l.stats.Add(s);
         if (!l.oom_kills_seen) {
           l.oom_kills_seen = s.oom_kills;

@@ -360,9 +360,13 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     log->error("sandbox dir failed id={} error=\"{}\"", id, d.ToString());
     return Next::kRetry;
   }
-  OwnerRecord owner{obj.metadata.uid,      obj.metadata.namespace_,
-                    obj.metadata.name,     plan.restart_policy,
-                    !plan.command.empty(), plan.spec.resources.cpu_millicores};
+  OwnerRecord owner{obj.metadata.uid,
+                    obj.metadata.namespace_,
+                    obj.metadata.name,
+                    plan.restart_policy,
+                    !plan.command.empty(),
+                    plan.spec.resources.cpu_millicores,
+                    plan.ephemeral_storage_bytes};
   if (Status w = WriteOwner(paths.owner, owner); !w.ok()) {
     log->error("owner record failed id={} error=\"{}\"", id, w.ToString());
     return Next::kRetry;
@@ -379,6 +383,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     l.restart_policy = plan.restart_policy;
     l.has_command = !plan.command.empty();
     l.cpu_millicores = plan.spec.resources.cpu_millicores;
+    l.disk_limit_bytes = plan.ephemeral_storage_bytes;
     l.network = network_text;
     l.state = runtime::SandboxState::kCreated;
     l.stats = StatsRing(options_.stats_samples);

@@ -41,7 +41,8 @@ Status WriteOwner(const std::string& path, const OwnerRecord& owner) {
                       {"name", owner.name},
                       {"restartPolicy", PolicyName(owner.restart_policy)},
                       {"hasCommand", owner.has_command},
-                      {"cpuMillicores", owner.cpu_millicores}};
+                      {"cpuMillicores", owner.cpu_millicores},
+                      {"diskBytes", owner.disk_bytes}};
   return base::WriteFileAtomically(path, j.dump() + "\n", /*durable=*/true);
 }
 
@@ -59,6 +60,7 @@ Result<OwnerRecord> ReadOwner(const std::string& path) {
                                                : RestartPolicy::kAlways;
     o.has_command = j.value("hasCommand", false);
     o.cpu_millicores = j.value("cpuMillicores", int64_t{0});
+    o.disk_bytes = j.value("diskBytes", int64_t{0});
     return o;
   } catch (const nlohmann::json::exception& e) {
     return DataLossError(fmt::format("{}: {}", path, e.what()));

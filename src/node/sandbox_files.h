@@ -21,6 +21,7 @@ struct OwnerRecord {
   RestartPolicy restart_policy = RestartPolicy::kAlways;
   bool has_command = false;
   int64_t cpu_millicores = 0;  // the cpu limit (0 = none), for stats
+  int64_t disk_bytes = 0;      // its file system's size (ephemeral-storage; 0 = unbounded)
 };
 Status WriteOwner(const std::string& path, const OwnerRecord& owner);
 Result<OwnerRecord> ReadOwner(const std::string& path);

@@ -17,7 +17,8 @@ struct StatsSample {
   int64_t cpu_count = 0;      // the CPUs the sandbox may use (its limit, rounded up; else host)
   uint64_t memory_bytes = 0;  // working set (usage minus inactive file cache)
   uint64_t memory_limit_bytes = 0;
-  uint64_t disk_bytes = 0;  // the writable layer
+  uint64_t disk_bytes = 0;        // the writable layer
+  uint64_t disk_limit_bytes = 0;  // what it may grow to (ephemeral-storage); 0 = unbounded
   uint64_t pids = 0;
   uint64_t oom_kills = 0;  // cumulative
 };

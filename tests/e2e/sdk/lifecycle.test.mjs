@@ -203,6 +203,8 @@ test('metrics come from the node agent samples and honour start/end', async () =
     }
     assert.ok(m.timestamp instanceof Date);
     assert.ok(m.memUsed > 0);
+    // diskTotal is what the sandbox's file system may grow to (its ephemeral-storage).
+    assert.ok(m.diskTotal > 0 && m.diskTotal >= m.diskUsed, `diskTotal ${m.diskTotal}`);
     const before = await sbx.getMetrics({ start: new Date(Date.now() - 3600_000),
       end: new Date(Date.now() - 1800_000) });
     assert.deepEqual(before, [], 'no samples from before the sandbox existed');
