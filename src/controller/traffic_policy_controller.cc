@@ -127,7 +127,8 @@ void TrafficPolicyController::Stop() {
 
 void TrafficPolicyController::OnPolicy(const Informer::Change& c) {
   if (c.old && c.type == store::EventType::kModified &&
-      c.old->metadata.generation == c.object->metadata.generation) {
+      c.old->metadata.generation == c.object->metadata.generation &&
+      c.old->metadata.deletion_timestamp == c.object->metadata.deletion_timestamp) {
     return;  // its own status write
   }
   queue_.Add(c.object->metadata.namespace_);
@@ -175,10 +176,23 @@ Status TrafficPolicyController::Reconcile(const std::string& ns) {
   for (const auto& s : sandboxes_.List()) {
     if (s->metadata.namespace_ != ns || s->metadata.deletion_timestamp) continue;
     std::optional<sbnet::EgressPolicy> merged;
+    std::vector<Judged*> selecting;
     for (auto& j : judged) {
       if (!j.selector.Matches(s->metadata.labels)) continue;
       ++j.sandboxes;
+      selecting.push_back(&j);
       merged = merged ? sbnet::MergeEgressPolicies(*merged, j.egress) : j.egress;
+    }
+    // Together they must still be a policy the node takes (list limits); else closed, and said.
+    if (merged && !sbnet::EgressPolicyFromJson(sbnet::EgressPolicyToJson(*merged)).ok()) {
+      auto why = sbnet::EgressPolicyFromJson(sbnet::EgressPolicyToJson(*merged)).status();
+      merged = sbnet::EgressPolicy{.allow_internet = false};
+      for (Judged* j : selecting) {
+        if (j->accepted.ok()) {
+          j->accepted = InvalidArgumentError(fmt::format(
+              "with the other policies selecting sandbox {}: {}", s->metadata.name, why.message()));
+        }
+      }
     }
     std::string want = merged ? sbnet::EgressPolicyToJson(*merged).dump() : "";
     if (want == AnnotationOf(*s)) continue;

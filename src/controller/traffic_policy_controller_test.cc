@@ -113,6 +113,26 @@ TEST_F(TrafficPolicyControllerTest, APolicyItCannotEnforceClosesItsSandboxesAndS
   EXPECT_NE(message.find("egress is closed"), std::string::npos) << message;
 }
 
+TEST_F(TrafficPolicyControllerTest, PoliciesThatTogetherExceedTheNodesLimitsCloseTheSandbox) {
+  ASSERT_TRUE(store_->Create(store::testing::MakeSandbox("a")).ok());
+  for (int p = 0; p < 13; ++p) {  // 13 × 20 addresses: more than the 256 a node takes
+    std::string peers;
+    for (int i = 0; i < 20; ++i) peers += fmt::format("{}{{cidr: 1.{}.{}.1}}", i ? ", " : "", p, i);
+    ASSERT_TRUE(store_
+                    ->Create(Policy(
+                        fmt::format("p{}", p),
+                        fmt::format("  egress: {{rules: [{{action: allow, to: [{}]}}]}}", peers)))
+                    .ok());
+  }
+  EXPECT_TRUE(Eventually([&] {
+    return AnnotationOf("a") == R"({"allowInternetAccess":false,"allowOut":[],"denyOut":[]})";
+  })) << AnnotationOf("a");
+  EXPECT_TRUE(Eventually([&] { return StatusOf("p0")["conditions"][0]["status"] == "False"; }));
+  std::string message = StatusOf("p0")["conditions"][0]["message"];
+  EXPECT_NE(message.find("with the other policies selecting sandbox a"), std::string::npos)
+      << message;
+}
+
 TEST(EgressOfTrafficPolicyTest, AllowPeersJoinAllowOutAndRejectCidrsJoinDenyOut) {
   auto e = EgressOfTrafficPolicy(Policy("p", R"(  egress: {rules: [
     {action: allow, to: [{cidr: 1.1.1.0/24}, {fqdn: Example.com}]},

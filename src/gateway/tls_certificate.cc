@@ -209,7 +209,8 @@ Result<Ca> LoadOrCreateCa(const std::string& dir) {
   gethostname(host, sizeof(host) - 1);
   ASSIGN_OR_RETURN(Cert made,
                    NewCert(key.get(), fmt::format("Warren CA on {}", host), kCaLifetime, nullptr));
-  RETURN_IF_ERROR(AddExtension(made.get(), made.get(), NID_basic_constraints, "critical,CA:TRUE"));
+  RETURN_IF_ERROR(
+      AddExtension(made.get(), made.get(), NID_basic_constraints, "critical,CA:TRUE,pathlen:0"));
   RETURN_IF_ERROR(
       AddExtension(made.get(), made.get(), NID_key_usage, "critical,keyCertSign,cRLSign"));
   RETURN_IF_ERROR(Sign(made.get(), key.get()));

@@ -16,6 +16,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "base/log.h"
@@ -118,11 +119,17 @@ class Front final : public TlsFront {
 
  private:
   asio::awaitable<void> Accept() {
+    asio::steady_timer backoff(ioc_);
     for (;;) {
       auto strand = asio::make_strand(ioc_);
       auto [ec, socket] = co_await acceptor_.async_accept(strand, kNoThrow);
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
-      if (ec) continue;  // EMFILE and the like: the next accept may succeed
+      if (ec) {
+        // EMFILE and the like: the listener stays readable, so retrying at once would spin.
+        backoff.expires_after(std::chrono::milliseconds(50));
+        co_await backoff.async_wait(kNoThrow);
+        continue;
+      }
       error_code peer_ec;
       tcp::endpoint peer = socket.remote_endpoint(peer_ec);
       if (peer_ec) continue;
@@ -135,28 +142,33 @@ class Front final : public TlsFront {
     }
   }
 
+  // One client connection and its relay to the gateway; both directions run on its strand.
+  struct Conn {
+    Conn(tcp::socket socket, asio::ssl::context& ssl)
+        : tls(std::move(socket), ssl), upstream(tls.get_executor()) {}
+    TlsStream tls;
+    tcp::socket upstream;
+    bool client_reading = true;  // ClientToGateway has not ended
+    bool gateway_done = false;   // the gateway closed (or the client cannot be written)
+  };
+
   asio::awaitable<void> Serve(tcp::socket socket, std::string key) {
     struct Admitted {
       net::ConnectionLimits& limits;
       std::string key;
       ~Admitted() { limits.Release(key); }
     } admitted{limits_, std::move(key)};
-    auto executor = co_await asio::this_coro::executor;
-    TlsStream tls(std::move(socket), ssl_);
-    asio::steady_timer deadline(executor);
+    Conn c(std::move(socket), ssl_);
+    asio::steady_timer deadline(c.tls.get_executor());
     deadline.expires_after(options_.handshake_timeout);
-    deadline.async_wait([&tls](const error_code& ec) {
-      error_code ignored;
-      if (!ec) tls.lowest_layer().close(ignored);
-    });
-    auto [handshake] = co_await tls.async_handshake(asio::ssl::stream_base::server, kNoThrow);
-    deadline.cancel();
-    if (handshake) {
+    // Whichever ends first cancels the other, and both are done before the frame goes.
+    auto raced = co_await (c.tls.async_handshake(asio::ssl::stream_base::server, kNoThrow) ||
+                           deadline.async_wait(kNoThrow));
+    if (raced.index() != 0 || std::get<0>(std::get<0>(raced))) {
       ++failed_;
       co_return;
     }
-    tcp::socket upstream(executor);
-    auto [connect] = co_await upstream.async_connect(upstream_, kNoThrow);
+    auto [connect] = co_await c.upstream.async_connect(upstream_, kNoThrow);
     if (connect) {
       base::Logger("gateway")->warn("HTTPS: the gateway listener {}:{} refused a relay: {}",
                                     upstream_.address().to_string(), upstream_.port(),
@@ -165,44 +177,65 @@ class Front final : public TlsFront {
     }
     ++accepted_;
     error_code ignored;
-    tls.lowest_layer().set_option(tcp::no_delay(true), ignored);
-    upstream.set_option(tcp::no_delay(true), ignored);
-    co_await (ClientToGateway(tls, upstream) && GatewayToClient(upstream, tls));
+    c.tls.lowest_layer().set_option(tcp::no_delay(true), ignored);
+    c.upstream.set_option(tcp::no_delay(true), ignored);
+    co_await (ClientToGateway(c) && GatewayToClient(c));
+  }
+
+  // Ends the client's TLS session properly (close_notify, so a response the close delimits is
+  // not taken for a truncation), waiting a moment for the client's own, then closes.
+  static asio::awaitable<void> CloseTls(Conn& c) {
+    asio::steady_timer limit(c.tls.get_executor());
+    limit.expires_after(std::chrono::seconds(1));
+    co_await (c.tls.async_shutdown(kNoThrow) || limit.async_wait(kNoThrow));
+    error_code ignored;
+    c.tls.lowest_layer().close(ignored);
+    c.upstream.close(ignored);
   }
 
   // The client's requests to the gateway. When the client is done (close_notify, EOF or an
-  // error), the gateway is told by a half-close and finishes what it is answering.
-  static asio::awaitable<void> ClientToGateway(TlsStream& tls, tcp::socket& upstream) {
+  // error), the gateway is told by a half-close and finishes what it is answering; when the
+  // gateway closed first (its read was cancelled), the TLS session ends here.
+  static asio::awaitable<void> ClientToGateway(Conn& c) {
     std::vector<char> buf(kChunk);
-    for (;;) {
-      auto [ec, n] = co_await tls.async_read_some(asio::buffer(buf), kNoThrow);
-      if (n > 0) {
+    while (!c.gateway_done) {
+      auto [ec, n] = co_await c.tls.async_read_some(asio::buffer(buf), kNoThrow);
+      if (n > 0 && !c.gateway_done) {
         auto [wec, written] =
-            co_await asio::async_write(upstream, asio::buffer(buf.data(), n), kNoThrow);
+            co_await asio::async_write(c.upstream, asio::buffer(buf.data(), n), kNoThrow);
         if (wec) break;
       }
       if (ec) break;
     }
-    error_code ignored;
-    upstream.shutdown(tcp::socket::shutdown_send, ignored);
+    c.client_reading = false;
+    if (c.gateway_done) {
+      co_await CloseTls(c);
+    } else {
+      error_code ignored;
+      c.upstream.shutdown(tcp::socket::shutdown_send, ignored);
+    }
   }
 
   // The gateway's answers to the client. When the gateway closes, so does the client's
-  // connection, which also ends the other direction's read.
-  static asio::awaitable<void> GatewayToClient(tcp::socket& upstream, TlsStream& tls) {
+  // session: by the reading side when it still reads (its read is cancelled), else here.
+  static asio::awaitable<void> GatewayToClient(Conn& c) {
     std::vector<char> buf(kChunk);
     for (;;) {
-      auto [ec, n] = co_await upstream.async_read_some(asio::buffer(buf), kNoThrow);
+      auto [ec, n] = co_await c.upstream.async_read_some(asio::buffer(buf), kNoThrow);
       if (n > 0) {
         auto [wec, written] =
-            co_await asio::async_write(tls, asio::buffer(buf.data(), n), kNoThrow);
+            co_await asio::async_write(c.tls, asio::buffer(buf.data(), n), kNoThrow);
         if (wec) break;
       }
       if (ec) break;
     }
+    c.gateway_done = true;
     error_code ignored;
-    tls.lowest_layer().shutdown(tcp::socket::shutdown_both, ignored);
-    upstream.close(ignored);
+    if (c.client_reading) {
+      c.tls.lowest_layer().cancel(ignored);
+    } else {
+      co_await CloseTls(c);
+    }
   }
 
   const TlsFrontOptions options_;

@@ -45,6 +45,7 @@ struct SslFree {
 // and the name against `host`, sends SNI. Returns the whole answer, or why it failed.
 struct Exchange {
   bool handshake = false;
+  bool clean_close = false;  // the server ended the session with close_notify
   std::string answer;
   std::string error;
 };
@@ -76,7 +77,11 @@ Exchange HttpsGet(uint16_t port, const std::string& host, const std::string& ca,
   char buf[4096];
   for (;;) {
     int n = SSL_read(ssl.get(), buf, sizeof(buf));
-    if (n <= 0) break;
+    if (n <= 0) {
+      out.clean_close = SSL_get_error(ssl.get(), n) == SSL_ERROR_ZERO_RETURN;
+      ERR_clear_error();
+      break;
+    }
     out.answer.append(buf, static_cast<size_t>(n));
   }
   return out;
@@ -121,6 +126,7 @@ TEST_F(TlsFrontTest, AClientTrustingTheCaReachesTheGatewayWithItsHost) {
   ASSERT_TRUE(e.handshake) << e.error;
   EXPECT_NE(e.answer.find("HTTP/1.1 200"), std::string::npos) << e.answer;
   EXPECT_NE(e.answer.find("host=" + host), std::string::npos) << e.answer;
+  EXPECT_TRUE(e.clean_close) << "a close the gateway makes ends the session with close_notify";
   // Two requests on one connection: keep-alive passes through the relay.
   std::string two = GetRequest(host, "keep-alive") + GetRequest(host);
   Exchange k = HttpsGet(front_->port(), host, files_.ca, two);

@@ -38,7 +38,7 @@ constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 constexpr auto kSniffTimeout = std::chrono::seconds(10);
 constexpr auto kConnectTimeout = std::chrono::seconds(10);
 constexpr size_t kChunk = 16 * 1024;
-constexpr int kPipeBytes = 1 << 20;
+constexpr int kPipeBytes = 256 << 10;
 
 auto Log() {
   static auto logger = base::Logger("net");
@@ -62,6 +62,13 @@ std::optional<tcp::endpoint> OriginalDestination(tcp::socket& s) {
 
 struct Relay {
   explicit Relay(tcp::socket c) : client(std::move(c)), upstream(client.get_executor()) {}
+  // What a deadline armed in `step` cuts: a timer that fired just as its step ended (its
+  // handler already queued) must not cut the next one.
+  enum class Step { kSniff, kConnect, kRelay };
+  void CloseIfStill(Step at) {
+    if (step == at) Close();
+  }
+  Step step = Step::kSniff;
   void Close() {
     error_code ignored;
     client.close(ignored);
@@ -109,6 +116,11 @@ class Proxy final : public DomainProxy {
     return {.allowed = allowed_.load(), .denied = denied_.load(), .open = open_.load()};
   }
 
+  // Per sandbox and in all: a sandbox opening connections it never reads must not take the
+  // server's descriptors (each relay holds two sockets and a pipe each way).
+  static constexpr size_t kMaxPerSource = 256;
+  static constexpr uint64_t kMaxRelays = 4096;
+
   void CloseFrom(os::Ipv4 source) override {
     asio::post(ioc_, [this, key = source.be] {
       auto [begin, end] = relays_.equal_range(key);
@@ -123,7 +135,13 @@ class Proxy final : public DomainProxy {
     for (;;) {
       auto [ec, socket] = co_await acceptor.async_accept(kNoThrow);
       if (ec == asio::error::operation_aborted) co_return;
-      if (ec) continue;
+      if (ec) {
+        // EMFILE and the like: the listener stays readable, so retrying at once would spin.
+        asio::steady_timer backoff(ioc_);
+        backoff.expires_after(std::chrono::milliseconds(50));
+        co_await backoff.async_wait(kNoThrow);
+        continue;
+      }
       asio::co_spawn(ioc_, Serve(std::make_shared<Relay>(std::move(socket)), tls), asio::detached);
     }
   }
@@ -134,22 +152,36 @@ class Proxy final : public DomainProxy {
     auto destination = OriginalDestination(relay->client);
     if (ec || !destination) co_return;
     os::Ipv4 source = ToIpv4(peer.address());
-    auto registered = relays_.emplace(source.be, relay);
+    if (open_.load() >= kMaxRelays || relays_.count(source.be) >= kMaxPerSource) {
+      ++denied_;
+      Log()->warn("egress proxy full sandbox={} open={}", os::FormatIpv4(source), open_.load());
+      co_return;
+    }
+    relays_.emplace(source.be, relay);
     ++open_;
     struct Unregister {
       Proxy& p;
-      decltype(registered) it;
+      uint32_t key;
+      const Relay* relay;
       ~Unregister() {
-        p.relays_.erase(it);
+        // By value: the map may have rehashed since this relay went in.
+        auto [begin, end] = p.relays_.equal_range(key);
+        for (auto it = begin; it != end; ++it) {
+          // The relay is alive here: a coroutine's parameters outlive its locals.
+          if (it->second.lock().get() == relay) {
+            p.relays_.erase(it);
+            break;
+          }
+        }
         --p.open_;
       }
-    } unregister{*this, registered};
+    } unregister{*this, source.be, relay.get()};
 
     // The first bytes, until they name the host or cannot.
     asio::steady_timer deadline(ioc_);
     deadline.expires_after(kSniffTimeout);
     deadline.async_wait([relay](const error_code& e) {
-      if (!e) relay->Close();
+      if (!e) relay->CloseIfStill(Relay::Step::kSniff);
     });
     std::string first;
     Sniffed sniffed;
@@ -163,7 +195,8 @@ class Proxy final : public DomainProxy {
       sniffed = tls ? SniffTlsServerName(first) : SniffHttpHost(first);
     }
     deadline.cancel();
-    if (first.empty()) co_return;
+    // Cut meanwhile (the deadline, CloseFrom): nothing goes on.
+    if (first.empty() || !relay->client.is_open()) co_return;
     os::Ipv4 to = ToIpv4(destination->address());
     if (!decide_(source, to, sniffed.host)) {
       ++denied_;
@@ -172,13 +205,15 @@ class Proxy final : public DomainProxy {
       co_return;
     }
     ++allowed_;
+    relay->step = Relay::Step::kConnect;
     deadline.expires_after(kConnectTimeout);
     deadline.async_wait([relay](const error_code& e) {
-      if (!e) relay->Close();
+      if (!e) relay->CloseIfStill(Relay::Step::kConnect);
     });
     auto [cec] = co_await relay->upstream.async_connect(*destination, kNoThrow);
     deadline.cancel();
-    if (cec) co_return;
+    relay->step = Relay::Step::kRelay;
+    if (cec || !relay->client.is_open()) co_return;
     error_code ignored;
     relay->client.set_option(asio::socket_base::keep_alive(true), ignored);
     relay->upstream.set_option(asio::socket_base::keep_alive(true), ignored);

@@ -8,6 +8,9 @@
 namespace warren::sbnet {
 namespace {
 
+// The conntrack mark of connections a domain proxy's redirect took ("warr").
+constexpr const char* kProxiedMark = "0x77617272";
+
 std::string Join(const std::vector<os::Ipv4Prefix>& v) {
   std::string out;
   for (const auto& p : v) {
@@ -58,35 +61,30 @@ std::string BaseRuleset(const RulesetConfig& c) {
   s += "  map policies { type ipv4_addr : verdict; }\n";
   s += "  set proxied { type ipv4_addr; }\n";
   const bool proxy = c.http_proxy_port != 0 && c.tls_proxy_port != 0;
-  // The one way in: a connection prerouting redirected to the domain proxy.
-  std::string to_proxy =
-      proxy ? fmt::format(
-                  "    iifname \"wv*\" ip saddr @proxied ct status dnat tcp dport {{ {}, {} }} "
-                  "accept\n",
-                  c.http_proxy_port, c.tls_proxy_port)
-            : "";
+  // The one way in: a connection a domain proxy's redirect marked (this range's or another's:
+  // every range's table has these rules, so one does not drop what another let in).
   s += fmt::format(
       "  chain input {{ type filter hook input priority filter; policy accept;\n"
-      "{}"
-      "    ip saddr {} drop\n"
+      "    iifname \"wv*\" ct mark {0} ct status dnat accept\n"
+      "    ip saddr {1} drop\n"
       "    iifname \"wv*\" drop\n"
       "  }}\n",
-      to_proxy, range);
+      kProxiedMark, range);
   // Nor does the host open connections to a sandbox's address (the gateway dials inside the
-  // namespace, on its loopback); the domain proxy answers the connections redirected to it.
+  // namespace, on its loopback); a domain proxy answers the connections redirected to it.
   s += fmt::format(
       "  chain output {{ type filter hook output priority filter; policy accept;\n"
-      "{}"
-      "    ip daddr {} drop\n"
+      "    ct mark {0} ct direction reply accept\n"
+      "    ip daddr {1} drop\n"
       "  }}\n",
-      proxy ? "    ct status dnat ct direction reply accept\n" : "", range);
+      kProxiedMark, range);
   if (proxy) {
     s += fmt::format(
         "  chain prerouting {{ type nat hook prerouting priority dstnat; policy accept;\n"
-        "    iifname \"wv*\" ip saddr @proxied tcp dport 80 redirect to :{}\n"
-        "    iifname \"wv*\" ip saddr @proxied tcp dport 443 redirect to :{}\n"
+        "    iifname \"wv*\" ip saddr @proxied tcp dport 80 ct mark set {0} redirect to :{1}\n"
+        "    iifname \"wv*\" ip saddr @proxied tcp dport 443 ct mark set {0} redirect to :{2}\n"
         "  }}\n",
-        c.http_proxy_port, c.tls_proxy_port);
+        kProxiedMark, c.http_proxy_port, c.tls_proxy_port);
   }
   // The node's resolvers answer DNS even from a blocked range (an operator's resolver on the
   // LAN), under the sandbox's own policy like any destination.

@@ -51,9 +51,13 @@ TEST(NftRulesTest, DomainRulesSendPorts80And443ToTheProxyAndKeepTheResolversOpen
   c.http_proxy_port = 4080;
   c.tls_proxy_port = 4443;
   std::string base = BaseRuleset(c);
-  EXPECT_NE(base.find("ip saddr @proxied tcp dport 80 redirect to :4080"), std::string::npos);
-  EXPECT_NE(base.find("ip saddr @proxied tcp dport 443 redirect to :4443"), std::string::npos);
-  size_t admit = base.find("ct status dnat tcp dport { 4080, 4443 } accept");
+  EXPECT_NE(base.find("ip saddr @proxied tcp dport 80 ct mark set 0x77617272 redirect to :4080"),
+            std::string::npos)
+      << base;
+  EXPECT_NE(base.find("ip saddr @proxied tcp dport 443 ct mark set 0x77617272 redirect to :4443"),
+            std::string::npos);
+  // Admitted by the mark, so another range's table (same rule) does not drop it either.
+  size_t admit = base.find("iifname \"wv*\" ct mark 0x77617272 ct status dnat accept");
   ASSERT_NE(admit, std::string::npos) << base;
   EXPECT_LT(admit, base.find("iifname \"wv*\" drop")) << "admitted before the input drop";
 

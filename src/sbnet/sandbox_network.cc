@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 
 #include "base/log.h"
 #include "base/scope_guard.h"
@@ -156,10 +158,29 @@ Result<Attachment> SandboxNetwork::Attach(std::string_view sandbox_id, int netns
   return linked;
 }
 
+namespace {
+
+// Whether `address` is one of this host's own (any interface). The proxy dials from the host,
+// where nothing stops a connection to itself as the input chain stops a sandbox's.
+bool IsHostAddress(os::Ipv4 address) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return true;  // cannot tell: refuse
+  bool local = false;
+  for (ifaddrs* a = list; a != nullptr && !local; a = a->ifa_next) {
+    if (a->ifa_addr != nullptr && a->ifa_addr->sa_family == AF_INET) {
+      local = reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr.s_addr == address.be;
+    }
+  }
+  freeifaddrs(list);
+  return local;
+}
+
+}  // namespace
+
 bool SandboxNetwork::DecideProxied(os::Ipv4 source, os::Ipv4 destination, std::string_view host) {
-  // What the forward chain holds for every sandbox holds here too: no other sandbox, no
-  // blocked range unless opened.
-  if (os::PrefixContains(options_.range, destination)) return false;
+  // What the forward and input chains hold for every sandbox holds here too: not the host, no
+  // other sandbox, no blocked range unless opened.
+  if (os::PrefixContains(options_.range, destination) || IsHostAddress(destination)) return false;
   bool opened = false;
   for (const auto& p : options_.opened) opened = opened || os::PrefixContains(p, destination);
   static const std::vector<os::Ipv4Prefix> blocked = BlockedRanges();
@@ -168,7 +189,7 @@ bool SandboxNetwork::DecideProxied(os::Ipv4 source, os::Ipv4 destination, std::s
       if (os::PrefixContains(p, destination)) return false;
     }
   }
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(proxied_mu_);  // not mu_: an nftables run must not stall every relay
   auto it = proxied_.find(source.be);
   return it != proxied_.end() && it->second.Allows(destination, host);
 }
@@ -183,11 +204,16 @@ Status SandboxNetwork::SetPolicy(os::Ipv4 address, const EgressPolicy& policy) {
   // The proxy judges by this map: in step with the chain (a failed run below leaves the
   // sandbox's old chain, and the proxy its old policy).
   auto keep_for_proxy = [&] {
+    std::lock_guard proxied_lock(proxied_mu_);
+    bool had = proxied_.contains(address.be);
     if (policy.HasDomains()) {
       proxied_[address.be] = policy;
     } else {
       proxied_.erase(address.be);
     }
+    // Relays it opened under the old policy go: effective at once, as for addresses (and with
+    // no domains, its redirected flows would meet the input chain's drop and hang).
+    if (had && proxy_) proxy_->CloseFrom(address);
   };
   if (!installed_) {
     // Adopted before Install: it goes in with the table.
@@ -228,6 +254,9 @@ void SandboxNetwork::Detach(const Attachment& a, bool namespace_gone) {
     std::lock_guard lock(mu_);
     had = with_chain_.erase(a.address.be) > 0 && installed_;
     adopted_.erase(a.address.be);
+  }
+  {
+    std::lock_guard proxied_lock(proxied_mu_);
     proxied_.erase(a.address.be);
   }
   if (proxy_) proxy_->CloseFrom(a.address);

@@ -82,8 +82,10 @@ class SandboxNetwork {
   std::unique_ptr<Nftables> nft_;
   std::string no_proxy_reason_;  // why proxy_ is null
   std::mutex mu_;
-  // guarded by mu_: the policies with domains, by address (network order), for the proxy.
-  std::map<uint32_t, EgressPolicy> proxied_;
+  // The policies with domains, by address (network order), for the proxy; its own lock, taken
+  // after mu_ when both are.
+  std::mutex proxied_mu_;
+  std::map<uint32_t, EgressPolicy> proxied_;  // guarded by proxied_mu_
   std::set<uint32_t> with_chain_;  // guarded by mu_: addresses (network order) with a policy chain
   std::map<uint32_t, EgressPolicy> adopted_;  // guarded by mu_: policies waiting for Install
   bool installed_ = false;                    // guarded by mu_

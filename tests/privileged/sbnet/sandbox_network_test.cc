@@ -334,17 +334,36 @@ TEST_F(SandboxNetworkTest, DomainRulesRelayNamedHostsSendNothingOnForOthersAndEn
   EXPECT_LE(read(refused.get(), buf, 1), 0);
   EXPECT_EQ(Received(internet_->web(), 1, 300), "");
   EXPECT_EQ(net_->domain_proxy()->stats().denied, 1u);
+  // One of the host's own addresses, public-looking, with the allowed name: the proxy dials
+  // from the host, so it refuses the host itself as the input chain does.
+  ASSERT_EQ(system("ip addr add 5.5.5.5/32 dev lo"), 0);
+  {
+    base::UniqueFd host_web = Listen(-1, Ip("5.5.5.5"), 80);
+    base::UniqueFd to_host = SendFrom(a.fd(), Ip("5.5.5.5"), 80, allowed);
+    ASSERT_TRUE(to_host);
+    EXPECT_LE(read(to_host.get(), buf, 1), 0);
+    EXPECT_EQ(Received(host_web.get(), 1, 300), "") << "the host's own address";
+  }
+  ASSERT_EQ(system("ip addr del 5.5.5.5/32 dev lo"), 0);
+  EXPECT_EQ(net_->domain_proxy()->stats().denied, 2u);
   // Straight at the proxy's port on the gateway (not redirected): nothing.
   EXPECT_EQ(Connect(a.fd(), net_->gateway(), net_->domain_proxy()->http_port()), "");
 
-  // The policy replaced: the next connection with the same name is refused.
+  // The policy replaced: the next connection with the same name is refused, and the relay it
+  // had open is cut.
   ASSERT_TRUE(net_->SetPolicy(la->address, *MakeEgressPolicy(false, {"x.test"}, {})).ok());
   base::UniqueFd after = SendFrom(a.fd(), Ip("9.9.9.9"), 80, allowed);
   ASSERT_TRUE(after);
   EXPECT_LE(read(after.get(), buf, 1), 0);
+  EXPECT_LE(read(kept.get(), buf, 1), 0) << "cut by the new policy";
 
-  // The sandbox goes: its relay still open through the proxy is cut.
-  EXPECT_EQ(net_->domain_proxy()->stats().open, 1u) << "the kept connection";
+  // The sandbox goes: a relay still open through the proxy is cut.
+  const std::string x = "GET / HTTP/1.1\r\nHost: x.test\r\n\r\n";
+  base::UniqueFd open = SendFrom(a.fd(), Ip("9.9.9.9"), 80, x);
+  ASSERT_TRUE(open);
+  EXPECT_EQ(Received(internet_->web(), x.size()), x);
+  for (int i = 0; i < 100 && net_->domain_proxy()->stats().open != 1; ++i) usleep(10'000);
+  EXPECT_EQ(net_->domain_proxy()->stats().open, 1u);
   net_->Detach(*la, /*namespace_gone=*/false);
   for (int i = 0; i < 100 && net_->domain_proxy()->stats().open > 0; ++i) usleep(10'000);
   EXPECT_EQ(net_->domain_proxy()->stats().open, 0u);
