@@ -49,7 +49,7 @@ std::string AddressKey(const tcp::endpoint& peer) {
 
 class Front final : public TlsFront {
  public:
-  Front(TlsFrontOptions options)
+  explicit Front(TlsFrontOptions options)
       : options_(std::move(options)),
         limits_(options_.max_connections, options_.max_connections_per_address),
         ssl_(asio::ssl::context::tls_server),

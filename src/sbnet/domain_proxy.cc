@@ -80,7 +80,7 @@ struct Relay {
 
 class Proxy final : public DomainProxy {
  public:
-  Proxy(Decide decide) : decide_(std::move(decide)), http_(ioc_), tls_(ioc_) {}
+  explicit Proxy(Decide decide) : decide_(std::move(decide)), http_(ioc_), tls_(ioc_) {}
   ~Proxy() override {
     ioc_.stop();
     if (thread_.joinable()) thread_.join();

@@ -43,7 +43,10 @@ api::Json WaitPhase(ServerProcess& s, const std::string& name, const std::string
   api::Json obj;
   while (std::chrono::steady_clock::now() < deadline) {
     obj = GetSandbox(s, name);
-    if (obj.is_object() && obj["status"].value("phase", "") == phase) return obj;
+    if (obj.is_object() && obj.contains("status") && obj["status"].is_object() &&
+        obj["status"].value("phase", "") == phase) {
+      return obj;
+    }
     std::this_thread::sleep_for(30ms);
   }
   ADD_FAILURE() << name << " never reached " << phase << ": " << api::DumpJson(obj);
