@@ -43,6 +43,7 @@ const char* const kClaimAnnotations[] = {
     annotations::kRuntimeAccessToken,
     annotations::kSealedInitRequest,
     annotations::kSealedAccessToken,
+    annotations::kSealedTrafficToken,
     annotations::kRuntimeUrl,
     annotations::kUpdatedMetadataInClaim,
     annotations::kCleanup,
@@ -85,6 +86,7 @@ void ApplyClaim(api::Object& sandbox, const ClaimRequest& request, const std::st
   meta.annotations[pool_annotations::kClaimPending] = base::FormatRfc3339Millis(pending_deadline);
   if (!request.owner.empty()) meta.annotations[annotations::kOwner] = request.owner;
   if (!request.access_token.empty()) secrets.SetAccessToken(sandbox, request.access_token);
+  if (!request.traffic_token.empty()) secrets.SetTrafficToken(sandbox, request.traffic_token);
   if (!request.skip_init) secrets.SetInitRequest(sandbox, InitBody(request));
   meta.annotations[annotations::kUpdatedMetadataInClaim] = api::DumpJson(added);
   api::Json& spec = sandbox.spec();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "api/sandbox_secrets.h"
+#include "api/types/labels.h"
 #include "controller/sandboxset_member.h"
 
 namespace warren::controller::claim {
@@ -52,6 +53,29 @@ TEST(ClaimMetadata, AFilesOnlyPauseLastsUntilTheRecycle) {
   api::Object plain = Member();
   ApplyClaim(plain, ClaimRequest{}, "lock", base::WallTime{}, base::WallTime{}, secrets);
   EXPECT_EQ(plain.spec()["pauseStrategy"], Member().spec()["pauseStrategy"]);
+}
+
+// A private claim's traffic token and Host mask are its user's alone: sealed on the claim, gone
+// when the member returns to its pool.
+TEST(ClaimMetadata, ATrafficTokenAndAHostMaskLastUntilTheRecycle) {
+  const api::SandboxSecrets secrets = api::SandboxSecrets::ForTesting();
+  api::Object set;
+  set.metadata.name = "pool";
+  set.metadata.namespace_ = "default";
+  set.metadata.uid = "set-uid";
+  set.api_version = "agents.kruise.io/v1alpha1";
+  set.kind = "SandboxSet";
+  api::Object sandbox = Member();
+  ClaimRequest request;
+  request.traffic_token = "t0k3n";
+  request.annotations["warren.dev/mask-request-host"] = "localhost:${PORT}";
+  ApplyClaim(sandbox, request, "lock", base::WallTime{}, base::WallTime{}, secrets);
+  EXPECT_EQ(secrets.TrafficToken(sandbox).value(), "t0k3n");
+  EXPECT_NE(sandbox.metadata.annotations.at(api::annotations::kSealedTrafficToken), "t0k3n")
+      << "sealed, not in the clear";
+  ResetForPool(sandbox, set, "pool-token", secrets);
+  EXPECT_FALSE(sandbox.metadata.annotations.contains(api::annotations::kSealedTrafficToken));
+  EXPECT_FALSE(sandbox.metadata.annotations.contains("warren.dev/mask-request-host"));
 }
 
 }  // namespace

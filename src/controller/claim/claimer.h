@@ -17,7 +17,8 @@ struct ClaimRequest {
   std::string namespace_, pool;  // pool = SandboxSet name
   std::string owner;             // team / API key id (annotation agents.kruise.io/owner)
   std::map<std::string, std::string> labels, annotations, env_vars;
-  std::string access_token;  // for envd /init
+  std::string access_token;   // for envd /init
+  std::string traffic_token;  // non-empty: every port but envd's asks for it (sealed)
   std::optional<base::WallTime> shutdown_time, pause_time;
   bool create_on_no_stock = true;
   std::chrono::milliseconds timeout{60000};

@@ -191,12 +191,11 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
   const std::string& ns = who.team;
   ASSIGN_OR_RETURN(ResolvedTemplate tpl,
                    ResolveTemplate(store_, ns, request.template_id, options_.shared_namespace));
-  // A private sandbox's ports are closed from birth, and a pool member's route was made
-  // without; such a create is a cold one. A network policy is put on a claimed member before
-  // the create answers (CreateFromPool), so no code of the caller runs without it.
+  // A pool serves every create: a claimed member gets its traffic token and Host mask in the
+  // claim's own write (its route was closed until then), and its network policy before the
+  // create answers (CreateFromPool), so no code of the caller runs without them.
   if (tpl.kind == ResolvedTemplate::Kind::kSandboxSet && claimer_ != nullptr &&
-      (who.admin || tpl.namespace_ == ns) && request.public_traffic &&
-      request.mask_request_host.empty()) {
+      (who.admin || tpl.namespace_ == ns)) {
     return CreateFromPool(who, request, tpl);
   }
   return CreateFrom(who, request, tpl, abandoned);
@@ -305,6 +304,10 @@ Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
   claim.annotations[kStartedAtAnnotation] = base::FormatRfc3339Nanos(clock_.Now());
   if (request.auto_pause) claim.annotations[kAutoPauseAnnotation] = "true";
   if (request.auto_resume) claim.annotations[kAutoResumeAnnotation] = "true";
+  if (!request.public_traffic) claim.traffic_token = base::RandomHex(32);
+  if (!request.mask_request_host.empty()) {
+    claim.annotations[kMaskRequestHostAnnotation] = request.mask_request_host;
+  }
   if (request.network) {
     claim.annotations[api::annotations::kNetwork] =
         api::DumpJson(sbnet::EgressPolicyToJson(*request.network));
@@ -336,6 +339,7 @@ Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
   }
   ASSIGN_OR_RETURN(SandboxRecord record, RecordFromObject(claimed->sandbox));
   record.access_token = claim.access_token;
+  record.traffic_token = claim.traffic_token;
   Log()->info("sandbox claimed id={} namespace={} pool={} owner={} lock_type={}", record.sandbox_id,
               tpl.namespace_, tpl.name, who.key_id, claimed->lock_type);
   return record;

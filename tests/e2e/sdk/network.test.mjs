@@ -184,7 +184,7 @@ test('a TrafficPolicy selecting a sandbox is enforced like its network fields, a
   }
 });
 
-test('a create with network rules from a pool claims a warm member with its rules in force', async () => {
+test('creates with network rules, a private network or a Host mask from a pool claim warm members with them in force', async () => {
   const sets = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets`;
   const made = await w.apiFetch(sets, {
     method: 'POST', headers: { 'content-type': 'application/json' },
@@ -193,6 +193,7 @@ test('a create with network rules from a pool claims a warm member with its rule
   });
   assert.equal(made.status, 201, await made.text());
   let sbx;
+  let priv;
   try {
     for (let i = 0; ; i++) {
       const set = await (await w.apiFetch(`${sets}/netpool`)).json();
@@ -207,7 +208,37 @@ test('a create with network rules from a pool claims a warm member with its rule
     // The first command already meets the rule: no retry, no wait.
     assert.match(await reach(sbx, '8.8.8.8'), /FAILED/);
     assert.equal(await reach(sbx, '1.1.1.1'), 'hello from 1.1.1.1');
+
+    // A private one with a Host mask from the same pool (refilled meanwhile): a warm member too.
+    for (let i = 0; ; i++) {
+      const set = await (await w.apiFetch(`${sets}/netpool`)).json();
+      if ((set.status?.availableReplicas ?? 0) >= 1) break;
+      assert.ok(i < 600, `pool not refilled: ${JSON.stringify(set.status)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    priv = await Sandbox.create('netpool',
+      { network: { allowPublicTraffic: false, maskRequestHost: 'localhost:${PORT}' } });
+    const privObject = (await w.sandboxObjects()).find((o) =>
+      o.metadata.labels?.['agents.kruise.io/sandbox-id'] === priv.sandboxId);
+    assert.notEqual(privObject.metadata.name, priv.sandboxId, 'a claimed member');
+    assert.match(priv.trafficAccessToken ?? '', /^[0-9a-f]{32,}$/);
+    await priv.commands.run(`python3 -c "
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        b = self.headers.get('Host', '').encode()
+        self.send_response(200); self.send_header('content-length', str(len(b))); self.end_headers()
+        self.wfile.write(b)
+http.server.HTTPServer(('0.0.0.0', 8001), H).serve_forever()" >/dev/null 2>&1`, { background: true });
+    await priv.commands.run("for i in $(seq 50); do timeout 1 bash -c 'exec 3<>/dev/tcp/127.0.0.1/8001' 2>/dev/null && break; sleep 0.1; done");
+    const get = (headers = {}) => fetch(`${w.sandboxUrl}/`, {
+      headers: { 'E2b-Sandbox-Id': priv.sandboxId, 'E2b-Sandbox-Port': '8001', ...headers } });
+    assert.equal((await get()).status, 401);
+    const masked = await get({ 'e2b-traffic-access-token': priv.trafficAccessToken });
+    assert.equal(masked.status, 200);
+    assert.equal(await masked.text(), 'localhost:8001');
   } finally {
+    await priv?.kill();
     await sbx?.kill();
     await w.apiFetch(`${sets}/netpool`, { method: 'DELETE' });
   }
