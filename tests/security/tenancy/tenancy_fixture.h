@@ -129,6 +129,11 @@ class TenancyTest : public ::testing::Test {
           {"kind", "SandboxClaim"},
           {"metadata", {{"name", "claim"}}},
           {"spec", {{"templateName", "pool"}, {"replicas", 1}, {"createOnNoStock", false}}}}},
+        {"trafficpolicies", api::Json::parse(R"({
+          "apiVersion": "agents.kruise.io/v1alpha1", "kind": "TrafficPolicy",
+          "metadata": {"name": "tp"},
+          "spec": {"selector": {"matchLabels": {"selects": "nothing"}},
+                   "egress": {"rules": [{"action": "reject", "to": [{"cidr": "0.0.0.0/0"}]}]}}})")},
     };
     for (const auto& [plural, o] : objects) {
       Reply r = Call("POST", base + "/" + plural, key, o.dump());

@@ -71,7 +71,8 @@ TEST_F(TenancyTest, AnotherTeamsObjectsAre404OnEveryResourceRoute) {
                                                         {"sandboxsets", "pool"},
                                                         {"sandboxtemplates", "tpl"},
                                                         {"checkpoints", "cp"},
-                                                        {"sandboxclaims", "claim"}}) {
+                                                        {"sandboxclaims", "claim"},
+                                                        {"trafficpolicies", "tp"}}) {
     std::string object = base + "/" + plural + "/" + name;
     // The owner sees it: the refusals below are about who asks, not about what is there.
     ASSERT_EQ(Call("GET", object, team_b_key_).status, 200) << object;
