@@ -334,11 +334,7 @@ Status AdmitSandboxUpdateOps(Object& object) {
     if (!spec.selector) {
       errors.Required("spec.selector");
     } else {
-      std::vector<LabelSelector::Expression> exprs;
-      for (const auto& e : spec.selector->match_expressions) {
-        exprs.push_back({e.key, e.op, e.values});
-      }
-      auto sel = LabelSelector::FromParts(spec.selector->match_labels, exprs, "spec.selector");
+      auto sel = ToLabelSelector(*spec.selector, "spec.selector");
       if (!sel.ok()) {
         errors.Add("", sel.status().message());
       } else if (sel->empty()) {
@@ -451,10 +447,7 @@ Status AdmitTrafficPolicy(Object& object) {
     // nothing; the field is kept for tools that sort by it.
     if (!spec.priority) spec.priority = 1000;
     if (spec.selector) {
-      std::vector<LabelSelector::Expression> exprs;
-      for (const auto& e : spec.selector->match_expressions)
-        exprs.push_back({e.key, e.op, e.values});
-      auto sel = LabelSelector::FromParts(spec.selector->match_labels, exprs, "spec.selector");
+      auto sel = ToLabelSelector(*spec.selector, "spec.selector");
       if (!sel.ok()) errors.Add("", sel.status().message());
     }
     if (spec.ingress && !spec.ingress->rules.empty()) {

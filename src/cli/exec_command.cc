@@ -15,12 +15,12 @@
 #include "cli/api_client.h"
 #include "cli/app.h"
 #include "envd/envelope.h"
+#include "envd/version.h"
 #include "net/http_client.h"
 
 namespace warren::cli {
 namespace {
 
-constexpr uint16_t kEnvdPort = 49983;
 constexpr size_t kMaxMessage = 16 << 20;
 
 struct ExecFlags {
@@ -112,7 +112,7 @@ void RunExec(App& app, const ExecFlags& f) {
   req.headers.Set("Content-Type", "application/connect+json");
   req.headers.Set("Connect-Protocol-Version", "1");
   req.headers.Set("E2b-Sandbox-Id", *id);
-  req.headers.Set("E2b-Sandbox-Port", std::to_string(kEnvdPort));
+  req.headers.Set("E2b-Sandbox-Port", std::to_string(envd::kEnvdPort));
   req.headers.Set("Authorization", "Basic " + base::Base64Encode(f.user + ":"));
   if (!token.empty()) req.headers.Set("X-Access-Token", token);
   req.body = envd::EncodeEnvelope(envd::kEnvelopeMessage,

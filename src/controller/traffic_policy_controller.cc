@@ -41,10 +41,7 @@ Judged Judge(const ObjectPtr& p) {
   if (!spec.ok()) {
     j.accepted = spec.status();
   } else if (spec->selector) {
-    std::vector<api::LabelSelector::Expression> exprs;
-    for (const auto& e : spec->selector->match_expressions)
-      exprs.push_back({e.key, e.op, e.values});
-    auto sel = api::LabelSelector::FromParts(spec->selector->match_labels, exprs, "spec.selector");
+    auto sel = api::ToLabelSelector(*spec->selector, "spec.selector");
     if (sel.ok()) {
       j.selector = std::move(*sel);
     } else {
@@ -136,21 +133,23 @@ void TrafficPolicyController::OnPolicy(const Informer::Change& c) {
 
 void TrafficPolicyController::OnSandbox(const Informer::Change& c) {
   const api::Object& o = *c.object;
-  bool has_policies = false;
-  for (const auto& p : policies_.List()) {
-    if (p->metadata.namespace_ == o.metadata.namespace_) {
-      has_policies = true;
-      break;
-    }
-  }
-  if (c.type == store::EventType::kDeleted) {
-    if (has_policies) queue_.Add(o.metadata.namespace_);  // the counts change
+  const bool deleted = c.type == store::EventType::kDeleted;
+  // Most events are status writes: neither labels nor the annotation moved, nothing to do.
+  if (!deleted && c.old && c.old->metadata.labels == o.metadata.labels &&
+      AnnotationOf(*c.old) == AnnotationOf(o)) {
     return;
   }
-  bool changed = !c.old || c.old->metadata.labels != o.metadata.labels ||
-                 AnnotationOf(*c.old) != AnnotationOf(o);
   // A namespace without policies has nothing to add; only a leftover annotation to remove.
-  if (changed && (has_policies || !AnnotationOf(o).empty())) queue_.Add(o.metadata.namespace_);
+  if (!deleted && !AnnotationOf(o).empty()) {
+    queue_.Add(o.metadata.namespace_);
+    return;
+  }
+  for (const auto& p : policies_.List()) {
+    if (p->metadata.namespace_ == o.metadata.namespace_) {
+      queue_.Add(o.metadata.namespace_);  // what it selects (and so the counts) may change
+      return;
+    }
+  }
 }
 
 void TrafficPolicyController::Run() {
@@ -183,18 +182,23 @@ Status TrafficPolicyController::Reconcile(const std::string& ns) {
       selecting.push_back(&j);
       merged = merged ? sbnet::MergeEgressPolicies(*merged, j.egress) : j.egress;
     }
-    // Together they must still be a policy the node takes (list limits); else closed, and said.
-    if (merged && !sbnet::EgressPolicyFromJson(sbnet::EgressPolicyToJson(*merged)).ok()) {
-      auto why = sbnet::EgressPolicyFromJson(sbnet::EgressPolicyToJson(*merged)).status();
-      merged = sbnet::EgressPolicy{.allow_internet = false};
-      for (Judged* j : selecting) {
-        if (j->accepted.ok()) {
-          j->accepted = InvalidArgumentError(fmt::format(
-              "with the other policies selecting sandbox {}: {}", s->metadata.name, why.message()));
+    std::string want;
+    if (merged) {
+      nlohmann::json form = sbnet::EgressPolicyToJson(*merged);
+      // Together they must still be a policy the node takes (list limits); else closed, and
+      // said.
+      if (auto taken = sbnet::EgressPolicyFromJson(form); !taken.ok()) {
+        for (Judged* j : selecting) {
+          if (j->accepted.ok()) {
+            j->accepted =
+                InvalidArgumentError(fmt::format("with the other policies selecting sandbox {}: {}",
+                                                 s->metadata.name, taken.status().message()));
+          }
         }
+        form = sbnet::EgressPolicyToJson(sbnet::EgressPolicy{.allow_internet = false});
       }
+      want = form.dump();
     }
-    std::string want = merged ? sbnet::EgressPolicyToJson(*merged).dump() : "";
     if (want == AnnotationOf(*s)) continue;
     api::Json value = want.empty() ? api::Json(nullptr) : api::Json(want);
     api::Json patch = {

@@ -31,7 +31,7 @@ Result<sbnet::EgressPolicy> PolicyIn(const api::Object& sandbox, const char* key
 
 }  // namespace
 
-std::string NetworkAnnotationOf(const api::Object& sandbox) {
+std::string EgressAnnotationsOf(const api::Object& sandbox) {
   std::string network = AnnotationOf(sandbox, api::annotations::kNetwork);
   std::string traffic = AnnotationOf(sandbox, api::annotations::kTrafficPolicy);
   return traffic.empty() ? network : network + "\n" + traffic;
@@ -52,7 +52,7 @@ Status NodeAgent::ApplyEgressPolicy(const api::Object& sandbox) {
                     "--sandbox-network)",
                     id));
   }
-  const std::string text = NetworkAnnotationOf(sandbox);
+  const std::string text = EgressAnnotationsOf(sandbox);
   ASSIGN_OR_RETURN(sbnet::EgressPolicy policy, EgressPolicyOf(sandbox));
   std::lock_guard lock(egress_mu_);
   RETURN_IF_ERROR(runtime_->UpdateEgress(id, policy));
@@ -68,7 +68,7 @@ void NodeAgent::SyncEgressPolicy(api::Object& obj, const std::string& id) {
   if (!network_) return;
   std::string applied;
   if (!locals_.With(id, [&](const Local& l) { applied = l.network; }) ||
-      applied == NetworkAnnotationOf(obj)) {
+      applied == EgressAnnotationsOf(obj)) {
     return;
   }
   if (Status s = ApplyEgressPolicy(obj); !s.ok()) {

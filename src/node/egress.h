@@ -11,7 +11,7 @@ namespace warren::node {
 // The Sandbox's egress annotations as written: kNetwork (E2B's network fields) and
 // kTrafficPolicy (its TrafficPolicies'), "" when both are absent; the node re-applies the
 // policy when this text changes.
-std::string NetworkAnnotationOf(const api::Object& sandbox);
+std::string EgressAnnotationsOf(const api::Object& sandbox);
 // The policy they state together (sbnet::MergeEgressPolicies; every destination the node
 // allows when both are absent). InvalidArgument naming the annotation and what is wrong in it.
 Result<sbnet::EgressPolicy> EgressPolicyOf(const api::Object& sandbox);

@@ -9,7 +9,7 @@ namespace {
 
 TEST(EgressTest, TheE2bFieldsAndTheTrafficPoliciesHoldTogether) {
   api::Object sandbox;
-  EXPECT_EQ(NetworkAnnotationOf(sandbox), "");
+  EXPECT_EQ(EgressAnnotationsOf(sandbox), "");
   EXPECT_TRUE(EgressPolicyOf(sandbox)->IsDefault());
   sandbox.metadata.annotations[api::annotations::kNetwork] =
       R"({"allowInternetAccess":true,"allowOut":["1.1.1.1"],"denyOut":[]})";
@@ -20,7 +20,7 @@ TEST(EgressTest, TheE2bFieldsAndTheTrafficPoliciesHoldTogether) {
   EXPECT_EQ(
       sbnet::EgressPolicyToJson(*p).dump(),
       R"({"allowInternetAccess":true,"allowOut":["1.1.1.1/32","example.com"],"denyOut":["0.0.0.0/0"]})");
-  EXPECT_NE(NetworkAnnotationOf(sandbox).find("example.com"), std::string::npos)
+  EXPECT_NE(EgressAnnotationsOf(sandbox).find("example.com"), std::string::npos)
       << "a TrafficPolicy change is a change the node re-applies";
 
   sandbox.metadata.annotations[api::annotations::kTrafficPolicy] = "{";

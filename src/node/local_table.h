@@ -31,7 +31,7 @@ struct LocalSandbox {
   bool has_command = false;
   int64_t cpu_millicores = 0;    // its cpu limit; 0 = none
   int64_t disk_limit_bytes = 0;  // its file system's size (ephemeral-storage); 0 = unbounded
-  std::string network;           // the kNetwork annotation its egress policy was last set from
+  std::string network;           // the egress annotations (EgressAnnotationsOf) last applied
   runtime::SandboxState state = runtime::SandboxState::kCreated;
   bool ready = false;
   std::optional<base::MonoTime> restart_at;  // set while waiting to restart (backoff)

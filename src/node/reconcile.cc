@@ -342,7 +342,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     }
     in.resolv_conf = network_->options().resolv_conf_path;
     in.egress_policy = *policy;
-    network_text = NetworkAnnotationOf(obj);
+    network_text = EgressAnnotationsOf(obj);
   }
   PlanOutcome planned = PlanSandbox(in);
   if (!planned.plan) return Fail(obj, id, planned.failure);

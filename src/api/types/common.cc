@@ -4,6 +4,12 @@
 
 namespace warren::api {
 
+Result<LabelSelector> ToLabelSelector(const LabelSelectorSpec& spec, std::string_view path) {
+  std::vector<LabelSelector::Expression> exprs;
+  for (const auto& e : spec.match_expressions) exprs.push_back({e.key, e.op, e.values});
+  return LabelSelector::FromParts(spec.match_labels, exprs, path);
+}
+
 bool SetCondition(std::vector<Condition>& conditions, Condition condition, base::WallTime now) {
   auto it = std::find_if(conditions.begin(), conditions.end(),
                          [&](const Condition& c) { return c.type == condition.type; });

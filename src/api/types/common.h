@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/int_or_string.h"
+#include "api/label_selector.h"
 #include "api/quantity.h"
 #include "base/clock.h"
 
@@ -88,6 +89,9 @@ struct LabelSelectorSpec {
     v("matchExpressions", s.match_expressions);
   }
 };
+
+// The selector `spec` states; InvalidArgument naming what is wrong under `path`.
+Result<LabelSelector> ToLabelSelector(const LabelSelectorSpec& spec, std::string_view path);
 
 // A reference to a SandboxTemplate (Sandbox/SandboxSet spec.templateRef).
 struct TemplateRef {

@@ -311,8 +311,6 @@ Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
   if (request.network) {
     claim.annotations[api::annotations::kNetwork] =
         api::DumpJson(sbnet::EgressPolicyToJson(*request.network));
-    claim.labels[api::labels::kAllowInternetAccess] =
-        request.network->allow_internet ? "true" : "false";
   }
   claim.pause_files_only = request.auto_pause && !request.auto_pause_memory;
   if (!request.never_timeout) {

@@ -127,6 +127,25 @@ export async function startWarren({ env = {}, network = 'none', dns = '8.8.8.8',
       const res = await apiFetch(`${w.apiUrl}/apis/agents.kruise.io/v1alpha1/sandboxes`);
       return (await res.json()).items ?? [];
     },
+    // The Sandbox object of an E2B sandbox id (a claimed pool member keeps its own name).
+    async sandboxObject(sandboxId) {
+      return (await w.sandboxObjects()).find((o) =>
+        o.metadata.labels?.['agents.kruise.io/sandbox-id'] === sandboxId);
+    },
+    // Waits until SandboxSet `name` (namespace default) has `replicas` members Available.
+    async waitPool(name, replicas = 1, ms = 180000) {
+      const url = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets/${name}`;
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const set = await (await apiFetch(url)).json();
+        if ((set.status?.availableReplicas ?? 0) >= replicas) return;
+        if (Date.now() > deadline) {
+          throw new Error(`SandboxSet ${name} not filled in ${ms / 1000} s: ` +
+            `${JSON.stringify(set.status)}\n${w.log().slice(-4000)}`);
+        }
+        await sleep(100);
+      }
+    },
     // Deletes every pool and claim (so nothing makes new sandboxes), then every sandbox, waits
     // until the node agent has destroyed them all, and stops the server. A sandbox still there
     // after a minute fails the suite rather than being left running.
@@ -192,16 +211,7 @@ async function applyPool(w) {
     }),
   });
   if (res.status !== 201) throw new Error(`applying SandboxSet ${TEMPLATE}: ${await res.text()}`);
-  const deadline = Date.now() + 180000;
-  for (;;) {
-    const set = await (await w.apiFetch(`${sets}/${TEMPLATE}`)).json();
-    if ((set.status?.availableReplicas ?? 0) >= POOL_REPLICAS) return;
-    if (Date.now() > deadline) {
-      throw new Error(`SandboxSet ${TEMPLATE} not filled in 180 s: ${JSON.stringify(set.status)}\n` +
-        w.log().slice(-4000));
-    }
-    await sleep(100);
-  }
+  await w.waitPool(TEMPLATE, POOL_REPLICAS);
 }
 
 // Points the SDK at `w` the way a user does: the three exports run.sh prints, nothing else.

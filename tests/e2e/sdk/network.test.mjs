@@ -195,31 +195,19 @@ test('creates with network rules, a private network or a Host mask from a pool c
   let sbx;
   let priv;
   try {
-    for (let i = 0; ; i++) {
-      const set = await (await w.apiFetch(`${sets}/netpool`)).json();
-      if ((set.status?.availableReplicas ?? 0) >= 1) break;
-      assert.ok(i < 600, `pool not filled: ${JSON.stringify(set.status)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await w.waitPool('netpool');
     sbx = await Sandbox.create('netpool', { network: { denyOut: ['8.8.8.8'] } });
-    const object = (await w.sandboxObjects()).find((o) =>
-      o.metadata.labels?.['agents.kruise.io/sandbox-id'] === sbx.sandboxId);
+    const object = await w.sandboxObject(sbx.sandboxId);
     assert.notEqual(object.metadata.name, sbx.sandboxId, 'a claimed member keeps its own name');
     // The first command already meets the rule: no retry, no wait.
     assert.match(await reach(sbx, '8.8.8.8'), /FAILED/);
     assert.equal(await reach(sbx, '1.1.1.1'), 'hello from 1.1.1.1');
 
     // A private one with a Host mask from the same pool (refilled meanwhile): a warm member too.
-    for (let i = 0; ; i++) {
-      const set = await (await w.apiFetch(`${sets}/netpool`)).json();
-      if ((set.status?.availableReplicas ?? 0) >= 1) break;
-      assert.ok(i < 600, `pool not refilled: ${JSON.stringify(set.status)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await w.waitPool('netpool');
     priv = await Sandbox.create('netpool',
       { network: { allowPublicTraffic: false, maskRequestHost: 'localhost:${PORT}' } });
-    const privObject = (await w.sandboxObjects()).find((o) =>
-      o.metadata.labels?.['agents.kruise.io/sandbox-id'] === priv.sandboxId);
+    const privObject = await w.sandboxObject(priv.sandboxId);
     assert.notEqual(privObject.metadata.name, priv.sandboxId, 'a claimed member');
     assert.match(priv.trafficAccessToken ?? '', /^[0-9a-f]{32,}$/);
     await priv.commands.run(`python3 -c "

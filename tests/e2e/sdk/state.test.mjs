@@ -410,15 +410,9 @@ test("a SandboxSet of a snapshot's template keeps warm sandboxes on its files; a
   });
   assert.equal(made.status, 201, JSON.stringify(made.json));
   try {
-    for (let i = 0; ; i++) {
-      const got = await resource(w.adminKey, 'GET', `/namespaces/default/sandboxsets/${set}`);
-      if ((got.json?.status?.availableReplicas ?? 0) >= 1) break;
-      assert.ok(i < 600, `pool not filled: ${JSON.stringify(got.json?.status)}`);
-      await sleep(100);
-    }
+    await w.waitPool(set);
     const claimed = await create(set);
-    const object = (await w.sandboxObjects()).find((o) =>
-      o.metadata.labels?.['agents.kruise.io/sandbox-id'] === claimed.sandboxId);
+    const object = await w.sandboxObject(claimed.sandboxId);
     assert.equal(object.metadata.labels['agents.kruise.io/sandbox-claimed'], 'true', 'a warm member');
     assert.equal(await claimed.files.read('/home/user/warm.txt'), 'from the snapshot');
   } finally {

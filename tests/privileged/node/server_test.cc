@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "api/json.h"
+#include "base/small_file.h"
 #include "base/strings.h"
 #include "image/image_store.h"
 #include "node/options.h"
@@ -189,15 +190,6 @@ spec:
         resources: {limits: {memory: 64Mi}}
 )";
 
-std::string ReadFileText(const std::string& path) {
-  FILE* f = fopen(path.c_str(), "r");
-  if (f == nullptr) return "";
-  char buf[64] = {};
-  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-  fclose(f);
-  return std::string(buf, n);
-}
-
 TEST(NodeServer, ExecStreamsACommandsOutputAndReturnsItsExitCode) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root";
   setenv("WARREN_ENVD_PATH", WARREN_ENVD_BIN, 1);
@@ -206,7 +198,8 @@ TEST(NodeServer, ExecStreamsACommandsOutputAndReturnsItsExitCode) {
   ASSERT_EQ(s->Cli({"apply", "-f", "-"}, kExecManifest).exit_code, 0);
   WaitPhase(*s, "shell", "Running");
   std::string gateway =
-      "127.0.0.1:" + std::string(base::TrimSpace(ReadFileText(s->data_dir() + "/gateway.port")));
+      "127.0.0.1:" +
+      std::string(base::TrimSpace(base::ReadSmallFile(s->data_dir() + "/gateway.port").value()));
   auto exec = [&](std::vector<std::string> args) {
     std::vector<std::string> argv = {"exec", "shell", "--sandbox-url", gateway};
     argv.insert(argv.end(), args.begin(), args.end());
