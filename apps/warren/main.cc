@@ -56,6 +56,10 @@ class AgentNodeAccess final : public warren::server::e2b::NodeAccess {
   warren::Status ApplyNetwork(const warren::api::Object& sandbox) override {
     return agent_.ApplyEgressPolicy(sandbox);
   }
+  warren::Result<std::vector<warren::base::LogLine>> Logs(
+      std::string_view sandbox_id, const warren::base::LogLineQuery& query) override {
+    return agent_.ReadCommandLog(sandbox_id, query);
+  }
 
  private:
   warren::node::NodeAgent& agent_;

@@ -38,7 +38,8 @@ Status CommandSupervisor::Start(os::SpawnOptions options) {
   // before output_open turns false, which is what its owner waits for.
   std::thread(
       [state = state_, &log = log_](base::UniqueFd out, base::UniqueFd err) {
-        std::vector<pollfd> fds = {{out.get(), POLLIN, 0}, {err.get(), POLLIN, 0}};
+        const int err_fd = err.get();
+        std::vector<pollfd> fds = {{out.get(), POLLIN, 0}, {err_fd, POLLIN, 0}};
         char buf[16 * 1024];
         while (!fds.empty()) {
           if (poll(fds.data(), fds.size(), -1) < 0) {
@@ -52,7 +53,9 @@ Status CommandSupervisor::Start(os::SpawnOptions options) {
             }
             ssize_t n = read(fds[i].fd, buf, sizeof buf);
             if (n > 0) {
-              log.Append(std::string_view(buf, static_cast<size_t>(n)));
+              const auto stream =
+                  fds[i].fd == err_fd ? base::LogStream::kStderr : base::LogStream::kStdout;
+              log.Append(std::string_view(buf, static_cast<size_t>(n)), stream);
               ++i;
             } else if (n < 0 && errno == EINTR) {
               ++i;

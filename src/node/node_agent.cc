@@ -497,4 +497,18 @@ Result<base::UniqueFd> NodeAgent::OpenCommandLog(std::string_view sandbox_id) co
   return OpenRegularFileBeneath(paths.dir, std::string("log/") + kCommandLogName);
 }
 
+Result<std::vector<base::LogLine>> NodeAgent::ReadCommandLog(
+    std::string_view sandbox_id, const base::LogLineQuery& query) const {
+  ASSIGN_OR_RETURN(base::UniqueFd log, OpenCommandLog(sandbox_id));
+  SandboxPaths paths = PathsFor(std::string(sandbox_id));
+  auto index = OpenRegularFileBeneath(
+      paths.dir, std::string("log/") + kCommandLogName + base::kLineIndexSuffix);
+  struct stat st {};
+  int64_t mtime_ms = 0;
+  if (fstat(log.get(), &st) == 0) {
+    mtime_ms = int64_t{st.st_mtim.tv_sec} * 1000 + st.st_mtim.tv_nsec / 1'000'000;
+  }
+  return base::ReadLogLines(log.get(), index.ok() ? index->get() : -1, query, mtime_ms);
+}
+
 }  // namespace warren::node

@@ -15,6 +15,7 @@
 #include "api/object.h"
 #include "api/types/sandbox.h"
 #include "base/clock.h"
+#include "base/line_index.h"
 #include "base/result.h"
 #include "base/unique_fd.h"
 #include "image/image_store.h"
@@ -133,6 +134,10 @@ class NodeAgent {
   // reading, safely: the sandbox writes that directory, so neither a symlink nor anything but
   // a regular file is accepted. NotFound when there is none (yet).
   Result<base::UniqueFd> OpenCommandLog(std::string_view sandbox_id) const;
+  // The lines of that log `query` selects, each with when it arrived and from which stream
+  // (envd's line index; a log without one is stamped with its modification time).
+  Result<std::vector<base::LogLine>> ReadCommandLog(std::string_view sandbox_id,
+                                                    const base::LogLineQuery& query) const;
 
   const NodeAgentOptions& options() const { return options_; }
   runtime::Runtime& runtime() { return *runtime_; }

@@ -5,14 +5,20 @@
 #include "envd/version.h"
 #include "server/e2b/api_keys_api.h"
 #include "server/e2b/e2b_api.h"
+#include "server/e2b/observe_api.h"
 #include "server/e2b/templates.h"
 
 namespace warren::server::e2b {
 
 E2bComponent::E2bComponent(store::Store& store, const api::SandboxSecrets& secrets,
                            std::shared_ptr<SandboxService> service,
-                           std::shared_ptr<auth::KeyStore> keys)
-    : store_(store), secrets_(secrets), service_(std::move(service)), keys_(std::move(keys)) {}
+                           std::shared_ptr<auth::KeyStore> keys,
+                           std::shared_ptr<TeamMetrics> team_metrics)
+    : store_(store),
+      secrets_(secrets),
+      service_(std::move(service)),
+      keys_(std::move(keys)),
+      team_metrics_(std::move(team_metrics)) {}
 
 Result<E2bComponent*> E2bComponent::Install(Server& server, E2bParts parts) {
   std::shared_ptr<auth::KeyStore> keys = server.shared_keys();
@@ -26,10 +32,13 @@ Result<E2bComponent*> E2bComponent::Install(Server& server, E2bParts parts) {
                                                   parts.routes, clock, std::move(parts.options));
   service->SetClaimer(parts.claimer);
   service->SetQuota(&server.quota());
+  auto team_metrics = std::make_shared<TeamMetrics>(server.store(), clock, TeamMetrics::Options{});
   RegisterE2bRoutes(server.router(), service);
+  RegisterObserveRoutes(server.router(), service, parts.node, team_metrics, keys);
   RegisterApiKeyRoutes(server.router(), keys);
-  std::unique_ptr<E2bComponent> component(
-      new E2bComponent(server.store(), server.secrets(), std::move(service), std::move(keys)));
+  std::unique_ptr<E2bComponent> component(new E2bComponent(server.store(), server.secrets(),
+                                                           std::move(service), std::move(keys),
+                                                           std::move(team_metrics)));
   E2bComponent* raw = component.get();
   server.AddComponent(std::move(component));
   return raw;
@@ -67,9 +76,9 @@ Status E2bComponent::Start() {
         "no admin API key yet: create one with `warren apikey bootstrap --data-dir <dir>` "
         "(run.sh does it on first run)");
   }
-  return Status::Ok();
+  return team_metrics_->Start();
 }
 
-void E2bComponent::Stop() {}
+void E2bComponent::Stop() { team_metrics_->Stop(); }
 
 }  // namespace warren::server::e2b

@@ -11,6 +11,7 @@
 #include "server/e2b/node_access.h"
 #include "server/e2b/route_notifier.h"
 #include "server/e2b/sandbox_service.h"
+#include "server/e2b/team_metrics.h"
 #include "server/server.h"
 
 namespace warren::server::e2b {
@@ -47,12 +48,14 @@ class E2bComponent : public Component {
 
  private:
   E2bComponent(store::Store& store, const api::SandboxSecrets& secrets,
-               std::shared_ptr<SandboxService> service, std::shared_ptr<auth::KeyStore> keys);
+               std::shared_ptr<SandboxService> service, std::shared_ptr<auth::KeyStore> keys,
+               std::shared_ptr<TeamMetrics> team_metrics);
 
   store::Store& store_;
   const api::SandboxSecrets& secrets_;
   std::shared_ptr<SandboxService> service_;
   std::shared_ptr<auth::KeyStore> keys_;
+  std::shared_ptr<TeamMetrics> team_metrics_;
 };
 
 }  // namespace warren::server::e2b

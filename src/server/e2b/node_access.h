@@ -7,6 +7,7 @@
 
 #include "api/object.h"
 #include "base/clock.h"
+#include "base/line_index.h"
 #include "base/result.h"
 #include "base/unique_fd.h"
 
@@ -42,6 +43,11 @@ class NodeAccess {
   // The samples kept for the sandbox (the node samples every 5 s and keeps a bounded ring),
   // oldest first; empty when there are none.
   virtual std::vector<UsageSample> Usage(std::string_view sandbox_id) = 0;
+
+  // The lines of the sandbox's template command log that `query` selects (NotFound when the
+  // node has no log for it).
+  virtual Result<std::vector<base::LogLine>> Logs(std::string_view sandbox_id,
+                                                  const base::LogLineQuery& query) = 0;
 
   // Puts the Sandbox object's network annotation (api::annotations::kNetwork) in force now.
   virtual Status ApplyNetwork(const api::Object& sandbox) = 0;

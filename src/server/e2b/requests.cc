@@ -440,4 +440,62 @@ Result<MetricsQuery> ParseMetricsQuery(
   return q;
 }
 
+Result<base::LogLineQuery> ParseLogsQuery(
+    const std::vector<std::pair<std::string, std::string>>& params, bool v2) {
+  base::LogLineQuery q;
+  q.limit = kMaxLogsLimit;
+  for (const auto& [name, value] : params) {
+    if (name == (v2 ? "cursor" : "start")) {
+      auto n = base::ParseInt64(value);
+      if (!n || *n < 0) {
+        return InvalidArgumentError(
+            fmt::format("{} must be a unix time in milliseconds, got \"{}\"", name, value));
+      }
+      q.cursor_ms = *n;
+    } else if (name == "limit") {
+      auto n = base::ParseInt64(value);
+      if (!n || *n < 0 || static_cast<uint64_t>(*n) > kMaxLogsLimit) {
+        return InvalidArgumentError(
+            fmt::format("limit must be 0..{}, got \"{}\"", kMaxLogsLimit, value));
+      }
+      q.limit = static_cast<size_t>(*n);
+    } else if (v2 && name == "direction") {
+      if (value != "forward" && value != "backward") {
+        return InvalidArgumentError(
+            fmt::format("direction must be forward or backward, got \"{}\"", value));
+      }
+      q.backward = value == "backward";
+    } else if (v2 && name == "level") {
+      // The template command's stdout is info, its stderr error (as container logs are read).
+      if (value == "warn" || value == "error") {
+        q.stderr_only = true;
+      } else if (value != "debug" && value != "info") {
+        return InvalidArgumentError(
+            fmt::format("level must be debug, info, warn or error, got \"{}\"", value));
+      }
+    } else if (v2 && name == "search") {
+      if (value.size() > 1024) return InvalidArgumentError("search is longer than 1024 bytes");
+      q.search = value;
+    }
+  }
+  return q;
+}
+
+Result<std::vector<std::string>> ParseSandboxIds(
+    const std::vector<std::pair<std::string, std::string>>& params) {
+  std::vector<std::string> ids;
+  for (const auto& [name, value] : params) {
+    if (name != "sandbox_ids") continue;
+    for (std::string_view id : base::SplitNonEmpty(value, ',')) {
+      if (ids.size() == kMaxMetricsSandboxes) {
+        return InvalidArgumentError(
+            fmt::format("sandbox_ids names more than {} sandboxes", kMaxMetricsSandboxes));
+      }
+      ids.emplace_back(id);
+    }
+  }
+  if (ids.empty()) return InvalidArgumentError("sandbox_ids is required (comma-separated ids)");
+  return ids;
+}
+
 }  // namespace warren::server::e2b

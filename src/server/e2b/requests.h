@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/line_index.h"
 #include "base/result.h"
 #include "sbnet/egress_policy.h"
 
@@ -126,6 +127,17 @@ struct MetricsQuery {
   std::optional<base::WallTime> end;
 };
 Result<MetricsQuery> ParseMetricsQuery(
+    const std::vector<std::pair<std::string, std::string>>& params);
+
+// GET /sandboxes/{id}/logs?start=&limit= (v1: forward from `start` ms) and
+// GET /v2/sandboxes/{id}/logs?cursor=&limit=&direction=&level=&search= (v2).
+inline constexpr size_t kMaxLogsLimit = 1000;
+Result<base::LogLineQuery> ParseLogsQuery(
+    const std::vector<std::pair<std::string, std::string>>& params, bool v2);
+
+// GET /sandboxes/metrics?sandbox_ids=a,b (comma-separated; the parameter may repeat).
+inline constexpr size_t kMaxMetricsSandboxes = 100;
+Result<std::vector<std::string>> ParseSandboxIds(
     const std::vector<std::pair<std::string, std::string>>& params);
 
 }  // namespace warren::server::e2b

@@ -118,23 +118,35 @@ std::string EncodeSandboxDetail(const SandboxRecord& r, const ResponseContext& c
   return api::DumpJson(body);
 }
 
+namespace {
+
+Json MetricJson(const UsageSample& s) {
+  return {
+      {"timestamp", base::FormatRfc3339Millis(s.time)},
+      {"timestampUnix",
+       std::chrono::duration_cast<std::chrono::seconds>(s.time.time_since_epoch()).count()},
+      {"cpuCount", s.cpu_count},
+      {"cpuUsedPct", s.cpu_used_pct},
+      {"memUsed", s.mem_used},
+      {"memTotal", s.mem_total},
+      {"memCache", s.mem_cache},
+      {"diskUsed", s.disk_used},
+      {"diskTotal", s.disk_total},
+  };
+}
+
+}  // namespace
+
 std::string EncodeMetrics(const std::vector<UsageSample>& samples) {
   Json out = Json::array();
-  for (const auto& s : samples) {
-    out.push_back({
-        {"timestamp", base::FormatRfc3339Millis(s.time)},
-        {"timestampUnix",
-         std::chrono::duration_cast<std::chrono::seconds>(s.time.time_since_epoch()).count()},
-        {"cpuCount", s.cpu_count},
-        {"cpuUsedPct", s.cpu_used_pct},
-        {"memUsed", s.mem_used},
-        {"memTotal", s.mem_total},
-        {"memCache", s.mem_cache},
-        {"diskUsed", s.disk_used},
-        {"diskTotal", s.disk_total},
-    });
-  }
+  for (const auto& s : samples) out.push_back(MetricJson(s));
   return api::DumpJson(out);
+}
+
+std::string EncodeMetricsBySandbox(const std::map<std::string, UsageSample>& latest) {
+  Json sandboxes = Json::object();
+  for (const auto& [id, sample] : latest) sandboxes[id] = MetricJson(sample);
+  return api::DumpJson(Json{{"sandboxes", std::move(sandboxes)}});
 }
 
 std::string EncodeTemplates(const std::vector<TemplateInfo>& templates,

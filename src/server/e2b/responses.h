@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,8 @@ std::string EncodeSnapshot(const SnapshotView& snapshot);
 std::string EncodeSnapshots(const std::vector<SnapshotView>& snapshots);
 // `[]SandboxMetric`.
 std::string EncodeMetrics(const std::vector<UsageSample>& samples);
+// GET /sandboxes/metrics: {"sandboxes": {id: SandboxMetric}}.
+std::string EncodeMetricsBySandbox(const std::map<std::string, UsageSample>& latest);
 
 // One E2B `Template` per SandboxTemplate or SandboxSet a key can create from.
 struct TemplateInfo {

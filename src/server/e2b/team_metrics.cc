@@ -1,0 +1,105 @@
+#include "server/e2b/team_metrics.h"
+
+#include "api/kinds.h"
+#include "server/e2b/sandbox_record.h"
+
+namespace warren::server::e2b {
+namespace {
+
+// Running and shown through E2B: what concurrentSandboxes counts.
+bool CountsAsRunning(const controller::ObjectPtr& o) {
+  if (o == nullptr || o->metadata.deletion_timestamp) return false;
+  auto r = RecordFromObject(*o);
+  return r.ok() && !r->pool_member && r->state == E2bState::kRunning;
+}
+
+}  // namespace
+
+TeamMetrics::TeamMetrics(store::Store& store, base::Clock& clock, Options options)
+    : clock_(clock),
+      options_(options),
+      informer_(store, controller::Informer::Options{.kind = &api::SandboxKind(),
+                                                     .name = "team-metrics"}) {
+  informer_.AddHandler([this](const controller::Informer::Change& c) { OnChange(c); });
+}
+
+TeamMetrics::~TeamMetrics() { Stop(); }
+
+Status TeamMetrics::Start() {
+  {
+    std::lock_guard lock(mu_);
+    last_sample_ = clock_.Now();
+  }
+  RETURN_IF_ERROR(informer_.Start());
+  thread_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+void TeamMetrics::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  informer_.Stop();
+}
+
+void TeamMetrics::OnChange(const controller::Informer::Change& change) {
+  const api::Object& o = *change.object;
+  const bool running = change.type != store::EventType::kDeleted && CountsAsRunning(change.object);
+  std::lock_guard lock(mu_);
+  auto it = tracked_.find(o.metadata.uid);
+  if (it != tracked_.end() && it->second.running) --teams_[it->second.namespace_].running;
+  if (change.type == store::EventType::kDeleted) {
+    if (it != tracked_.end()) tracked_.erase(it);
+    return;
+  }
+  if (running) {
+    Team& team = teams_[o.metadata.namespace_];
+    ++team.running;
+    if (it == tracked_.end() || !it->second.started) ++team.starts;
+  }
+  Tracked& t = tracked_[o.metadata.uid];
+  t.namespace_ = o.metadata.namespace_;
+  t.running = running;
+  t.started = t.started || running;
+}
+
+void TeamMetrics::SampleNow() {
+  std::lock_guard lock(mu_);
+  const base::WallTime now = clock_.Now();
+  const double seconds = std::max(0.001, std::chrono::duration<double>(now - last_sample_).count());
+  last_sample_ = now;
+  for (auto& [name, team] : teams_) {
+    team.samples.push_back(Sample{now, team.running, static_cast<double>(team.starts) / seconds});
+    team.starts = 0;
+    while (team.samples.size() > options_.capacity) team.samples.pop_front();
+  }
+}
+
+std::vector<TeamMetrics::Sample> TeamMetrics::Range(std::string_view team,
+                                                    std::optional<base::WallTime> start,
+                                                    std::optional<base::WallTime> end) const {
+  std::vector<Sample> out;
+  std::lock_guard lock(mu_);
+  auto it = teams_.find(team);
+  if (it == teams_.end()) return out;
+  for (const auto& s : it->second.samples) {
+    if ((start && s.time < *start) || (end && s.time > *end)) continue;
+    out.push_back(s);
+  }
+  return out;
+}
+
+void TeamMetrics::Loop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    if (wake_.wait_for(lock, options_.interval, [this] { return stopping_; })) break;
+    lock.unlock();
+    SampleNow();
+    lock.lock();
+  }
+}
+
+}  // namespace warren::server::e2b
