@@ -217,17 +217,21 @@ async function refreshDetail(key) {
   const sbx = state.sandboxes.get(key);
   const base = `${AGENTS}/namespaces/${encodeURIComponent(sbx.metadata.namespace)}` +
     `/sandboxes/${encodeURIComponent(sbx.metadata.name)}`;
-  const [log, audit] = await Promise.all([
-    call(`${base}/log?tailLines=${LOG_TAIL_LINES}`),
-    call(`${base}/audit`),
-  ]);
+  const log = await call(`${base}/log?tailLines=${LOG_TAIL_LINES}`);
   if (state.selected !== key) return;
   $('[data-testid="log-tail"]').textContent =
     log.ok ? (await log.text()) || '(empty)' : `(no log: ${(await errorOf(log)).message})`;
+  // A 404 (no journal for it, or a server without the audit route) is asked again only when
+  // the sandbox is selected again, not on every refresh.
+  if (auditMissing === key) return;
+  const audit = await call(`${base}/audit`);
+  if (state.selected !== key) return;
+  if (audit.status === 404) auditMissing = key;
   renderAudit(audit.status === 200 ? (await audit.json()).items ?? [] : null,
     audit.status === 404 ? 'no audit journal' : audit.ok ? '' :
       `audit journal unavailable: ${(await errorOf(audit)).message}`);
 }
+let auditMissing = null;  // "ns/name" of the selected sandbox whose audit route answered 404
 
 // ---- Actions -------------------------------------------------------------------------------
 
@@ -437,9 +441,11 @@ function renderSandboxes() {
     const cpuPeak = Math.max(100, ...usage.map((u) => u.cpu));
     tr.cells[5].replaceChildren(sparkline(usage.map((u) => u.cpu), cpuPeak, 'CPU %'),
       el('span', { class: 'spark-value', textContent: last ? `${last.cpu.toFixed(1)}%` : '' }));
-    const memTop = Math.max(last?.memTotal ?? 0, ...usage.map((u) => u.mem));
+    // Memory is drawn against its own peak so a change shows; the limit is in the tooltip.
+    const memTop = Math.max(...usage.map((u) => u.mem)) * 1.1;
     tr.cells[6].replaceChildren(sparkline(usage.map((u) => u.mem), memTop, 'memory'),
       el('span', { class: 'spark-value', textContent: last ? formatBytes(last.mem) : '' }));
+    tr.cells[6].title = last?.memTotal ? `limit ${formatBytes(last.memTotal)}` : '';
     const [pause, resume, kill] = tr.cells[7].querySelectorAll('button');
     pause.disabled = !id || phase !== 'Running';
     resume.disabled = !id || phase !== 'Paused';
@@ -486,6 +492,7 @@ function renderDetail() {
 
 function renderAudit(items, message) {
   $('[data-testid="audit-state"]').textContent = message;
+  $('[data-testid="audit"]').hidden = !items?.length;
   const tbody = $('[data-testid="audit"] tbody');
   tbody.replaceChildren();
   for (const item of items ?? []) {
@@ -506,6 +513,7 @@ function render() {
 
 function select(key) {
   state.selected = key;
+  auditMissing = null;
   $('[data-testid="log-tail"]').textContent = '';
   renderAudit([], '');
   scheduleRender();
