@@ -13,6 +13,7 @@
 #include "obs/metrics_route.h"
 #include "server/auth/route_guard.h"
 #include "server/resource_api.h"
+#include "server/ui/ui_routes.h"
 #include "server/version.h"
 
 namespace warren::server {
@@ -54,6 +55,7 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
 }
 
 void Server::AddBuiltinRoutes() {
+  ui::AddUiRoutes(router_);
   router_.Add("GET", "/healthz",
               [](net::Request&&, net::Responder r) { r.Send(net::Response::Text(200, "ok")); });
   router_.Add("GET", "/readyz", [this](net::Request&&, net::Responder r) {

@@ -12,8 +12,11 @@ namespace warren::server::auth {
 
 // Which routes of a router need no key, and which need an admin key.
 struct RouteGuardOptions {
-  // Health checks: they say nothing about what the server holds, and probes carry no key.
-  std::set<std::string, std::less<>> public_patterns = {"/health", "/healthz", "/readyz"};
+  // Health checks: they say nothing about what the server holds, and probes carry no key. The
+  // dashboard's static files (server/ui): the page holds no data and asks for the key itself.
+  // Exact patterns only, so no route added later under a public prefix is public by accident.
+  std::set<std::string, std::less<>> public_patterns = {"/health", "/healthz", "/readyz", "/ui",
+                                                        "/ui/{file...}"};
   // Patterns only an admin key may call (exact patterns, or a prefix ending in '*').
   std::set<std::string, std::less<>> admin_patterns = {"/metrics"};
 };

@@ -18,7 +18,7 @@ namespace {
 
 using api::Json;
 
-TEST_F(TenancyTest, AnAnonymousCallerIsRefusedEverywhereButTheHealthChecks) {
+TEST_F(TenancyTest, AnAnonymousCallerIsRefusedEverywhereButTheHealthChecksAndThePage) {
   MakeTeamObjects(team_b_key_, "team-b");
   std::string sbx = "/apis/agents.kruise.io/v1alpha1/namespaces/team-b/sandboxes";
   std::string id = SandboxIdOf("team-b", "box");
@@ -55,7 +55,7 @@ TEST_F(TenancyTest, AnAnonymousCallerIsRefusedEverywhereButTheHealthChecks) {
   // The resource API answers in Kubernetes' form, the E2B API in E2B's.
   EXPECT_EQ(Call("GET", sbx, "").json.value("kind", ""), "Status");
   EXPECT_EQ(Call("GET", "/v2/sandboxes", "").json.value("code", 0), 401);
-  for (const char* open : {"/health", "/healthz", "/readyz"}) {
+  for (const char* open : {"/health", "/healthz", "/readyz", "/ui/", "/ui/app.js"}) {
     EXPECT_EQ(Call("GET", open, "").status, 200) << open;
   }
   // Nothing was created by the anonymous POSTs.
