@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   std::string access_token;
   std::string node_secret;
   std::string log_file;
+  std::string audit_file;
   std::string log_level = "info";
   std::string command_user = "root";
   int threads = 2;
@@ -97,6 +98,8 @@ int main(int argc, char** argv) {
   app.add_option("--node-secret", node_secret,
                  "secret of the node agent for POST /reset (also WARREN_ENVD_NODE_SECRET)");
   app.add_option("--command-log", log_file, "file that keeps the template command's output");
+  app.add_option("--audit-log", audit_file,
+                 "file where commands started and files written or removed are recorded");
   app.add_option("--command-user", command_user, "user the template command runs as");
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error|off");
   app.add_option("--threads", threads, "HTTP loop threads");
@@ -152,6 +155,7 @@ int main(int argc, char** argv) {
   if (inherit_env) options.defaults.env_vars = InheritedEnv();
   ScrubSecretsFromEnviron();
   options.log_file = log_file;
+  options.audit_file = audit_file;
   envd::Envd agent(options);
 
   net::ServerOptions server_options;

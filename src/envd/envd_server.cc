@@ -274,6 +274,9 @@ class Envd::Impl {
     if (!written.ok()) {
       return r.Send(HttpError(FilesHttpStatus(written.status()), written.status().message()));
     }
+    for (const auto& f : *written) {
+      e_.audit_.Record("file.write", {{"path", f.path}, {"user", up.user.name}});
+    }
     r.Send(Response::Json(200, WrittenFilesJson(*written)));
   }
 
@@ -394,6 +397,7 @@ class Envd::Impl {
 
 Envd::Envd(EnvdOptions options)
     : state_(options.defaults),
+      audit_(options.audit_file),
       users_(options.passwd_path, options.group_path),
       fs_(users_),
       processes_(timers_),
@@ -401,7 +405,10 @@ Envd::Envd(EnvdOptions options)
       command_log_(options.log_capacity, options.log_file),
       process_service_(state_, timers_, processes_),
       filesystem_service_(state_, fs_, timers_, watchers_),
-      impl_(std::make_unique<Impl>(*this)) {}
+      impl_(std::make_unique<Impl>(*this)) {
+  processes_.set_audit(&audit_);
+  filesystem_service_.set_audit(&audit_);
+}
 
 Envd::~Envd() {
   filesystem_service_.EndWatchStreams(UnavailableError("envd is stopping"));

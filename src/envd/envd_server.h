@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "envd/audit_log.h"
 #include "envd/envd_state.h"
 #include "envd/filesystem_ops.h"
 #include "envd/filesystem_service.h"
@@ -25,6 +26,8 @@ struct EnvdOptions {
   // The template command's output kept for GET /logs.
   size_t log_capacity = 1024 * 1024;
   std::string log_file;
+  // Where envd records what it did for its callers (audit_log.h); empty = nowhere.
+  std::string audit_file;
 };
 
 // The header the node agent authenticates POST /reset (and a token-replacing POST /init) with.
@@ -54,6 +57,7 @@ class Envd {
  private:
   class Impl;
   EnvdState state_;
+  AuditLog audit_;
   os::UserDb users_;
   FilesystemOps fs_;
   TimerQueue timers_;

@@ -27,14 +27,17 @@ void FilesystemService::Register(net::Router& router, RpcAuth auth) {
                    ASSIGN_OR_RETURN(auto entry, ops_.MakeDir(path, u));
                    return EntryResponseJson(entry);
                  });
-  AddUnaryMethod(router, "/filesystem.Filesystem/Move", auth,
-                 [this](Body b, User u) -> Result<std::string> {
-                   ASSIGN_OR_RETURN(auto req, ParseMoveRequest(b));
-                   ASSIGN_OR_RETURN(auto source, Resolve(req.source, u));
-                   ASSIGN_OR_RETURN(auto destination, Resolve(req.destination, u));
-                   ASSIGN_OR_RETURN(auto entry, ops_.Move(source, destination, u));
-                   return EntryResponseJson(entry);
-                 });
+  AddUnaryMethod(
+      router, "/filesystem.Filesystem/Move", auth, [this](Body b, User u) -> Result<std::string> {
+        ASSIGN_OR_RETURN(auto req, ParseMoveRequest(b));
+        ASSIGN_OR_RETURN(auto source, Resolve(req.source, u));
+        ASSIGN_OR_RETURN(auto destination, Resolve(req.destination, u));
+        ASSIGN_OR_RETURN(auto entry, ops_.Move(source, destination, u));
+        if (audit_ != nullptr) {
+          audit_->Record("file.move", {{"from", source}, {"path", destination}, {"user", u.name}});
+        }
+        return EntryResponseJson(entry);
+      });
   AddUnaryMethod(router, "/filesystem.Filesystem/ListDir", auth,
                  [this](Body b, User u) -> Result<std::string> {
                    ASSIGN_OR_RETURN(auto req, ParseListDirRequest(b));
@@ -47,6 +50,8 @@ void FilesystemService::Register(net::Router& router, RpcAuth auth) {
                    ASSIGN_OR_RETURN(auto req, ParsePathRequest(b));
                    ASSIGN_OR_RETURN(auto path, Resolve(req.path, u));
                    RETURN_IF_ERROR(ops_.Remove(path));
+                   if (audit_ != nullptr)
+                     audit_->Record("file.remove", {{"path", path}, {"user", u.name}});
                    return std::string("{}");
                  });
   AddStreamMethod(router, "/filesystem.Filesystem/WatchDir", auth,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "envd/audit_log.h"
 #include "envd/connect_handler.h"
 #include "envd/dir_watcher.h"
 #include "envd/envd_state.h"
@@ -28,6 +29,8 @@ class FilesystemService {
   void Register(net::Router& router, RpcAuth auth);
   // Ends every open WatchDir stream with `why` (a reset is stopping their watchers).
   void EndWatchStreams(const Status& why);
+  // Records moves and removals there (before Register; null: nowhere).
+  void set_audit(AuditLog* audit) { audit_ = audit; }
 
  private:
   Result<std::string> Resolve(const std::string& path, const os::UserInfo& user) const;
@@ -39,6 +42,7 @@ class FilesystemService {
   const FilesystemOps& ops_;
   TimerQueue& timers_;
   WatcherRegistry& watchers_;
+  AuditLog* audit_ = nullptr;
   std::mutex mu_;
   // The watchers' callbacks hold their sessions only weakly; this keeps them until they end.
   std::vector<std::shared_ptr<StreamSession>> watch_sessions_;  // guarded by mu_

@@ -227,7 +227,7 @@ Result<std::shared_ptr<ManagedProcess>> ProcessManager::Start(
   os::SpawnOptions options;
   options.argv = std::move(plan.argv);
   options.env = std::move(plan.env);
-  options.cwd = std::move(plan.cwd);
+  options.cwd = plan.cwd;
   options.credentials = std::move(plan.credentials);
   options.stdin_pipe = plan.request.stdin.value_or(true);
   std::optional<os::Pty> pty;
@@ -261,10 +261,30 @@ Result<std::shared_ptr<ManagedProcess>> ProcessManager::Start(
     table_->live[p->pid_] = p;
   }
   p->Subscribe(session);
+  if (audit_ != nullptr) {
+    audit_->Record("process.start", {{"pid", p->pid_},
+                                     {"cmd", p->request().process.cmd},
+                                     {"args", p->request().process.args},
+                                     {"cwd", options.cwd},
+                                     {"user", plan.user},
+                                     {"pty", is_pty}});
+  }
   p->on_ended_ = [weak_table = std::weak_ptr<Table>(table_), &timers = timers_,
-                  retention = ended_retention_, weak] {
+                  retention = ended_retention_, weak, audit = audit_,
+                  started = std::chrono::steady_clock::now()] {
     auto table = weak_table.lock();
     auto proc = weak.lock();
+    if (audit != nullptr && proc) {
+      const auto end = proc->end();
+      audit->Record("process.end",
+                    {{"pid", proc->pid()},
+                     {"cmd", proc->request().process.cmd},
+                     {"exitCode", end ? end->exit_code : -1},
+                     {"status", end ? end->status : ""},
+                     {"durationMs", std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::steady_clock::now() - started)
+                                        .count()}});
+    }
     if (table && proc) OnEnded(table, timers, retention, proc);
   };
   {

@@ -14,6 +14,7 @@
 
 #include "base/result.h"
 #include "base/unique_fd.h"
+#include "envd/audit_log.h"
 #include "envd/process_messages.h"
 #include "envd/stream_session.h"
 #include "envd/timer_queue.h"
@@ -28,6 +29,7 @@ struct SpawnPlan {
   std::vector<std::string> env;   // "K=V", in precedence order already applied
   std::string cwd;                // absolute, existing
   os::Credentials credentials;
+  std::string user;  // the name `credentials` belong to (for the audit log)
 };
 
 // One process started through Start: its output fan-out to subscribers, its stdin or pty, its
@@ -38,6 +40,11 @@ class ManagedProcess : public std::enable_shared_from_this<ManagedProcess> {
   uint32_t pid() const { return pid_; }
   const StartRequest& request() const { return request_; }
   bool is_pty() const { return is_pty_; }
+  // How it ended, once its output is drained too; nullopt before.
+  std::optional<ProcessExit> end() const {
+    std::lock_guard lock(mu_);
+    return end_;
+  }
 
   // Adds a subscriber: it gets start{pid} now, then live output; when the process has already
   // ended it gets start, end and the end of the stream.
@@ -88,6 +95,8 @@ class ProcessManager {
                           std::chrono::milliseconds ended_retention = kEndedRetention);
   // Kills what still runs and waits (briefly) for the output pumps to finish.
   ~ProcessManager();
+  // Records every start and end there (before the first Start; null: nowhere).
+  void set_audit(AuditLog* audit) { audit_ = audit; }
 
   // Spawns the process and subscribes `session` before any output can be produced. With a
   // `lifetime` the process group is SIGKILLed when it passes, whoever still listens (Start's
@@ -134,6 +143,7 @@ class ProcessManager {
 
   TimerQueue& timers_;
   const std::chrono::milliseconds ended_retention_;
+  AuditLog* audit_ = nullptr;
   const std::shared_ptr<PumpCount> pumps_ = std::make_shared<PumpCount>();
   const std::shared_ptr<Table> table_ = std::make_shared<Table>();
 };

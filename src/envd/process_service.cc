@@ -87,6 +87,7 @@ Result<SpawnPlan> ProcessService::PlanStart(const std::string& payload,
   plan.argv.push_back(req.process.cmd);
   for (const auto& a : req.process.args) plan.argv.push_back(a);
   plan.credentials = {user.uid, user.gid, user.groups};
+  plan.user = user.name;
   plan.request = std::move(req);
   return plan;
 }

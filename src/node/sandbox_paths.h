@@ -26,6 +26,8 @@ struct SandboxPaths {
 inline constexpr char kEnvdInSandbox[] = "/.warren/envd";
 inline constexpr char kLogDirInSandbox[] = "/.warren/log";
 inline constexpr char kCommandLogName[] = "command.log";
+// What envd did for its callers (envd/audit_log.h), collected into the audit journal.
+inline constexpr char kEnvdAuditLogName[] = "audit.jsonl";
 inline constexpr uint16_t kEnvdPort = 49983;
 
 }  // namespace warren::node

@@ -290,6 +290,8 @@ PlanOutcome PlanSandbox(const PlanInput& in) {
                   kEnvdLogLevel,
                   "--command-log",
                   fmt::format("{}/{}", kLogDirInSandbox, kCommandLogName),
+                  "--audit-log",
+                  fmt::format("{}/{}", kLogDirInSandbox, kEnvdAuditLogName),
                   "--default-user",
                   user,
                   "--command-user",
