@@ -49,12 +49,7 @@ SandboxStatusMetrics::SandboxStatusMetrics(store::Store& store, obs::Metrics& m)
   });
 }
 
-SandboxStatusMetrics::~SandboxStatusMetrics() {
-  Stop();
-  std::lock_guard lock(mu_);
-  for (auto& [key, s] : series_) RemoveSeries(s);
-  series_.clear();
-}
+SandboxStatusMetrics::~SandboxStatusMetrics() { Stop(); }
 
 Status SandboxStatusMetrics::Start() { return informer_->Start(); }
 
@@ -76,49 +71,47 @@ void SandboxStatusMetrics::Update(const api::Object& sandbox) {
                              {"sandbox_pool", LabelOf(sandbox, api::labels::kSandboxPool)},
                              {"node", status.ok() ? status->node_name : std::string()},
                              {"sandbox_template", tmpl}};
+  const obs::Labels object = {{"namespace", ns}, {"name", name}};
 
   std::lock_guard lock(mu_);
-  auto [it, inserted] = series_.try_emplace({ns, name});
-  Series& s = it->second;
-  if (inserted) {
-    for (int i = 0; i < kPhases; ++i) {
-      s.phase[i] = &phase_.Add({{"namespace", ns}, {"name", name}, {"phase", kPhaseNames[i]}});
-    }
-    s.ready = &ready_.Add({{"namespace", ns}, {"name", name}});
-    s.created = &created_.Add({{"namespace", ns}, {"name", name}});
+  for (int i = 0; i < kPhases; ++i) {
+    obs::Labels l = object;
+    l.emplace("phase", kPhaseNames[i]);
+    phase_.Add(l).Set(current == kPhaseNames[i] ? 1 : 0);
   }
-  for (int i = 0; i < kPhases; ++i) s.phase[i]->Set(current == kPhaseNames[i] ? 1 : 0);
-  s.ready->Set(ready ? 1 : 0);
+  ready_.Add(object).Set(ready ? 1 : 0);
   if (sandbox.metadata.creation_timestamp) {
-    s.created->Set(UnixSeconds(*sandbox.metadata.creation_timestamp));
+    created_.Add(object).Set(UnixSeconds(*sandbox.metadata.creation_timestamp));
   }
   if (sandbox.metadata.deletion_timestamp) {
-    if (!s.deletion) s.deletion = &deletion_.Add({{"namespace", ns}, {"name", name}});
-    s.deletion->Set(UnixSeconds(*sandbox.metadata.deletion_timestamp));
+    deletion_.Add(object).Set(UnixSeconds(*sandbox.metadata.deletion_timestamp));
   }
-  if (s.info_labels != info_labels) {
+  obs::Labels& last = info_labels_[{ns, name}];
+  if (last != info_labels) {
     // A label changed (the node was assigned, the member was claimed): one series, not two.
-    if (s.info) info_.Remove(s.info);
-    s.info = &info_.Add(info_labels);
-    s.info->Set(1);
-    s.info_labels = std::move(info_labels);
+    if (!last.empty()) info_.Remove(&info_.Add(last));
+    last = info_labels;
   }
+  info_.Add(info_labels).Set(1);
 }
 
 void SandboxStatusMetrics::Remove(const std::string& ns, const std::string& name) {
+  const obs::Labels object = {{"namespace", ns}, {"name", name}};
   std::lock_guard lock(mu_);
-  auto it = series_.find({ns, name});
-  if (it == series_.end()) return;
-  RemoveSeries(it->second);
-  series_.erase(it);
-}
-
-void SandboxStatusMetrics::RemoveSeries(Series& s) {
-  for (prometheus::Gauge* g : s.phase) phase_.Remove(g);
-  ready_.Remove(s.ready);
-  created_.Remove(s.created);
-  if (s.deletion) deletion_.Remove(s.deletion);
-  if (s.info) info_.Remove(s.info);
+  // Add returns the existing series (or makes one that goes at once): removal by labels.
+  for (const char* phase_name : kPhaseNames) {
+    obs::Labels l = object;
+    l.emplace("phase", phase_name);
+    phase_.Remove(&phase_.Add(l));
+  }
+  ready_.Remove(&ready_.Add(object));
+  created_.Remove(&created_.Add(object));
+  deletion_.Remove(&deletion_.Add(object));
+  auto it = info_labels_.find({ns, name});
+  if (it != info_labels_.end()) {
+    if (!it->second.empty()) info_.Remove(&info_.Add(it->second));
+    info_labels_.erase(it);
+  }
 }
 
 }  // namespace warren::controller

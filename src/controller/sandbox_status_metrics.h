@@ -21,7 +21,11 @@ namespace warren::controller {
 //   sandbox_info{sandbox_pool,node,sandbox_template}   1
 // kept by its own informer over every Sandbox (the pool informers see pool members only). A
 // deleted Sandbox's series are removed, so the series count follows the live sandboxes.
-// Borrows the store and the registry; Start/Stop from one thread; thread-safe otherwise.
+// Series are found by their labels at each update rather than kept as pointers: two instances
+// on one registry (a server restarted inside a test process) share them, and one removing a
+// series must not leave the other holding it. Series outlive the instance (the next one over
+// the same store takes them over). Borrows the store and the registry; Start/Stop from one
+// thread; thread-safe otherwise.
 class SandboxStatusMetrics {
  public:
   explicit SandboxStatusMetrics(store::Store& store,
@@ -39,20 +43,13 @@ class SandboxStatusMetrics {
 
  private:
   static constexpr int kPhases = 9;
-  struct Series {
-    prometheus::Gauge* phase[kPhases] = {};
-    prometheus::Gauge* ready = nullptr;
-    prometheus::Gauge* created = nullptr;
-    prometheus::Gauge* deletion = nullptr;  // null until deletionTimestamp
-    prometheus::Gauge* info = nullptr;
-    obs::Labels info_labels;
-  };
-  void RemoveSeries(Series& s);  // mu_ held
 
   obs::GaugeFamily &phase_, &ready_, &created_, &deletion_, &info_;
   std::unique_ptr<Informer> informer_;
   std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, Series> series_;  // guarded by mu_
+  // The labels of each Sandbox's sandbox_info series (they change: node, pool), to remove the
+  // old one. Guarded by mu_.
+  std::map<std::pair<std::string, std::string>, obs::Labels> info_labels_;
 };
 
 }  // namespace warren::controller
