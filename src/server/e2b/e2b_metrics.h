@@ -37,10 +37,13 @@ struct E2bOperationMetrics {
 E2bOperationMetrics& E2bOperations();
 
 // Records an operation when it goes out of scope: a failure unless Succeeded() was called.
+// Not thread-safe (one per call).
 class OperationRecorder {
  public:
-  OperationRecorder(obs::OperationMetrics& metrics, std::string namespace_)
-      : metrics_(&metrics), namespace_(std::move(namespace_)) {}
+  // `namespace_` must outlive the recorder (it is the caller's object's); nothing is copied, so
+  // the claim path pays no allocation for it.
+  OperationRecorder(obs::OperationMetrics& metrics, std::string_view namespace_)
+      : metrics_(&metrics), namespace_(namespace_) {}
   ~OperationRecorder() {
     metrics_->Record(
         namespace_, ok_,
@@ -55,7 +58,7 @@ class OperationRecorder {
 
  private:
   obs::OperationMetrics* metrics_;
-  std::string namespace_;
+  std::string_view namespace_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   bool ok_ = false;
 };
