@@ -5,7 +5,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -68,6 +70,43 @@ TEST(GrafanaDashboard, EveryMetricItReadsIsOneWarrenExports) {
     EXPECT_NE(source.find('"' + name + '"'), std::string::npos)
         << name << " is read by the dashboard but registered nowhere in src/";
   }
+}
+
+// Prometheus' own parser accepts every panel expression (Grafana's variables replaced as Grafana
+// would), so a typo in PromQL fails here rather than as an empty panel. Uses promtool when the
+// machine has it (Debian's prometheus package), as the Prometheus integration test does.
+TEST(GrafanaDashboard, PrometheusParsesEveryExpression) {
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "no promtool";
+  std::ifstream f(DashboardPath());
+  std::stringstream text;
+  text << f.rdbuf();
+  auto doc = api::ParseJson(text.str());
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  std::string rules = "groups:\n  - name: dashboard\n    rules:\n";
+  int n = 0;
+  for (const auto& panel : (*doc)["panels"]) {
+    for (const auto& target : panel["targets"]) {
+      std::string expr = target["expr"];
+      for (auto [from, to] :
+           {std::pair<std::string, std::string>{"$__rate_interval", "5m"}, {"$namespace", ".*"}}) {
+        for (size_t at; (at = expr.find(from)) != std::string::npos;) {
+          expr.replace(at, from.size(), to);
+        }
+      }
+      ASSERT_EQ(expr.find('\''), std::string::npos) << expr;  // single-quoted in YAML below
+      rules += "      - record: dashboard:expr_" + std::to_string(n++) + "\n        expr: '" +
+               expr + "'\n";
+    }
+  }
+  char path[] = "/tmp/warren-dashboard-rules-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, rules.data(), rules.size()), static_cast<ssize_t>(rules.size()));
+  close(fd);
+  int rc = std::system(("promtool check rules " + std::string(path) + " >/dev/null 2>&1").c_str());
+  if (rc != 0) (void)std::system(("promtool check rules " + std::string(path)).c_str());
+  unlink(path);
+  EXPECT_EQ(rc, 0) << rules;
 }
 
 }  // namespace
