@@ -16,6 +16,7 @@ PoolManager::PoolManager(store::Store& store, const api::SandboxSecrets& secrets
                                                              options.sandbox_claims);
   recycle_ = std::make_unique<RecycleController>(*informers_, resetter, connector, events_.get(),
                                                  options.recycle);
+  status_metrics_ = std::make_unique<SandboxStatusMetrics>(store);
 }
 
 PoolManager::~PoolManager() { Stop(); }
@@ -26,12 +27,14 @@ Status PoolManager::Start() {
   RETURN_IF_ERROR(claimer_->Start());
   RETURN_IF_ERROR(sandbox_claims_->Start());
   RETURN_IF_ERROR(recycle_->Start());
+  RETURN_IF_ERROR(status_metrics_->Start());
   started_ = true;
   return Status::Ok();
 }
 
 void PoolManager::Stop() {
   started_ = false;
+  status_metrics_->Stop();
   claimer_->Stop();  // first: claims in flight (SandboxClaim workers) stop waiting
   recycle_->Stop();
   sandbox_claims_->Stop();

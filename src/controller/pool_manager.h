@@ -7,6 +7,7 @@
 #include "controller/claim/pool_claimer.h"
 #include "controller/pool_informers.h"
 #include "controller/recycle_controller.h"
+#include "controller/sandbox_status_metrics.h"
 #include "controller/sandboxclaim_controller.h"
 #include "controller/sandboxset_controller.h"
 #include "obs/event_recorder.h"
@@ -22,8 +23,9 @@ struct PoolManagerOptions {
 
 // Every warm-pool part of `warren server`, built and started together: the shared informers,
 // the SandboxSet controller, the claimer (the E2B create's and SandboxClaim's), the
-// SandboxClaim controller and recycling. apps/warren adds it as a server component and hands
-// claimer() to the E2B API.
+// SandboxClaim controller and recycling; and the per-Sandbox status gauges
+// (sandbox_status_metrics.h), which are a controller's view of every Sandbox as in the reference.
+// apps/warren adds it as a server component and hands claimer() to the E2B API.
 //
 // Borrows the store, the secrets, `connector` and `resetter` (the node agent; either may be null:
 // no envd /init, no recycling) — all must outlive it. `on_claimed` (may be empty) sees every
@@ -50,6 +52,7 @@ class PoolManager {
   std::unique_ptr<claim::PoolClaimer> claimer_;
   std::unique_ptr<SandboxClaimController> sandbox_claims_;
   std::unique_ptr<RecycleController> recycle_;
+  std::unique_ptr<SandboxStatusMetrics> status_metrics_;
   bool started_ = false;
 };
 

@@ -9,6 +9,7 @@
 #include "base/time_format.h"
 #include "controller/claim/claim_metadata.h"
 #include "controller/sandboxset_member.h"
+#include "obs/sandbox_metric_help.h"
 
 namespace warren::controller {
 namespace {
@@ -62,8 +63,7 @@ RecycleController::RecycleController(PoolInformers& informers, SandboxResetter* 
                                              "Sandboxes recycled into their pool, by result.",
                                              {{"source", "k8s"}})),
       duration_(obs::Metrics::Default().Histogram(
-          "sandbox_recycle_duration_seconds", "Time to reset a sandbox and return it to its pool.",
-          {{"source", "k8s"}})) {
+          "sandbox_recycle_duration_seconds", obs::help::kRecycleDuration, {{"source", "k8s"}})) {
   informers_.sandboxes().AddHandler([this](const Informer::Change& c) {
     if (c.type == store::EventType::kDeleted) return;
     if (Annotation(*c.object, annotations::kCleanup) == "true") {

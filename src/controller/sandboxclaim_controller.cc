@@ -10,6 +10,7 @@
 #include "api/types/labels.h"
 #include "api/types/sandbox_claim.h"
 #include "base/log.h"
+#include "obs/sandbox_metric_help.h"
 
 namespace warren::controller {
 namespace {
@@ -42,7 +43,11 @@ SandboxClaimController::SandboxClaimController(PoolInformers& informers, claim::
           {{"source", "k8s"}})),
       expired_total_(obs::Metrics::Default().Counter("sandboxclaim_expired_total",
                                                      "SandboxClaims deleted by ttlAfterCompleted.",
-                                                     {{"source", "k8s"}})) {
+                                                     {{"source", "k8s"}})),
+      duration_({.duration = "sandbox_claim_duration_seconds",
+                 .duration_help = obs::help::kClaimDuration,
+                 .buckets = obs::ClaimDurationBuckets(),
+                 .const_labels = {{"source", "k8s"}}}) {
   claims_->AddHandler([this](const Informer::Change& c) {
     if (c.type == store::EventType::kDeleted) return;
     queue_.Add(KeyOf(c.object->metadata.namespace_, c.object->metadata.name));
@@ -154,6 +159,7 @@ Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std:
     base_request.create_on_no_stock = spec.create_on_no_stock.value_or(true);
     base_request.skip_init = spec.skip_init_runtime;
     base_request.owner_references = {claim->MakeControllerRef()};
+    base_request.source = claim::ClaimSource::kSandboxClaim;
     base_request.wait_ready_timeout =
         duration_cast<milliseconds>(spec.wait_ready_timeout.value_or(api::Duration{30s}).value);
     auto remaining = std::max(1ms, duration_cast<milliseconds>(deadline - now));
@@ -261,8 +267,15 @@ Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std:
     if (updated.body != latest->body) {
       auto r = store_.UpdateStatus(std::move(updated));
       if (!r.ok() && r.status().code() != StatusCode::kNotFound) return r.status();
-      if (r.ok())
+      if (r.ok()) {
         claims_->WaitForRevision(r->metadata.resource_version, options_.write_visible_timeout);
+        if (next.phase == "Completed" && status.phase != "Completed") {
+          // The claim's duration as its user sees it: from the object to Completed.
+          base::WallTime born = claim->metadata.creation_timestamp.value_or(start);
+          duration_.Record(ns, held >= replicas,
+                           std::max(0.0, std::chrono::duration<double>(now - born).count()));
+        }
+      }
     }
   }
   if (next.phase == "Completed") {

@@ -17,6 +17,7 @@
 #include "controller/work_queue.h"
 #include "obs/event_recorder.h"
 #include "obs/metrics.h"
+#include "obs/operation_metrics.h"
 
 namespace warren::controller {
 
@@ -69,6 +70,8 @@ class SandboxClaimController {
   WorkQueue queue_;
   obs::CounterFamily& claims_total_;
   obs::CounterFamily& expired_total_;
+  // sandbox_claim_duration_seconds{source="k8s"}: creation to Completed, fully claimed only.
+  obs::OperationMetrics duration_;
   std::vector<std::thread> workers_;
   bool started_ = false;
 };

@@ -395,6 +395,8 @@ std::vector<MetricSample> Gateway::MetricSamples() const {
       {"warren_gateway_routes", "gauge", {{"state", "paused"}}, static_cast<double>(stats.paused)});
   out.push_back(
       {"warren_gateway_routes", "gauge", {{"state", "gone"}}, static_cast<double>(stats.gone)});
+  // The reference's proxy gauge: the routes a request can take (a gone one only fences).
+  out.push_back({"sandbox_routes", "gauge", {}, static_cast<double>(stats.running + stats.paused)});
   out.push_back(
       {"warren_gateway_routes", "gauge", {{"state", "closed"}}, static_cast<double>(stats.closed)});
   out.push_back({"warren_gateway_route_fences", "gauge", {}, static_cast<double>(stats.fences)});

@@ -13,6 +13,7 @@ std::string_view HelpFor(std::string_view name) {
   }
   if (name == "warren_gateway_resumes_total") return "Paused sandboxes resumed by traffic.";
   if (name == "warren_gateway_routes") return "Routes in the gateway's table, by state.";
+  if (name == "sandbox_routes") return "Routes to sandboxes in the gateway (running + paused).";
   if (name == "warren_gateway_route_fences") {
     return "Removed routes still fencing out stale updates.";
   }

@@ -22,6 +22,7 @@
 #include "node/envd_client.h"
 #include "node/event_recorder.h"
 #include "node/failure.h"
+#include "node/lifecycle_metrics.h"
 #include "node/local_table.h"
 #include "node/node_secret.h"
 #include "node/options.h"
@@ -174,6 +175,11 @@ class NodeAgent {
   void SyncEgressPolicy(api::Object& obj, const std::string& id);
   Next StartAndWait(api::Object& obj, const std::string& id);
   Next HandleExit(api::Object& obj, const std::string& id, const runtime::SandboxInfo& info);
+  // The freeze of a running sandbox whose spec says paused, and its Paused status.
+  Next Freeze(api::Object& obj, const std::string& id);
+  // Records the outcome of an operation that began at `started` in `metrics` and returns it.
+  Next Timed(obs::OperationMetrics& metrics, const api::Object& obj, base::MonoTime started,
+             Next next);
   Next ReconcileRunning(api::Object& obj, const std::string& id);
   Next ReconcilePaused(api::Object& obj, const std::string& id);
   // stop_pause.cc: a pause that keeps only the file system (pauseStrategy Stop), and what
@@ -238,6 +244,7 @@ class NodeAgent {
   std::unique_ptr<SandboxStorage> storage_;  // set by Start; <root>/sandboxes
   std::optional<NodeSecret> secret_;
   std::unique_ptr<EventRecorder> events_;
+  LifecycleMetrics metrics_;
   std::unique_ptr<CheckpointAgent> checkpoints_;  // Checkpoint objects (checkpoint_agent.h)
   NodeCapacity capacity_;
   WorkQueue queue_;

@@ -38,6 +38,11 @@ int64_t RawInt(const api::Json& status, const char* key) {
 
 bool Terminal(const std::string& p) { return p == phase::kSucceeded || p == phase::kFailed; }
 
+// Whether the sandbox was ever Running (its first start writes status.startTime).
+bool HasStarted(const api::Object& obj) {
+  return obj.status().is_object() && obj.status().contains("startTime");
+}
+
 // A paused sandbox's status: phase Paused, SandboxPaused, and not Ready.
 void SetPaused(api::SandboxStatus& st, base::WallTime now) {
   st.phase = phase::kPaused;
@@ -280,12 +285,19 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
       return StartAndWait(obj, id);
     case runtime::SandboxState::kStopped:
       // Stopped by a pause that keeps files only (stop_pause.cc), not an exit to handle.
-      if (status.phase == phase::kPaused) return ReconcileStoppedPause(obj, id);
+      if (status.phase == phase::kPaused) {
+        if (SpecPaused(obj)) return ReconcileStoppedPause(obj, id);
+        const auto started = clock_.Monotonic();
+        return Timed(metrics_.resume, obj, started, ReconcileStoppedPause(obj, id));
+      }
       return HandleExit(obj, id, *info);
     case runtime::SandboxState::kRunning:
       return ReconcileRunning(obj, id);
-    case runtime::SandboxState::kPaused:
-      return ReconcilePaused(obj, id);
+    case runtime::SandboxState::kPaused: {
+      if (SpecPaused(obj)) return ReconcilePaused(obj, id);
+      const auto started = clock_.Monotonic();
+      return Timed(metrics_.resume, obj, started, ReconcilePaused(obj, id));
+    }
   }
   return Next::kDone;
 }
@@ -447,6 +459,7 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
   if (ReplayInit(obj, id) == Next::kRetry) return Next::kRetry;
   locals_.With(id, [](Local& l) { l.ready = true; });
   const base::WallTime now = clock_.Now();
+  const bool first_start = !HasStarted(obj);
   // One write for start and readiness (each status write is a durable commit).
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json& raw) {
     st.phase = phase::kRunning;
@@ -456,6 +469,13 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
                       {conditions::kReady, "True", reasons::kSandboxReady, "envd answers"}, now);
   });
   if (!s.ok()) return AfterWriteError(s);
+  if (first_start) {
+    // Creation is what the user waited for: from the object's birth (queueing, image pull,
+    // start, envd's readiness), on the wall clock the object's timestamp is on.
+    const base::WallTime born = obj.metadata.creation_timestamp.value_or(started);
+    metrics_.creation.Record(obj.metadata.namespace_, true,
+                             std::max(0.0, std::chrono::duration<double>(now - born).count()));
+  }
   // Created paused (or paused while starting): pause now.
   if (SpecPaused(obj)) return ReconcileRunning(obj, id);
   return Next::kDone;
@@ -632,22 +652,39 @@ NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
   return Fail(obj, id, f);
 }
 
+NodeAgent::Next NodeAgent::Freeze(api::Object& obj, const std::string& id) {
+  if (Status s = runtime_->Pause(id); !s.ok()) {
+    events_->Warning(obj, reasons::kPauseFailed, s.message());
+    return Next::kRetry;
+  }
+  NoteFrozenOrThawed(id, runtime::SandboxState::kPaused);
+  Log()->info("sandbox paused id={} object={}", id, obj.Key());
+  Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+    st.message.clear();
+    SetPaused(st, clock_.Now());
+  });
+  if (!s.ok()) return AfterWriteError(s);
+  return Next::kDone;
+}
+
+NodeAgent::Next NodeAgent::Timed(obs::OperationMetrics& metrics, const api::Object& obj,
+                                 base::MonoTime started, Next next) {
+  // kRetryNow is a write conflict: the object moved on, the operation neither won nor failed.
+  if (next != Next::kRetryNow) {
+    metrics.Record(obj.metadata.namespace_, next == Next::kDone,
+                   std::chrono::duration<double>(clock_.Monotonic() - started).count());
+  }
+  return next;
+}
+
 NodeAgent::Next NodeAgent::ReconcileRunning(api::Object& obj, const std::string& id) {
   const base::WallTime now = clock_.Now();
   if (SpecPaused(obj)) {
-    if (PausesFilesystemOnly(obj)) return PauseByStopping(obj, id);
-    if (Status s = runtime_->Pause(id); !s.ok()) {
-      events_->Warning(obj, reasons::kPauseFailed, s.message());
-      return Next::kRetry;
+    const auto started = clock_.Monotonic();
+    if (PausesFilesystemOnly(obj)) {
+      return Timed(metrics_.pause, obj, started, PauseByStopping(obj, id));
     }
-    NoteFrozenOrThawed(id, runtime::SandboxState::kPaused);
-    Log()->info("sandbox paused id={} object={}", id, obj.Key());
-    Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
-      st.message.clear();
-      SetPaused(st, now);
-    });
-    if (!s.ok()) return AfterWriteError(s);
-    return Next::kDone;
+    return Timed(metrics_.pause, obj, started, Freeze(obj, id));
   }
   const api::SandboxStatus status = StatusOf(obj);
   bool ready;
@@ -753,6 +790,7 @@ NodeAgent::Next NodeAgent::Fail(api::Object& obj, const std::string& id, const F
   }();
   // A Failed sandbox holds nothing: what a user sees as Failed is already torn down.
   if (f.terminal && EnsureFinished(obj, id) != Next::kDone) return Next::kRetry;
+  const bool creation_failed = f.terminal && !HasStarted(obj) && !Terminal(StatusOf(obj).phase);
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
     st.phase = f.terminal ? phase::kFailed : phase::kPending;
     st.message = f.message;
@@ -760,6 +798,7 @@ NodeAgent::Next NodeAgent::Fail(api::Object& obj, const std::string& id, const F
   });
   if (first || f.terminal) events_->Warning(obj, f.reason, f.message);
   if (!s.ok()) return AfterWriteError(s);
+  if (creation_failed) metrics_.creation.Record(obj.metadata.namespace_, false, 0);
   return f.terminal ? Next::kDone : Next::kRetry;
 }
 
@@ -781,6 +820,7 @@ NodeAgent::Next NodeAgent::EnsureFinished(api::Object& obj, const std::string& i
 NodeAgent::Next NodeAgent::Teardown(api::Object& obj, const std::string& id) {
   auto log = Log();
   if (!obj.HasFinalizer(api::finalizers::kSandbox)) return Next::kDone;
+  const auto started = clock_.Monotonic();
   const api::SandboxStatus status = StatusOf(obj);
   if (!Terminal(status.phase) && status.phase != phase::kTerminating) {
     Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
@@ -808,6 +848,8 @@ NodeAgent::Next NodeAgent::Teardown(api::Object& obj, const std::string& id) {
     return AfterWriteError(s);
   }
   log->info("sandbox deleted id={} object={}", id, obj.Key());
+  metrics_.deletion.Record(obj.metadata.namespace_, true,
+                           std::chrono::duration<double>(clock_.Monotonic() - started).count());
   return Next::kDone;
 }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <utility>
@@ -12,6 +14,12 @@
 
 namespace warren::obs {
 
+struct Metrics::Registries {
+  std::mutex mu;
+  std::map<Labels, std::unique_ptr<prometheus::Registry>> by_const_labels;  // guarded by mu
+  std::map<std::string, std::string, std::less<>> type_of;  // name → type; guarded by mu
+};
+
 struct Metrics::Callbacks {
   std::mutex mu;
   int next_id = 1;                                          // guarded by mu
@@ -19,8 +27,7 @@ struct Metrics::Callbacks {
 };
 
 Metrics::Metrics()
-    : registry_(std::make_shared<prometheus::Registry>()),
-      callbacks_(std::make_unique<Callbacks>()) {}
+    : registries_(std::make_unique<Registries>()), callbacks_(std::make_unique<Callbacks>()) {}
 
 Metrics::~Metrics() = default;
 
@@ -48,19 +55,33 @@ auto& RegisterFamily(Builder builder, std::string_view name, std::string_view he
 
 }  // namespace
 
+prometheus::Registry& Metrics::RegistryFor(std::string_view name, std::string_view type,
+                                           const Labels& const_labels) {
+  std::lock_guard lock(registries_->mu);
+  auto [it, inserted] = registries_->type_of.try_emplace(std::string(name), type);
+  CHECK_MSG(inserted || it->second == type,
+            "metric " << name << " registered as " << it->second << " and " << type);
+  auto& registry = registries_->by_const_labels[const_labels];
+  if (!registry) registry = std::make_unique<prometheus::Registry>();
+  return *registry;
+}
+
 CounterFamily& Metrics::Counter(std::string_view name, std::string_view help,
                                 const Labels& const_labels) {
-  return RegisterFamily(prometheus::BuildCounter(), name, help, const_labels, *registry_);
+  return RegisterFamily(prometheus::BuildCounter(), name, help, const_labels,
+                        RegistryFor(name, "counter", const_labels));
 }
 
 GaugeFamily& Metrics::Gauge(std::string_view name, std::string_view help,
                             const Labels& const_labels) {
-  return RegisterFamily(prometheus::BuildGauge(), name, help, const_labels, *registry_);
+  return RegisterFamily(prometheus::BuildGauge(), name, help, const_labels,
+                        RegistryFor(name, "gauge", const_labels));
 }
 
 HistogramFamily& Metrics::Histogram(std::string_view name, std::string_view help,
                                     const Labels& const_labels) {
-  return RegisterFamily(prometheus::BuildHistogram(), name, help, const_labels, *registry_);
+  return RegisterFamily(prometheus::BuildHistogram(), name, help, const_labels,
+                        RegistryFor(name, "histogram", const_labels));
 }
 
 int Metrics::AddCollectCallback(std::function<void()> callback) {
@@ -81,9 +102,23 @@ std::string Metrics::Exposition() const {
     std::lock_guard lock(callbacks_->mu);
     for (auto& [id, callback] : callbacks_->list) callback();
   }
-  std::vector<prometheus::MetricFamily> families = registry_->Collect();
-  std::stable_sort(families.begin(), families.end(),
-                   [](const auto& a, const auto& b) { return a.name < b.name; });
+  // Families of one name from several registries become one (their series already carry their
+  // constant labels), so each name has one HELP and one TYPE line.
+  std::map<std::string, prometheus::MetricFamily> merged;
+  {
+    std::lock_guard lock(registries_->mu);
+    for (const auto& [labels, registry] : registries_->by_const_labels) {
+      for (prometheus::MetricFamily& family : registry->Collect()) {
+        auto [it, inserted] = merged.try_emplace(family.name, family);
+        if (inserted) continue;
+        std::move(family.metric.begin(), family.metric.end(),
+                  std::back_inserter(it->second.metric));
+      }
+    }
+  }
+  std::vector<prometheus::MetricFamily> families;
+  families.reserve(merged.size());
+  for (auto& [name, family] : merged) families.push_back(std::move(family));
   return prometheus::TextSerializer().Serialize(families);
 }
 

@@ -11,7 +11,10 @@
 // Names follow reference/openkruise-agents.md §5.1 where the reference has one, else
 // warren_<subsystem>_<name>_<unit>. Registering a family twice with the same name and constant
 // labels returns the first one, so components that are created more than once (tests, restarts
-// inside one process) share their series.
+// inside one process) share their series. The same name with other constant labels is another
+// family of one exposed metric: the reference gives controller-side series source="k8s" and
+// API-side ones source="e2b" (e.g. sandbox_pause_duration_seconds), and Warren runs both in one
+// process, so the exposition merges them under one HELP and TYPE.
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -62,13 +65,18 @@ class Metrics {
   int AddCollectCallback(std::function<void()> callback);
   void RemoveCollectCallback(int id);
 
-  // Every family in the Prometheus text format 0.0.4, families sorted by name.
+  // Every metric in the Prometheus text format 0.0.4, sorted by name, each name once (families
+  // that differ only in constant labels are merged).
   std::string Exposition() const;
 
-  prometheus::Registry& registry() { return *registry_; }
-
  private:
-  std::shared_ptr<prometheus::Registry> registry_;
+  // prometheus-cpp refuses one name with two sets of constant labels in a registry, so each set
+  // of constant labels gets its own registry; Exposition merges them.
+  prometheus::Registry& RegistryFor(std::string_view name, std::string_view type,
+                                    const Labels& const_labels);
+
+  struct Registries;
+  std::unique_ptr<Registries> registries_;
   struct Callbacks;
   std::unique_ptr<Callbacks> callbacks_;
 };

@@ -6,6 +6,8 @@
 #include "net/http_client.h"
 #include "net/http_server.h"
 #include "obs/metrics_route.h"
+#include "obs/operation_metrics.h"
+#include "obs/testing/exposition.h"
 
 namespace warren::obs {
 namespace {
@@ -95,6 +97,69 @@ TEST(Metrics, ReferenceBuckets) {
   ASSERT_EQ(r.size(), 11u);
   EXPECT_DOUBLE_EQ(r.back(), 10);
   EXPECT_DOUBLE_EQ(FastDurationBuckets().front(), 0.00025);
+}
+
+TEST(Metrics, OneNameWithTwoSourcesIsOneFamilyWithOneHelpAndType) {
+  // The node (source k8s) and the E2B API (source e2b) both record pause durations.
+  Metrics m;
+  m.Histogram("sandbox_pause_duration_seconds", "Pause latency.", {{"source", "k8s"}})
+      .Add({{"namespace", "a"}}, DefaultDurationBuckets())
+      .Observe(0.1);
+  m.Histogram("sandbox_pause_duration_seconds", "Pause latency.", {{"source", "e2b"}})
+      .Add({{"namespace", "a"}}, DefaultDurationBuckets())
+      .Observe(0.2);
+  std::string text = m.Exposition();
+  auto families = testing::ParseExposition(text);
+  ASSERT_TRUE(families.ok()) << families.status() << "\n" << text;
+  const auto& f = families->at("sandbox_pause_duration_seconds");
+  EXPECT_EQ(f.type, "histogram");
+  EXPECT_EQ(testing::SumOf(*families, "sandbox_pause_duration_seconds", {{"source", "k8s"}},
+                           "sandbox_pause_duration_seconds_count"),
+            1);
+  EXPECT_EQ(testing::SumOf(*families, "sandbox_pause_duration_seconds", {{"source", "e2b"}},
+                           "sandbox_pause_duration_seconds_count"),
+            1);
+}
+
+TEST(Metrics, ANameIsOneTypeOnly) {
+  Metrics m;
+  m.Counter("warren_x_total", "x", {{"source", "k8s"}});
+  EXPECT_DEATH(m.Gauge("warren_x_total", "x", {{"source", "e2b"}}), "registered as counter");
+}
+
+TEST(OperationMetrics, CountsBothResultsAndTimesSuccessesOnly) {
+  Metrics m;
+  OperationMetrics op({.duration = "sandbox_pause_duration_seconds",
+                       .duration_help = "h",
+                       .total = "sandbox_pause_total",
+                       .total_help = "h",
+                       .const_labels = {{"source", "k8s"}}},
+                      m);
+  op.Record("team", true, 0.03);
+  op.Record("team", true, 0.05);
+  op.Record("team", false, 9);
+  auto families = testing::ParseExposition(m.Exposition());
+  ASSERT_TRUE(families.ok()) << families.status();
+  EXPECT_EQ(testing::SumOf(*families, "sandbox_pause_total",
+                           {{"namespace", "team"}, {"result", "success"}, {"source", "k8s"}}),
+            2);
+  EXPECT_EQ(testing::SumOf(*families, "sandbox_pause_total", {{"result", "failure"}}), 1);
+  EXPECT_EQ(testing::SumOf(*families, "sandbox_pause_duration_seconds", {{"namespace", "team"}},
+                           "sandbox_pause_duration_seconds_count"),
+            2);
+  // The reference's default layout: 0.02 s × 2^n, 12 buckets (and +Inf).
+  EXPECT_EQ(testing::SumOf(*families, "sandbox_pause_duration_seconds", {{"le", "0.04"}},
+                           "sandbox_pause_duration_seconds_bucket"),
+            1);
+  EXPECT_EQ(families->at("sandbox_pause_duration_seconds").samples.size(), 13u + 2u);
+}
+
+TEST(ParseExposition, RefusesWhatAScraperWould) {
+  EXPECT_FALSE(testing::ParseExposition("# HELP a x\n# TYPE a gauge\na 1\n# HELP a x\n").ok());
+  EXPECT_FALSE(testing::ParseExposition("# TYPE a gauge\na 1\n").ok());  // no HELP
+  EXPECT_FALSE(testing::ParseExposition("# HELP a x\n# TYPE a gauge\nb 1\n").ok());
+  EXPECT_FALSE(testing::ParseExposition("# HELP 1a x\n# TYPE 1a gauge\n").ok());
+  EXPECT_TRUE(testing::ParseExposition("# HELP a x\n# TYPE a gauge\na{l=\"v\"} 1\n").ok());
 }
 
 TEST(MetricsRoute, ServesTheTextFormatOverHttp) {

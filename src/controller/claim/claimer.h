@@ -12,6 +12,8 @@
 
 namespace warren::controller::claim {
 
+enum class ClaimSource { kE2b, kSandboxClaim };
+
 // What an E2B create or a SandboxClaim asks for (contracts.md "Claims").
 struct ClaimRequest {
   std::string namespace_, pool;  // pool = SandboxSet name
@@ -34,6 +36,8 @@ struct ClaimRequest {
   std::vector<api::OwnerReference> owner_references;
   // How long a cold-created sandbox may take to become Ready (bounded by `timeout`).
   std::chrono::milliseconds wait_ready_timeout{60000};
+  // Who asks: the E2B API (metrics source="e2b") or the SandboxClaim controller ("k8s").
+  ClaimSource source = ClaimSource::kE2b;
 };
 
 // How the sandbox was obtained (label lock_type of sandbox_claim_total, as the reference).

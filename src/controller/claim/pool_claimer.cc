@@ -89,10 +89,10 @@ Result<ClaimResult> PoolClaimer::Claim(const ClaimRequest& request) {
   auto result = DoClaim(request, deadline, pending_deadline, lock, &deferred);
   double seconds = std::chrono::duration<double>(Steady::now() - start).count();
   if (result.ok()) {
-    metrics_.Record(request.namespace_, request.pool, "success", result->lock_type, seconds,
-                    result->retries);
+    metrics_.Record(request.source, request.namespace_, request.pool, true, result->lock_type,
+                    seconds, result->retries);
   } else {
-    metrics_.Record(request.namespace_, request.pool, "failure",
+    metrics_.Record(request.source, request.namespace_, request.pool, false,
                     result.status().code() == StatusCode::kNotFound ? "none" : lock_type::kUpdate,
                     seconds, 0);
   }

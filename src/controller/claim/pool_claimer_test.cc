@@ -279,9 +279,10 @@ TEST_F(PoolClaimerTest, ClaimsAreCountedByResultAndLockType) {
   CreatePool(pool, 1);
   ASSERT_TRUE(stack_->claimer.Claim(Request(pool)).ok());
   std::string text = obs::Metrics::Default().Exposition();
-  EXPECT_THAT(text, ::testing::HasSubstr(
-                        "sandbox_claim_total{lock_type=\"update\",namespace=\"default\",result="
-                        "\"success\"}"));
+  EXPECT_THAT(text,
+              ::testing::HasSubstr(
+                  "sandbox_claim_total{source=\"e2b\",lock_type=\"update\",namespace=\"default\","
+                  "result=\"success\"}"));
   EXPECT_THAT(text,
               ::testing::HasSubstr("sandboxset_sandboxes_claimed_total{source=\"k8s\",name=\"" +
                                    pool + "\",namespace=\"default\"} 1"));

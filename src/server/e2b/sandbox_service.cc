@@ -15,6 +15,7 @@
 #include "base/time_format.h"
 #include "controller/recycle_controller.h"
 #include "server/e2b/annotations.h"
+#include "server/e2b/e2b_metrics.h"
 #include "server/e2b/envd_init.h"
 #include "server/e2b/sandbox_waiter.h"
 #include "server/e2b/templates.h"
@@ -322,6 +323,7 @@ Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
   if (request.claim_timeout) claim.timeout = *request.claim_timeout;
   claim.wait_ready_timeout = options_.ready_timeout;
   if (request.wait_ready_timeout) claim.wait_ready_timeout = *request.wait_ready_timeout;
+  OperationRecorder recorded(E2bOperations().claim_creation, tpl.namespace_);
   auto claimed = claimer_->Claim(claim);
   if (!claimed.ok()) {
     return claimed.status().WithPrefix(
@@ -340,6 +342,7 @@ Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
   record.traffic_token = claim.traffic_token;
   Log()->info("sandbox claimed id={} namespace={} pool={} owner={} lock_type={}", record.sandbox_id,
               tpl.namespace_, tpl.name, who.key_id, claimed->lock_type);
+  recorded.Succeeded();
   return record;
 }
 
@@ -377,7 +380,9 @@ bool IsRecyclable(const api::Object& o) {
 
 Status SandboxService::Kill(const auth::Principal& who, std::string_view sandbox_id) {
   ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, true));
+  OperationRecorder recorded(E2bOperations().delete_, o.metadata.namespace_);
   if (IsRecyclable(o)) {
+    recorded.Is(E2bOperations().recycle);
     // A claimed member of a pool that recycles: it is reset and returns to the pool (the new
     // pool token the recycler writes at once cuts the gateway's relays to it).
     auto recycled = controller::RequestRecycle(store_, o);
@@ -388,8 +393,10 @@ Status SandboxService::Kill(const auth::Principal& who, std::string_view sandbox
     if (*recycled) {
       Log()->info("sandbox killed; recycling it into its pool id={} namespace={}",
                   CanonicalId(sandbox_id), o.metadata.namespace_);
+      recorded.Succeeded();
       return Status::Ok();
     }
+    recorded.Is(E2bOperations().delete_);  // not recyclable after all: deleted
   }
   store::DeleteOptions options;
   options.preconditions.uid = o.metadata.uid;
@@ -403,6 +410,7 @@ Status SandboxService::Kill(const auth::Principal& who, std::string_view sandbox
     routes_->SandboxRemoved(id, o.metadata.uid, deleted->metadata.resource_version);
   }
   Log()->info("sandbox killed id={} namespace={}", id, o.metadata.namespace_);
+  recorded.Succeeded();
   return Status::Ok();
 }
 
@@ -439,6 +447,7 @@ Result<std::map<std::string, std::string>> SandboxService::EnvVarsOf(
 Status SandboxService::Pause(const auth::Principal& who, std::string_view sandbox_id,
                              bool keep_memory) {
   ASSIGN_OR_RETURN(api::Object o, Find(who, sandbox_id, false));
+  OperationRecorder recorded(E2bOperations().pause, o.metadata.namespace_);
   auto updated = Modify(o, [&](api::Object& obj) -> Status {
     ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(obj));
     if (r.state == E2bState::kPaused) {
@@ -473,6 +482,7 @@ Status SandboxService::Pause(const auth::Principal& who, std::string_view sandbo
       options_.pause_timeout, "Paused");
   if (!paused.ok()) return paused.status();
   Log()->info("sandbox paused id={}", sandbox_id);
+  recorded.Succeeded();
   return Status::Ok();
 }
 
@@ -480,6 +490,7 @@ Result<SandboxService::ConnectResult> SandboxService::ResumeObject(const api::Ob
                                                                    int64_t timeout_seconds,
                                                                    bool keep_memory,
                                                                    bool reset_timer) {
+  OperationRecorder recorded(E2bOperations().resume, sandbox.metadata.namespace_);
   auto updated = Modify(sandbox, [&](api::Object& obj) -> Status {
     ASSIGN_OR_RETURN(SandboxRecord r, RecordFromObject(obj));
     if (r.state == E2bState::kDead) return NotFound(r.sandbox_id);
@@ -510,6 +521,7 @@ Result<SandboxService::ConnectResult> SandboxService::ResumeObject(const api::Ob
   if (routes_ != nullptr) routes_->SandboxChanged(ready);
   ASSIGN_OR_RETURN(SandboxRecord record, RecordWithToken(ready));
   Log()->info("sandbox resumed id={}", record.sandbox_id);
+  recorded.Succeeded();
   return ConnectResult{std::move(record), true};
 }
 

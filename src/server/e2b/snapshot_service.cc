@@ -14,6 +14,7 @@
 #include "base/ids.h"
 #include "base/log.h"
 #include "server/e2b/annotations.h"
+#include "server/e2b/e2b_metrics.h"
 #include "server/e2b/sandbox_waiter.h"
 #include "server/e2b/templates.h"
 
@@ -146,6 +147,7 @@ Status SnapshotService::DeleteCheckpoint(const std::string& namespace_, const st
 Result<SnapshotInfo> SnapshotService::Create(const auth::Principal& who,
                                              std::string_view sandbox_id, const std::string& name) {
   ASSIGN_OR_RETURN(api::Object source, sandboxes_.Lookup(who, sandbox_id));
+  OperationRecorder recorded(E2bOperations().snapshot, source.metadata.namespace_);
   RETURN_IF_ERROR(CheckCapturable(source, sandbox_id));
   ASSIGN_OR_RETURN(Json pod_template, PodTemplateOf(store_, source));
   const std::string id = "snap-" + base::RandomHex(8);
@@ -172,6 +174,7 @@ Result<SnapshotInfo> SnapshotService::Create(const auth::Principal& who,
                    Capture(source, id, labels, annotations, /*ttl=*/"", make_template));
   Log()->info("snapshot created id={} sandbox={} namespace={} name=\"{}\"", id, sandbox_id,
               cp.metadata.namespace_, name);
+  recorded.Succeeded();
   return InfoOf(cp);
 }
 
@@ -253,6 +256,7 @@ Result<std::vector<Result<SandboxRecord>>> SnapshotService::Fork(const auth::Pri
                                                                  std::string_view sandbox_id,
                                                                  const ForkRequest& request) {
   ASSIGN_OR_RETURN(api::Object source, sandboxes_.Lookup(who, sandbox_id));
+  OperationRecorder recorded(E2bOperations().clone, source.metadata.namespace_);
   RETURN_IF_ERROR(CheckCapturable(source, sandbox_id));
   ASSIGN_OR_RETURN(Json pod_template, PodTemplateOf(store_, source));
   ASSIGN_OR_RETURN(SandboxRecord record, RecordFromObject(source));
@@ -294,6 +298,7 @@ Result<std::vector<Result<SandboxRecord>>> SnapshotService::Fork(const auth::Pri
   (void)DeleteCheckpoint(cp.metadata.namespace_, id);
   Log()->info("sandbox forked source={} namespace={} asked={} started={}", sandbox_id,
               cp.metadata.namespace_, request.count, started);
+  if (started == out.size()) recorded.Succeeded();
   return out;
 }
 

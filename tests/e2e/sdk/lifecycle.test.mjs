@@ -54,7 +54,7 @@ test('create → isRunning → commands.run → files write/read', async () => {
       // A warm member (lock_type update), not a cold create on an empty pool (lock_type create).
       const metrics = await (await w.apiFetch(`${w.apiUrl}/metrics`)).text();
       assert.match(metrics,
-        /^sandbox_claim_total\{lock_type="update",namespace="default",result="success"\} [1-9]/m);
+        /^sandbox_claim_total\{source="e2b",lock_type="update",namespace="default",result="success"\} [1-9]/m);
     }
   } finally {
     await sbx.kill();
