@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "api/types/labels.h"
+#include "audit/journal.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "cli/app.h"
@@ -128,8 +129,9 @@ class TrafficPolicyComponent : public warren::server::Component {
 // no cgroups) still serves the API: the agent stays off and /readyz says why.
 class NodeComponent final : public warren::server::Component {
  public:
-  explicit NodeComponent(std::unique_ptr<warren::node::NodeAgent> agent)
-      : agent_(std::move(agent)), access_(*agent_) {}
+  NodeComponent(std::unique_ptr<warren::node::NodeAgent> agent,
+                std::shared_ptr<warren::audit::Journal> journal)
+      : journal_(std::move(journal)), agent_(std::move(agent)), access_(*agent_) {}
   std::string_view name() const override { return "node"; }
   warren::Status Start() override {
     if (!agent_->options().enabled) {
@@ -153,6 +155,7 @@ class NodeComponent final : public warren::server::Component {
   AgentPoolAccess& pool_access() { return pool_access_; }
 
  private:
+  std::shared_ptr<warren::audit::Journal> journal_;  // outlives the agent, which borrows it
   std::unique_ptr<warren::node::NodeAgent> agent_;
   bool off_ = false;
   AgentNodeAccess access_;
@@ -242,7 +245,12 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
       std::make_unique<warren::node::NodeAgent>(server.store(), std::move(node_options));
   warren::node::NodeAgent& agent = *agent_owned;
   warren::node::RegisterLogRoute(server.router(), agent, server.store());
-  auto node = std::make_unique<NodeComponent>(std::move(agent_owned));
+  // Per-sandbox audit journals (<data dir>/audit): the E2B API writes lifecycle calls, the node
+  // agent what envd did; the agent's component keeps it alive as long as the agent.
+  auto journal = std::make_shared<warren::audit::Journal>(server.options().data_dir + "/audit",
+                                                          warren::audit::Journal::Options{});
+  agent.SetAuditJournal(journal.get());
+  auto node = std::make_unique<NodeComponent>(std::move(agent_owned), journal);
   AgentNodeAccess& node_access = node->access();
   AgentPoolAccess& pool_access = node->pool_access();
   server.AddComponent(std::move(node));
@@ -269,6 +277,7 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   e2b.options.response.domain = server.options().domain;
   e2b.node = &node_access;
   e2b.routes = gateway.get();
+  e2b.audit = journal;
   // Claims tell the gateway the way E2B creates do.
   warren::server::e2b::RouteNotifier* routes = e2b.routes;
   warren::controller::PoolManagerOptions pool_options;
@@ -304,6 +313,7 @@ int main(int argc, char** argv) {
   warren::cli::AddVersionCommand(app);
   warren::cli::AddApiKeyCommand(app);
   warren::cli::AddLogsCommand(app);
+  warren::cli::AddAuditCommand(app);
   warren::cli::AddExecCommand(app);
   warren::cli::AddImageCommand(app);
   return app.Run(argc, argv);

@@ -75,6 +75,7 @@ void AddScaleCommand(App& app);
 void AddVersionCommand(App& app);
 void AddApiKeyCommand(App& app);
 void AddLogsCommand(App& app);
+void AddAuditCommand(App& app);
 void AddExecCommand(App& app);
 void AddImageCommand(App& app);
 

@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "image/builtin_images.h"
 #include "image/safe_fs.h"
+#include "node/audit_collector.h"
 #include "node/checkpoint_agent.h"
 #include "node/sandbox_files.h"
 #include "node/sandbox_object.h"
@@ -365,11 +366,14 @@ void NodeAgent::SamplerLoop() {
   base::MonoTime next_gc = clock_.Monotonic() + options_.image_gc_interval;
   while (!stopping_) {
     std::vector<std::string> ids;
+    std::vector<std::pair<std::string, std::string>> audited;  // namespace, id
     locals_.ForEach([&](const Local& l) {
       if (l.state == runtime::SandboxState::kRunning || l.state == runtime::SandboxState::kPaused) {
         ids.push_back(l.id);
       }
+      if (audit_ != nullptr) audited.emplace_back(l.namespace_, l.id);
     });
+    for (const auto& [ns, id] : audited) CollectAudit(ns, id);
     for (const std::string& id : ids) {
       auto stats = runtime_->Stats(id);
       if (!stats.ok()) continue;
@@ -401,6 +405,7 @@ void NodeAgent::SamplerLoop() {
     if (gc_soon_.exchange(false)) next_gc = clock_.Monotonic();
     if (clock_.Monotonic() >= next_gc && images_ready_) {
       next_gc = clock_.Monotonic() + options_.image_gc_interval;
+      if (audit_ != nullptr) audit_->Sweep();
       auto gc = images_->Gc();
       if (gc.ok() && !gc->removed_layers.empty()) {
         Log()->info("image gc removed_layers={} freed_bytes={}", gc->removed_layers.size(),
@@ -509,6 +514,15 @@ Result<std::vector<base::LogLine>> NodeAgent::ReadCommandLog(
     mtime_ms = int64_t{st.st_mtim.tv_sec} * 1000 + st.st_mtim.tv_nsec / 1'000'000;
   }
   return base::ReadLogLines(log.get(), index.ok() ? index->get() : -1, query, mtime_ms);
+}
+
+void NodeAgent::CollectAudit(const std::string& namespace_, const std::string& sandbox_id) {
+  if (audit_ == nullptr) return;
+  auto added = CollectEnvdAudit(*audit_, namespace_, sandbox_id, PathsFor(sandbox_id).dir);
+  if (!added.ok()) {
+    Log()->warn("sandbox={} collecting envd's audit log: {}", sandbox_id,
+                added.status().ToString());
+  }
 }
 
 }  // namespace warren::node

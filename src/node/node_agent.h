@@ -14,6 +14,7 @@
 
 #include "api/object.h"
 #include "api/types/sandbox.h"
+#include "audit/journal.h"
 #include "base/clock.h"
 #include "base/line_index.h"
 #include "base/result.h"
@@ -86,6 +87,11 @@ class NodeAgent {
   // starts the threads. Fails when the runtime cannot be used here (not root, no cgroups).
   Status Start();
   void Stop();
+  // Collects what envd records in each sandbox into `journal` (audit_collector.h) every sample
+  // and at teardown, and sweeps old journals with the image GC. Before Start; null = never.
+  void SetAuditJournal(audit::Journal* journal) { audit_ = journal; }
+  // One collection for one sandbox now (also before its files go).
+  void CollectAudit(const std::string& namespace_, const std::string& sandbox_id);
   // Started (sandboxes that need a built-in image wait for its import).
   bool Ready() const;
   // What this node cannot enforce, one sentence each, for /readyz and the log (e.g.
@@ -252,7 +258,8 @@ class NodeAgent {
   std::atomic<bool> started_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> images_ready_{false};
-  std::atomic<bool> gc_soon_{false};  // collect unused image layers at the next sample
+  std::atomic<bool> gc_soon_{false};
+  audit::Journal* audit_ = nullptr;  // collect unused image layers at the next sample
   std::thread watch_thread_;
   std::thread sampler_thread_;
   std::thread import_thread_;

@@ -866,8 +866,12 @@ Status NodeAgent::DestroyLocal(const std::string& id, const std::string& uid, bo
     locals_.Erase(id, uid);
     return Status::Ok();
   }
+  std::string namespace_;
+  locals_.With(id, [&](const Local& l) { namespace_ = l.namespace_; });
   Status s = runtime_->Destroy(id);
   if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+  // What envd recorded last, before its log directory goes with the files.
+  if (!keep_files && !namespace_.empty()) CollectAudit(namespace_, id);
   locals_.Erase(id, uid);
   (void)images_->ReleaseLease(LeaseId(uid));
   if (!keep_files) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/log.h"
+#include "server/e2b/audited.h"
 #include "server/e2b/authed_route.h"
 #include "server/e2b/errors.h"
 #include "server/e2b/responses.h"
@@ -15,6 +16,7 @@ namespace {
 struct Context {
   std::shared_ptr<SandboxService> service;
   std::unique_ptr<SnapshotService> snapshots;
+  std::shared_ptr<audit::Journal> journal;
 };
 
 SnapshotView ViewOf(const SnapshotInfo& info) { return SnapshotView{info.snapshot_id, info.names}; }
@@ -23,8 +25,13 @@ net::Response Json(int status, std::string body) {
   return net::Response::Json(status, std::move(body));
 }
 
+// Every call that changes a sandbox is audited (audited.h); reads are not.
 void Add(net::Router& router, const char* method, const char* pattern, const char* operation,
          const std::shared_ptr<Context>& ctx, AuthedHandler handler) {
+  if (std::string_view(method) != "GET" &&
+      std::string_view(pattern).find("/sandboxes") != std::string_view::npos) {
+    handler = Audited(ctx->journal, ctx->service, operation, std::move(handler));
+  }
   AddAuthedRoute(router, method, pattern, operation, ctx->service->options().max_body_bytes,
                  std::move(handler));
 }
@@ -71,9 +78,11 @@ net::Response ConnectHandler(const Context& ctx, const auth::Principal& who,
 
 }  // namespace
 
-void RegisterE2bRoutes(net::Router& router, std::shared_ptr<SandboxService> service) {
+void RegisterE2bRoutes(net::Router& router, std::shared_ptr<SandboxService> service,
+                       std::shared_ptr<audit::Journal> journal) {
   auto ctx = std::make_shared<Context>();
   ctx->service = std::move(service);
+  ctx->journal = std::move(journal);
   ctx->snapshots = std::make_unique<SnapshotService>(ctx->service->store(), *ctx->service);
   const E2bOptions& opts = ctx->service->options();
   TimeoutRules v1 = opts.v2_timeouts;

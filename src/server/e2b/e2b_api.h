@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "audit/journal.h"
 #include "net/router.h"
 #include "server/auth/key_store.h"
 #include "server/e2b/sandbox_service.h"
@@ -25,6 +26,8 @@ namespace warren::server::e2b {
 // Every route but /health needs X-API-Key (401 otherwise; the server's route guard checks it).
 // Errors are {"code","message"}. Handlers run on the blocking pool. Thread-safe; shares
 // ownership of the service with the router's handlers.
-void RegisterE2bRoutes(net::Router& router, std::shared_ptr<SandboxService> service);
+// Calls that change a sandbox are recorded in `journal` (null: nowhere; audited.h).
+void RegisterE2bRoutes(net::Router& router, std::shared_ptr<SandboxService> service,
+                       std::shared_ptr<audit::Journal> journal = nullptr);
 
 }  // namespace warren::server::e2b

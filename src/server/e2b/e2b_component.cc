@@ -4,6 +4,7 @@
 #include "base/log.h"
 #include "envd/version.h"
 #include "server/e2b/api_keys_api.h"
+#include "server/e2b/audit_api.h"
 #include "server/e2b/e2b_api.h"
 #include "server/e2b/observe_api.h"
 #include "server/e2b/templates.h"
@@ -33,7 +34,8 @@ Result<E2bComponent*> E2bComponent::Install(Server& server, E2bParts parts) {
   service->SetClaimer(parts.claimer);
   service->SetQuota(&server.quota());
   auto team_metrics = std::make_shared<TeamMetrics>(server.store(), clock, TeamMetrics::Options{});
-  RegisterE2bRoutes(server.router(), service);
+  RegisterE2bRoutes(server.router(), service, parts.audit);
+  if (parts.audit != nullptr) RegisterAuditRoutes(server.router(), service, parts.audit);
   RegisterObserveRoutes(server.router(), service, parts.node, team_metrics, keys);
   RegisterApiKeyRoutes(server.router(), keys);
   std::unique_ptr<E2bComponent> component(new E2bComponent(server.store(), server.secrets(),

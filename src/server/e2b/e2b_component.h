@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "audit/journal.h"
 #include "base/clock.h"
 #include "base/result.h"
 #include "server/auth/key_store.h"
@@ -22,6 +23,8 @@ struct E2bParts {
   // Warm pools (controller::PoolManager): creates from a SandboxSet claim through it.
   controller::claim::Claimer* claimer = nullptr;
   base::Clock* clock = nullptr;  // null = the real clock
+  // Lifecycle calls are recorded there and read back (GET /sandboxes/{id}/audit); null: not.
+  std::shared_ptr<audit::Journal> audit;
   E2bOptions options;
 };
 

@@ -1,10 +1,12 @@
 // What a team can read about its sandboxes through E2B's own routes: the template command's log
 // with timestamps (v1 and v2 logs), the usage samples (a 64 MiB allocation shows), the latest
-// sample of several sandboxes, and its team's history of concurrent sandboxes and starts.
+// sample of several sandboxes, its team's history of concurrent sandboxes and starts, and the
+// audit journal of a sandbox (`GET /sandboxes/{id}/audit`, `warren audit`).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Sandbox } from 'e2b';
-import { startWarren, useEnv, sleep, TEMPLATE } from './harness.mjs';
+import { spawnSync } from 'node:child_process';
+import { startWarren, useEnv, sleep, TEMPLATE, warrenBinary } from './harness.mjs';
 
 let w;
 let otherKey;
@@ -162,4 +164,69 @@ test('a team reads its own concurrency and start rate, not another team\'s', asy
   } finally {
     await sbx.kill();
   }
+});
+
+test('the audit journal lists who did what, commands with exit codes, and survives a restart', async () => {
+  const teams = await w.api('GET', '/teams');
+  const adminTeam = teams.json.find((t) => t.isDefault).teamID;
+  const sbx = await Sandbox.create(TEMPLATE);
+  const id = sbx.sandboxId;
+  try {
+    const run = await sbx.commands.run('echo audited; exit 3').catch((e) => e);
+    assert.equal(run.exitCode, 3);
+    await sbx.files.write('/home/user/audited.txt', 'x');
+    await sbx.files.remove('/home/user/audited.txt');
+    await sbx.setTimeout(120_000);
+    // Another team's attempt finds no such sandbox: nothing of it lands in any journal.
+    assert.equal((await w.api('POST', `/sandboxes/${id}/pause`, { key: otherKey })).status, 404);
+
+    const audit = async (key = w.adminKey) => w.api('GET', `/sandboxes/${id}/audit`, { key });
+    const entries = await waitFor('the command in the journal', async () => {
+      const r = await audit();
+      assert.equal(r.status, 200, r.text);
+      return r.json.items.some((e) => e.action === 'process.end') ? r.json.items : undefined;
+    });
+    const create = entries.find((e) => e.action === 'create');
+    assert.ok(create, JSON.stringify(entries));
+    assert.equal(create.source, 'api');
+    assert.equal(create.team, adminTeam);
+    assert.equal(create.status, 201);
+    assert.ok(create.actor && create.keyId, JSON.stringify(create));
+    assert.ok(entries.some((e) => e.action === 'set_timeout' && e.status === 204));
+    const start = entries.find((e) => e.action === 'process.start' && e.args?.join(' ').includes('audited'));
+    assert.ok(start, JSON.stringify(entries));
+    assert.equal(start.source, 'envd');
+    assert.equal(start.user, 'user');
+    const end = entries.find((e) => e.action === 'process.end' && e.pid === start.pid);
+    assert.equal(end.exitCode, 3, JSON.stringify(end));
+    assert.equal(typeof end.durationMs, 'number');
+    assert.ok(entries.some((e) => e.action === 'file.write' && e.path === '/home/user/audited.txt'));
+    assert.ok(entries.some((e) => e.action === 'file.remove' && e.path === '/home/user/audited.txt'));
+    assert.ok(!entries.some((e) => e.team === 'observe-other'), 'no other team in our journal');
+    const times = entries.map((e) => Date.parse(e.time));
+    assert.ok(times.every((t) => !Number.isNaN(t)), JSON.stringify(entries));
+    // Another team cannot read it.
+    assert.equal((await audit(otherKey)).status, 404);
+
+    // A server restart keeps it; the CLI prints it by Sandbox name.
+    await w.restart();
+    useEnv(w);
+    const after = await audit();
+    assert.equal(after.status, 200, after.text);
+    assert.ok(after.json.items.length >= entries.length, 'nothing lost in the restart');
+    const obj = await w.sandboxObject(id);
+    const cli = spawnSync(warrenBinary(), ['audit', obj.metadata.name, '-n', obj.metadata.namespace,
+      '--server', w.apiUrl.replace('http://', '')], { encoding: 'utf8', env: { ...process.env, WARREN_API_KEY: w.adminKey } });
+    assert.equal(cli.status, 0, cli.stderr);
+    assert.match(cli.stdout, /process\.end\s+.*exit 3/);
+    assert.match(cli.stdout, /create\s+HTTP 201/);
+  } finally {
+    await Sandbox.kill(id);
+  }
+  // The kill is recorded, and the journal is still there by id once the sandbox is gone.
+  const gone = await waitFor('the kill in the journal', async () => {
+    const r = await w.api('GET', `/sandboxes/${id}/audit`);
+    return r.status === 200 && r.json.items.some((e) => e.action === 'kill') ? r.json : undefined;
+  });
+  assert.equal(gone.items.at(-1).status, 204);
 });
