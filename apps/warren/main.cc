@@ -245,10 +245,9 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
       std::make_unique<warren::node::NodeAgent>(server.store(), std::move(node_options));
   warren::node::NodeAgent& agent = *agent_owned;
   warren::node::RegisterLogRoute(server.router(), agent, server.store());
-  // Per-sandbox audit journals (<data dir>/audit): the E2B API writes lifecycle calls, the node
-  // agent what envd did; the agent's component keeps it alive as long as the agent.
-  auto journal = std::make_shared<warren::audit::Journal>(server.options().data_dir + "/audit",
-                                                          warren::audit::Journal::Options{});
+  // The server's audit journals: the E2B API writes lifecycle calls there, the node agent what
+  // envd did; the agent's component keeps them alive as long as the agent.
+  std::shared_ptr<warren::audit::Journal> journal = server.audit_journal();
   agent.SetAuditJournal(journal.get());
   auto node = std::make_unique<NodeComponent>(std::move(agent_owned), journal);
   AgentNodeAccess& node_access = node->access();

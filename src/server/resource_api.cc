@@ -442,6 +442,7 @@ void ResourceApi::HandleCollection(net::Request&& req, net::Responder r) {
       auto created = store_.Create(std::move(*obj));
       if (!created.ok()) return SendError(r, created.status(), details);
       reservation->Keep();
+      Audit(who, kind, *created, "create", 201);
       return SendJson(r, 201, api::ObjectToJson(*created));
     }
     auto created = store_.Create(std::move(*obj));
@@ -573,6 +574,7 @@ void ResourceApi::HandleObject(net::Request&& req, net::Responder r) {
     if (!obj.ok()) return SendError(r, obj.status(), t.details);
     auto updated = UpdateChecked(store_, who, kind, t, std::move(*obj), store::Subresource::kMain);
     if (!updated.ok()) return SendError(r, updated.status(), t.details);
+    Audit(who, kind, *updated, "update", 200);
     return SendJson(r, 200, api::ObjectToJson(*updated));
   }
   if (req.method == "PATCH") {
@@ -580,6 +582,7 @@ void ResourceApi::HandleObject(net::Request&& req, net::Responder r) {
     if (!patch) return;
     auto patched = PatchChecked(store_, who, kind, t, *patch);
     if (!patched.ok()) return SendError(r, patched.status(), t.details);
+    Audit(who, kind, *patched, "patch", 200);
     return SendJson(r, 200, api::ObjectToJson(*patched));
   }
   // DELETE, with options from the query or a DeleteOptions body.
@@ -615,7 +618,24 @@ void ResourceApi::HandleObject(net::Request&& req, net::Responder r) {
   }
   auto deleted = store_.Delete(kind, t.ns, t.name, options);
   if (!deleted.ok()) return SendError(r, deleted.status(), t.details);
+  Audit(who, kind, *deleted, "delete", 200);
   SendJson(r, 200, api::ObjectToJson(*deleted));
+}
+
+void ResourceApi::Audit(const base::Principal& who, const api::KindInfo& kind,
+                        const api::Object& obj, std::string_view verb, int status) {
+  if (audit_ == nullptr || kind.group != api::kAgentsGroup || kind.kind != "Sandbox") return;
+  auto id = obj.metadata.labels.find(api::labels::kSandboxId);
+  if (id == obj.metadata.labels.end()) return;
+  Json entry{{"source", "api"},
+             {"actor", who.key_name},
+             {"keyId", who.key_id},
+             {"team", who.team},
+             {"action", fmt::format("resource.{}", verb)},
+             {"status", status}};
+  if (Status s = audit_->Append(obj.metadata.namespace_, id->second, std::move(entry)); !s.ok()) {
+    base::Logger("api")->warn("audit journal of sandbox {}: {}", id->second, s.ToString());
+  }
 }
 
 void ResourceApi::HandleStatus(net::Request&& req, net::Responder r) {

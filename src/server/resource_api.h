@@ -6,6 +6,7 @@
 
 #include "api/kinds.h"
 #include "api/sandbox_secrets.h"
+#include "audit/journal.h"
 #include "controller/quota_gate.h"
 #include "net/router.h"
 #include "store/store.h"
@@ -35,6 +36,9 @@ class ResourceApi {
   ~ResourceApi();
 
   void Register(net::Router& router);
+  // Writes to Sandboxes (create, update, patch, delete) are recorded in their audit journals
+  // (source "api", action "resource.<verb>"). Before Register; null: nowhere.
+  void SetAuditJournal(std::shared_ptr<audit::Journal> journal) { audit_ = std::move(journal); }
   // Ends open watches (their streams finish).
   void Shutdown();
 
@@ -53,11 +57,15 @@ class ResourceApi {
   // from birth like every other; its owner reads the token with E2B's connect. Its sandbox id,
   // when the caller chose one, must not be another object's.
   Status PrepareSandbox(api::Object& sandbox);
+  // Records a successful write to a Sandbox in its journal (one with a sandbox id only).
+  void Audit(const base::Principal& who, const api::KindInfo& kind, const api::Object& obj,
+             std::string_view verb, int status);
 
   store::Store& store_;
   const api::KindRegistry& kinds_;
   const api::SandboxSecrets& secrets_;
   controller::QuotaGate* const quota_;
+  std::shared_ptr<audit::Journal> audit_;
   size_t max_body_bytes_;
   std::mutex mu_;
   std::set<std::shared_ptr<WatchSession>> watches_;  // guarded by mu_

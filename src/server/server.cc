@@ -46,9 +46,12 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
                    quota::QuotaService::Create(*server->store_, server->options_.quota));
   server->quota_ = quota.get();
   server->components_.push_back(std::move(quota));
+  server->audit_ = std::make_shared<audit::Journal>(server->options_.data_dir + "/audit",
+                                                    audit::Journal::Options{});
   server->resources_ =
       std::make_unique<ResourceApi>(*server->store_, *server->kinds_, *server->secrets_,
                                     server->quota_, server->options_.max_request_body_bytes);
+  server->resources_->SetAuditJournal(server->audit_);
   server->resources_->Register(server->router_);
   server->AddBuiltinRoutes();
   return server;

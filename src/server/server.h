@@ -8,6 +8,7 @@
 
 #include "api/kinds.h"
 #include "api/sandbox_secrets.h"
+#include "audit/journal.h"
 #include "base/result.h"
 #include "net/http_server.h"
 #include "net/router.h"
@@ -86,6 +87,9 @@ class Server {
   quota::QuotaService& quota() { return *quota_; }
   // The key store for handlers that keep it (shared with the router's guard).
   const std::shared_ptr<auth::KeyStore>& shared_keys() { return keys_; }
+  // The per-sandbox audit journals (<data dir>/audit; audit/journal.h): the resource API records
+  // its writes to Sandboxes there, the E2B API and the node agent theirs.
+  const std::shared_ptr<audit::Journal>& audit_journal() { return audit_; }
   const api::KindRegistry& kinds() const { return *kinds_; }
   const ServerOptions& options() const { return options_; }
 
@@ -109,6 +113,7 @@ class Server {
   const api::KindRegistry* kinds_;
   std::unique_ptr<store::SqliteStore> store_;
   std::shared_ptr<auth::KeyStore> keys_;
+  std::shared_ptr<audit::Journal> audit_;
   std::unique_ptr<api::SandboxSecrets> secrets_;
   quota::QuotaService* quota_ = nullptr;  // owned by components_
   std::unique_ptr<ResourceApi> resources_;

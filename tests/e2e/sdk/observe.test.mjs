@@ -220,6 +220,16 @@ test('the audit journal lists who did what, commands with exit codes, and surviv
     assert.equal(cli.status, 0, cli.stderr);
     assert.match(cli.stdout, /process\.end\s+.*exit 3/);
     assert.match(cli.stdout, /create\s+HTTP 201/);
+    // A write through the resource API (kubectl style) is journalled too.
+    const patched = await w.apiFetch(`${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/` +
+      `${obj.metadata.namespace}/sandboxes/${obj.metadata.name}`, {
+      method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ metadata: { labels: { audited: 'yes' } } }),
+    });
+    assert.equal(patched.status, 200, await patched.text());
+    const withPatch = (await audit()).json.items;
+    assert.ok(withPatch.some((e) => e.action === 'resource.patch' && e.status === 200 &&
+      e.source === 'api'), JSON.stringify(withPatch.slice(-3)));
   } finally {
     await Sandbox.kill(id);
   }
