@@ -34,6 +34,22 @@ TEST(JournalTest, AppendsAndReadsTheNewestOldestFirst) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
+TEST(JournalTest, PostedEntriesAreReadBackAtOnceAndWrittenBeforeItGoes) {
+  base::testing::TempDir dir;
+  {
+    Journal j(dir.path(), {});
+    for (int i = 0; i < 100; ++i) j.Post("t", "s" + std::to_string(i % 3), {{"i", i}});
+    auto s0 = j.Read("t", "s0", 1000);
+    ASSERT_TRUE(s0.ok());
+    EXPECT_EQ(s0->size(), 34u);
+    EXPECT_EQ(s0->back()["i"], 99);
+    EXPECT_EQ(j.NamespaceOf("s2"), "t");
+    for (int i = 0; i < 50; ++i) j.Post("t", "late", {{"i", i}});
+    j.Post("..", "bad", {{"i", 0}});  // refused by the writer, logged; nothing else harmed
+  }
+  EXPECT_EQ(Journal(dir.path(), {}).Read("t", "late", 1000)->size(), 50u);
+}
+
 TEST(JournalTest, RefusesNamesThatAreNotFileNames) {
   base::testing::TempDir dir;
   Journal j(dir.path(), {});
@@ -49,11 +65,28 @@ TEST(JournalTest, StaysWithinItsBoundKeepingTheNewestAndCutsLongFields) {
   Journal j(dir.path(), {.max_bytes = 4096});
   for (int i = 0; i < 200; ++i) ASSERT_TRUE(j.Append("t", "s", {{"i", i}}).ok());
   EXPECT_LE(std::filesystem::file_size(dir.path() + "/t/s.jsonl"), 4096u);
+  struct stat st {};
+  ASSERT_EQ(stat((dir.path() + "/t/s.jsonl").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u) << "a trim must not widen the mode";
   auto kept = j.Read("t", "s", 1000);
   ASSERT_FALSE(kept->empty());
   EXPECT_EQ(kept->back()["i"], 199);
   ASSERT_TRUE(j.Append("t", "long", {{"cmd", std::string(kMaxField * 2, 'x')}}).ok());
   EXPECT_EQ((*j.Read("t", "long", 1))[0]["cmd"].get<std::string>().size(), kMaxField);
+}
+
+TEST(JournalTest, HowMuchEnvdWritesNeverPushesOutTheHostsEntries) {
+  base::testing::TempDir dir;
+  Journal j(dir.path(), {.max_bytes = 4096});
+  ASSERT_TRUE(j.Append("t", "s", {{"source", "api"}, {"action", "create"}}).ok());
+  for (int i = 0; i < 500; ++i) {
+    ASSERT_TRUE(j.Append("t", "s", {{"source", "envd"}, {"action", "file.write"}, {"i", i}}).ok());
+  }
+  auto all = j.Read("t", "s", 1000);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->front()["action"], "create");
+  EXPECT_EQ(all->back()["i"], 499);
+  EXPECT_FALSE(j.Append("t", "x.envd", {{"action", "n"}}).ok()) << "would alias an envd file";
 }
 
 TEST(JournalTest, ATornLastLineIsIgnoredAndOffsetsPersist) {

@@ -158,6 +158,7 @@ Result<std::vector<LogLine>> ReadLogLines(int log_fd, int index_fd, const LogLin
 
   // Reads line i: from its record's offset to the next record's (or the log's end). A record
   // out of order with either neighbour, or past the log, yields nothing; the walk goes on.
+  uint64_t bytes_read = 0;
   auto read_line = [&](size_t i) -> Result<std::optional<LogLine>> {
     ASSIGN_OR_RETURN(Record r, records.At(i));
     uint64_t end = log_size;
@@ -172,6 +173,7 @@ Result<std::vector<LogLine>> ReadLogLines(int log_fd, int index_fd, const LogLin
     if (r.offset >= end || end > log_size) return std::optional<LogLine>();
     std::string text(std::min<uint64_t>(end - r.offset, kMaxLogLine + 1), '\0');
     ASSIGN_OR_RETURN(size_t got, PreadFull(log_fd, text.data(), text.size(), r.offset));
+    bytes_read += got;
     text.resize(got);
     if (!text.empty() && text.back() == '\n') text.pop_back();
     if (text.size() > kMaxLogLine) text.resize(kMaxLogLine);
@@ -180,12 +182,13 @@ Result<std::vector<LogLine>> ReadLogLines(int log_fd, int index_fd, const LogLin
   };
 
   size_t scanned = 0;
+  auto budget_left = [&] { return scanned < q.max_scanned && bytes_read < q.max_bytes_read; };
   if (!q.backward) {
     size_t i = 0;
     if (q.cursor_ms) {
       ASSIGN_OR_RETURN(i, Search(records, *q.cursor_ms, false));
     }
-    for (; i < records.count() && out.size() < q.limit && scanned < q.max_scanned; ++i, ++scanned) {
+    for (; i < records.count() && out.size() < q.limit && budget_left(); ++i, ++scanned) {
       ASSIGN_OR_RETURN(auto line, read_line(i));
       if (line && Wanted(*line, q)) out.push_back(std::move(*line));
     }
@@ -195,7 +198,7 @@ Result<std::vector<LogLine>> ReadLogLines(int log_fd, int index_fd, const LogLin
   if (q.cursor_ms) {
     ASSIGN_OR_RETURN(stop, Search(records, *q.cursor_ms, true));
   }
-  for (size_t i = stop; i > 0 && out.size() < q.limit && scanned < q.max_scanned; --i, ++scanned) {
+  for (size_t i = stop; i > 0 && out.size() < q.limit && budget_left(); --i, ++scanned) {
     ASSIGN_OR_RETURN(auto line, read_line(i - 1));
     if (line && Wanted(*line, q)) out.push_back(std::move(*line));
   }

@@ -16,9 +16,9 @@ namespace warren::base {
 // command's log; the node reads both to answer E2B's logs routes. The log itself stays the raw
 // bytes `warren logs` streams.
 //
-// The reader treats both files as hostile (the sandbox can write them): records that go
-// backwards or point past the log end the index, lines are cut at kMaxLogLine bytes, and a
-// query reads a bounded number of records.
+// The reader treats both files as hostile (the sandbox can write them): a record out of order
+// with its neighbours or pointing past the log yields no line (the walk goes on), lines are cut
+// at kMaxLogLine bytes, and a query reads a bounded number of records and log bytes.
 inline constexpr char kLineIndexSuffix[] = ".idx";
 inline constexpr size_t kLineIndexRecordBytes = 16;
 inline constexpr size_t kMaxLogLine = 16 * 1024;
@@ -54,9 +54,10 @@ struct LogLineQuery {
   std::optional<int64_t> cursor_ms;
   bool backward = false;
   size_t limit = 1000;
-  std::string search;        // case-sensitive substring; empty = every line
-  bool stderr_only = false;  // E2B's level=warn|error
-  size_t max_scanned = 1 << 20;
+  std::string search;                     // case-sensitive substring; empty = every line
+  bool stderr_only = false;               // E2B's level=warn|error
+  size_t max_scanned = 1 << 20;           // records
+  uint64_t max_bytes_read = 64ull << 20;  // log bytes
 };
 
 // Reads the lines `query` selects from a log (`log_fd`) and its index (`index_fd`, -1 when

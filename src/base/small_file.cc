@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -45,10 +46,13 @@ Status WriteKernelFile(const std::string& path, std::string_view data) {
   }
 }
 
-Status WriteFileAtomically(const std::string& path, std::string_view data, bool durable) {
+Status WriteFileAtomically(const std::string& path, std::string_view data, bool durable,
+                           mode_t mode) {
   std::string tmp = path + ".tmp";
-  UniqueFd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  UniqueFd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
   if (!fd) return ErrnoError(fmt::format("create {}", tmp), errno);
+  // A temp file left by a crash keeps its old mode through O_TRUNC.
+  if (fchmod(fd.get(), mode) != 0) return ErrnoError(fmt::format("chmod {}", tmp), errno);
   size_t done = 0;
   while (done < data.size()) {
     ssize_t n = write(fd.get(), data.data() + done, data.size() - done);

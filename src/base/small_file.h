@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -19,7 +21,9 @@ Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes = 1 
 // the form cgroupfs and procfs expect, where each write is one command.
 Status WriteKernelFile(const std::string& path, std::string_view data);
 
-// Replaces `path` atomically: writes `path.tmp`, fsyncs it when `durable`, renames over `path`.
-Status WriteFileAtomically(const std::string& path, std::string_view data, bool durable = false);
+// Replaces `path` atomically: writes `path.tmp` (with `mode` from its creation on), fsyncs it
+// when `durable`, renames over `path`.
+Status WriteFileAtomically(const std::string& path, std::string_view data, bool durable = false,
+                           mode_t mode = 0644);
 
 }  // namespace warren::base

@@ -20,10 +20,24 @@ struct AuditFlags {
   std::string output;
 };
 
+// Control characters shown as \xNN: envd's entries come from inside the sandbox and must not
+// drive the operator's terminal or draw rows of their own.
+std::string Printable(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
 std::string Str(const api::Json& e, const char* key) {
   if (!e.contains(key)) return "";
   const auto& v = e[key];
-  return v.is_string() ? v.get<std::string>() : v.dump();
+  return Printable(v.is_string() ? v.get<std::string>() : v.dump());
 }
 
 // What one entry did, in a few words.
@@ -32,7 +46,8 @@ std::string Detail(const api::Json& e) {
   if (action == "process.start") {
     std::string line = Str(e, "cmd");
     if (e.contains("args") && e["args"].is_array()) {
-      for (const auto& a : e["args"]) line += " " + (a.is_string() ? a.get<std::string>() : "");
+      for (const auto& a : e["args"])
+        line += " " + Printable(a.is_string() ? a.get<std::string>() : "");
     }
     return fmt::format("{} (user {}, pid {})", line, Str(e, "user"), Str(e, "pid"));
   }

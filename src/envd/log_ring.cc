@@ -14,6 +14,14 @@ LogRing::LogRing(size_t capacity, std::string file_path) : capacity_(capacity) {
     const std::string index_path = file_path + base::kLineIndexSuffix;
     index_.reset(open(index_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
     // A restarted envd appends to the log it left; the index goes on from the log's end.
+    // A record torn by a crash would shift every later one: cut the index to whole records.
+    struct stat ist {};
+    if (index_ && fstat(index_.get(), &ist) == 0 &&
+        ist.st_size % base::kLineIndexRecordBytes != 0) {
+      if (ftruncate(index_.get(), ist.st_size - ist.st_size % base::kLineIndexRecordBytes) != 0) {
+        index_.reset();
+      }
+    }
     struct stat st {};
     if (file_ && fstat(file_.get(), &st) == 0) {
       lines_.ResumeAt(static_cast<uint64_t>(st.st_size));

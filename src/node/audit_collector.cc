@@ -13,6 +13,8 @@ namespace warren::node {
 namespace {
 
 constexpr size_t kMaxPerCall = 1 << 20;
+// Entries per call: a sandbox that floods its log costs the sampler a bounded amount per turn.
+constexpr size_t kMaxEntriesPerCall = 1000;
 constexpr std::array<std::string_view, 5> kActions = {"process.start", "process.end", "file.write",
                                                       "file.move", "file.remove"};
 constexpr std::array<std::string_view, 6> kStringFields = {"cmd",    "cwd",  "user",
@@ -78,7 +80,7 @@ Result<size_t> CollectEnvdAudit(audit::Journal& journal, std::string_view namesp
   ASSIGN_OR_RETURN(std::string text,
                    ReadFrom(fd->get(), offset, std::min<uint64_t>(size - offset, kMaxPerCall)));
   size_t added = 0, pos = 0;
-  while (pos < text.size()) {
+  while (pos < text.size() && added < kMaxEntriesPerCall) {
     size_t nl = text.find('\n', pos);
     if (nl == std::string::npos) break;  // the rest is still being written
     if (auto entry = Rebuild(std::string_view(text).substr(pos, nl - pos), namespace_)) {

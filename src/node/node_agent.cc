@@ -518,6 +518,7 @@ Result<std::vector<base::LogLine>> NodeAgent::ReadCommandLog(
 
 void NodeAgent::CollectAudit(const std::string& namespace_, const std::string& sandbox_id) {
   if (audit_ == nullptr) return;
+  std::lock_guard lock(audit_mu_);
   auto added = CollectEnvdAudit(*audit_, namespace_, sandbox_id, PathsFor(sandbox_id).dir);
   if (!added.ok()) {
     Log()->warn("sandbox={} collecting envd's audit log: {}", sandbox_id,

@@ -259,7 +259,9 @@ class NodeAgent {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> images_ready_{false};
   std::atomic<bool> gc_soon_{false};
-  audit::Journal* audit_ = nullptr;  // collect unused image layers at the next sample
+  audit::Journal* audit_ = nullptr;
+  // One collection at a time: the sampler and a teardown must not both read the same offset.
+  std::mutex audit_mu_;  // collect unused image layers at the next sample
   std::thread watch_thread_;
   std::thread sampler_thread_;
   std::thread import_thread_;

@@ -633,9 +633,7 @@ void ResourceApi::Audit(const base::Principal& who, const api::KindInfo& kind,
              {"team", who.team},
              {"action", fmt::format("resource.{}", verb)},
              {"status", status}};
-  if (Status s = audit_->Append(obj.metadata.namespace_, id->second, std::move(entry)); !s.ok()) {
-    base::Logger("api")->warn("audit journal of sandbox {}: {}", id->second, s.ToString());
-  }
+  audit_->Post(obj.metadata.namespace_, id->second, std::move(entry));
 }
 
 void ResourceApi::HandleStatus(net::Request&& req, net::Responder r) {

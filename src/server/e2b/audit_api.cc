@@ -34,15 +34,18 @@ std::string Items(const std::vector<nlohmann::json>& entries) {
 Result<std::vector<nlohmann::json>> ReadById(SandboxService& service, audit::Journal& journal,
                                              const auth::Principal& who, std::string_view id,
                                              size_t limit) {
+  // A live sandbox: its own journal, as the caller sees it. A gone one: the caller's team's
+  // journal of that id (an admin's: wherever it is).
   std::string ns = who.team;
-  if (who.admin) {
-    if (auto o = service.Lookup(who, id); o.ok()) {
-      ns = o->metadata.namespace_;
-    } else if (auto found = journal.NamespaceOf(id)) {
-      ns = *found;
-    }
+  std::string canonical(id);
+  if (auto o = service.Lookup(who, id); o.ok()) {
+    ns = o->metadata.namespace_;
+    auto label = o->metadata.labels.find(api::labels::kSandboxId);
+    if (label != o->metadata.labels.end()) canonical = label->second;
+  } else if (who.admin) {
+    if (auto found = journal.NamespaceOf(id)) ns = *found;
   }
-  auto entries = journal.Read(ns, id, limit);
+  auto entries = journal.Read(ns, canonical, limit);
   if (!entries.ok() && entries.status().code() == StatusCode::kInvalidArgument) {
     return NotFoundError(fmt::format("sandbox \"{}\" not found", id));
   }

@@ -1,9 +1,21 @@
 #include "server/e2b/audited.h"
 
 #include "api/json.h"
-#include "base/log.h"
+#include "api/types/labels.h"
 
 namespace warren::server::e2b {
+namespace {
+
+// The journal an entry about `sandbox` belongs to: its namespace and canonical sandbox id.
+bool JournalOf(const api::Object& sandbox, std::string& ns, std::string& id) {
+  auto label = sandbox.metadata.labels.find(api::labels::kSandboxId);
+  if (label == sandbox.metadata.labels.end()) return false;
+  ns = sandbox.metadata.namespace_;
+  id = label->second;
+  return true;
+}
+
+}  // namespace
 
 AuthedHandler Audited(std::shared_ptr<audit::Journal> journal,
                       std::shared_ptr<SandboxService> service, std::string operation,
@@ -11,22 +23,24 @@ AuthedHandler Audited(std::shared_ptr<audit::Journal> journal,
   if (journal == nullptr) return handler;
   return [journal = std::move(journal), service = std::move(service), op = std::move(operation),
           handler = std::move(handler)](const auth::Principal& who, const net::Request& req) {
-    std::string id(req.PathParam("id"));
-    std::string ns = who.team;
-    if (who.admin && !id.empty()) {
-      // Before the call: a kill leaves nothing to look up after it.
-      if (auto o = service->Lookup(who, id); o.ok()) ns = o->metadata.namespace_;
+    // Which journal, decided by the sandbox the caller can see, before the call (a kill leaves
+    // nothing to look up after it): never one named by whatever id a request carries.
+    std::string ns, id;
+    bool found = false;
+    const std::string_view named = req.PathParam("id");
+    if (!named.empty()) {
+      if (auto o = service->Lookup(who, named); o.ok()) found = JournalOf(*o, ns, id);
     }
     net::Response resp = handler(who, req);
-    if (id.empty() && resp.status == 201) {
+    if (named.empty() && resp.status == 201) {
       auto body = api::ParseJson(resp.body);
       if (body.ok() && body->is_object() && (*body)["sandboxID"].is_string()) {
-        id = (*body)["sandboxID"];
+        if (auto o = service->Lookup(who, (*body)["sandboxID"].get<std::string>()); o.ok()) {
+          found = JournalOf(*o, ns, id);
+        }
       }
     }
-    // 404: no such sandbox for this caller, so nothing happened to one (another team's id, a
-    // typo): no journal is made for it.
-    if (id.empty() || resp.status == 404) return resp;
+    if (!found) return resp;
     nlohmann::json entry{{"source", "api"},  {"actor", who.key_name}, {"keyId", who.key_id},
                          {"team", who.team}, {"action", op},          {"status", resp.status}};
     if (resp.status >= 400) {
@@ -35,9 +49,7 @@ AuthedHandler Audited(std::shared_ptr<audit::Journal> journal,
         entry["message"] = (*body)["message"];
       }
     }
-    if (Status s = journal->Append(ns, id, std::move(entry)); !s.ok()) {
-      base::Logger("e2b")->warn("audit journal of sandbox {}: {}", id, s.ToString());
-    }
+    journal->Post(std::move(ns), std::move(id), std::move(entry));
     return resp;
   };
 }

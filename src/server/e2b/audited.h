@@ -12,10 +12,10 @@ namespace warren::server::e2b {
 // Wraps a lifecycle handler so that each call lands in the audit journal of the sandbox it was
 // about: the key's name and id, its team, the operation, the HTTP status (and the error's
 // message). The sandbox is the `{id}` of the path, or for a create the `sandboxID` of a 201
-// answer. Refused calls are recorded too (a 409 pause), except a 404: there was no such sandbox
-// for the caller (another team's, a typo), so there is no journal to write to. A team key's entry
-// goes to its own namespace's journal; an admin's to the namespace of the sandbox it named.
-// `journal` null: the handler as it is.
+// answer, looked up as the caller sees it: the journal is that sandbox's (its namespace, its
+// canonical id). Refused calls on it are recorded too (a 409 pause); a call naming no sandbox
+// the caller can see (another team's, a typo) is recorded nowhere. `journal` null: the handler
+// as it is.
 AuthedHandler Audited(std::shared_ptr<audit::Journal> journal,
                       std::shared_ptr<SandboxService> service, std::string operation,
                       AuthedHandler handler);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "api/json.h"
@@ -17,7 +18,10 @@ namespace {
 
 using Json = api::Json;
 
+// The time comes from envd's index (written in the sandbox): clamped to years 1970..9999, so a
+// hostile value cannot overflow the conversion to the clock's nanoseconds.
 std::string Rfc3339OfMillis(int64_t ms) {
+  ms = std::clamp<int64_t>(ms, 0, int64_t{253402300799999});
   return base::FormatRfc3339Millis(base::WallTime(std::chrono::milliseconds(ms)));
 }
 

@@ -26,7 +26,9 @@ Result<std::map<std::string, UsageSample>> SandboxObserver::LatestMetrics(
       if (o.status().code() == StatusCode::kNotFound) continue;
       return o.status();
     }
-    auto samples = node_->Usage(id);
+    auto r = RecordFromObject(*o);
+    if (!r.ok()) continue;
+    auto samples = node_->Usage(r->sandbox_id);
     if (!samples.empty()) out.emplace(id, samples.back());
   }
   return out;

@@ -30,7 +30,10 @@ Status TeamMetrics::Start() {
     std::lock_guard lock(mu_);
     last_sample_ = clock_.Now();
   }
-  RETURN_IF_ERROR(informer_.Start());
+  listing_ = true;  // Start runs the handler for the listed objects on this thread
+  Status started = informer_.Start();
+  listing_ = false;
+  RETURN_IF_ERROR(started);
   thread_ = std::thread([this] { Loop(); });
   return Status::Ok();
 }
@@ -48,7 +51,17 @@ void TeamMetrics::Stop() {
 void TeamMetrics::OnChange(const controller::Informer::Change& change) {
   const api::Object& o = *change.object;
   const bool running = change.type != store::EventType::kDeleted && CountsAsRunning(change.object);
+  bool pool_member = false;
+  if (auto r = RecordFromObject(o); r.ok()) pool_member = r->pool_member;
   std::lock_guard lock(mu_);
+  // The same name with a new uid (deleted and made again while the watch was down): the old
+  // one is gone.
+  if (change.old != nullptr && change.old->metadata.uid != o.metadata.uid) {
+    if (auto gone = tracked_.find(change.old->metadata.uid); gone != tracked_.end()) {
+      if (gone->second.running) --teams_[gone->second.namespace_].running;
+      tracked_.erase(gone);
+    }
+  }
   auto it = tracked_.find(o.metadata.uid);
   if (it != tracked_.end() && it->second.running) --teams_[it->second.namespace_].running;
   if (change.type == store::EventType::kDeleted) {
@@ -58,12 +71,14 @@ void TeamMetrics::OnChange(const controller::Informer::Change& change) {
   if (running) {
     Team& team = teams_[o.metadata.namespace_];
     ++team.running;
-    if (it == tracked_.end() || !it->second.started) ++team.starts;
+    // What the first list finds running started before this server did.
+    if (!listing_ && (it == tracked_.end() || !it->second.started)) ++team.starts;
   }
   Tracked& t = tracked_[o.metadata.uid];
   t.namespace_ = o.metadata.namespace_;
   t.running = running;
-  t.started = t.started || running;
+  // A recycled member back in its pool starts again at its next claim.
+  t.started = !pool_member && (t.started || running);
 }
 
 void TeamMetrics::SampleNow() {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -72,6 +73,7 @@ class TeamMetrics {
   std::map<std::string, Team, std::less<>> teams_;  // guarded by mu_
   base::WallTime last_sample_{};                    // guarded by mu_
   bool stopping_ = false;                           // guarded by mu_
+  std::atomic<bool> listing_{false};                // the informer's first list, on Start's thread
   std::condition_variable wake_;
   std::thread thread_;
 };
