@@ -14,7 +14,6 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time_format.h"
-#include "base/traceparent.h"
 #include "image/safe_fs.h"
 #include "node/egress.h"
 #include "node/image_step.h"
@@ -23,6 +22,7 @@
 #include "node/sandbox_files.h"
 #include "node/sandbox_object.h"
 #include "node/template_resolver.h"
+#include "trace/object_context.h"
 #include "trace/span.h"
 
 namespace warren::node {
@@ -138,13 +138,10 @@ void NodeAgent::ReconcileKey(const std::string& key) {
   // the request's steps under no-ops.
   std::optional<trace::Span> span;
   if (trace::Enabled()) {
-    auto carried = obj->metadata.annotations.find(api::annotations::kTraceContext);
-    if (carried != obj->metadata.annotations.end()) {
-      if (auto parent = base::ParseTraceparent(carried->second)) {
-        span.emplace("node.reconcile", *parent);
-        span->DropUnlessKept();
-        span->SetAttribute("warren.sandbox", key);
-      }
+    if (auto parent = trace::CarriedContext(*obj)) {
+      span.emplace("node.reconcile", *parent);
+      span->DropUnlessKept();
+      span->SetAttribute("warren.sandbox", key);
     }
   }
   Next next = Reconcile(*obj);

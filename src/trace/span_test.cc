@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "trace/object_context.h"
 #include "trace/propagation.h"
 #include "trace/testing/collecting_sink.h"
 
@@ -154,6 +155,23 @@ TEST(Span, ErrorsAndAttributes) {
   EXPECT_EQ(std::get<std::string>(spans[0].attributes[0].second), "POST");
   EXPECT_EQ(std::get<int64_t>(spans[0].attributes[1].second), 2);
   EXPECT_TRUE(std::get<bool>(spans[0].attributes[2].second));
+}
+
+TEST(ObjectContext, CarriesTheCurrentSpanAndReadsOnlyValidContexts) {
+  api::Object o;
+  trace::CarryContext(o);  // tracing off: the object is written as before
+  EXPECT_TRUE(o.metadata.annotations.empty());
+  CollectingSink sink;
+  {
+    Span root("request", Span::Root{kCaller, std::nullopt});
+    CarryContext(o);
+    auto carried = CarriedContext(o);
+    ASSERT_TRUE(carried.has_value());
+    EXPECT_EQ(carried->trace_id, kCaller.trace_id);
+    EXPECT_EQ(carried->span_id, root.context().span_id);
+  }
+  o.metadata.annotations["agents.kruise.io/trace-context"] = "a tenant's garbage";
+  EXPECT_FALSE(CarriedContext(o).has_value());
 }
 
 }  // namespace

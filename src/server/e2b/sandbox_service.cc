@@ -21,6 +21,7 @@
 #include "server/e2b/envd_init.h"
 #include "server/e2b/sandbox_waiter.h"
 #include "server/e2b/templates.h"
+#include "trace/object_context.h"
 #include "trace/span.h"
 
 namespace warren::server::e2b {
@@ -148,6 +149,8 @@ Result<api::Object> SandboxService::Modify(const api::Object& current,
   api::Object object = current;
   for (int attempt = 0; attempt < kMaxWriteAttempts; ++attempt) {
     RETURN_IF_ERROR(mutate(object));
+    // What the node does about this change (a pause, a resume) is traced under this request.
+    trace::CarryContext(object);
     auto updated = store_.Update(object);
     if (updated.ok()) return updated;
     if (updated.status().code() != StatusCode::kAborted) return updated.status();
@@ -259,9 +262,7 @@ Result<SandboxRecord> SandboxService::CreateFrom(const auth::Principal& who,
 
   // The node agent's work on this object becomes a sibling of this request's steps
   // (node/README.md, "Tracing").
-  if (std::string parent = trace::CurrentTraceparent(); !parent.empty()) {
-    ann[api::annotations::kTraceContext] = std::move(parent);
-  }
+  trace::CarryContext(o);
 
   std::optional<trace::Span> step(std::in_place, "infra.createSandbox");
   ASSIGN_OR_RETURN(controller::QuotaReservation reservation,

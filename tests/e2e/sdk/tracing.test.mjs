@@ -149,6 +149,18 @@ test('a cold create: the request under the caller, its steps and the node agent 
     c.traceId);
   assert.ok(receiver.posts.every((p) => p.path === '/v1/traces' &&
     p.contentType === 'application/json'));
+
+  // A later call that changes the sandbox carries its own context to the node: the pause's
+  // freeze is a child of the pause request, in the pause's trace.
+  const p = caller();
+  const paused = await w.api('POST', `/sandboxes/${id}/pause`,
+    { headers: { traceparent: traceparent(p) } });
+  assert.equal(paused.status, 204, paused.text);
+  const pauseSpans = await spansOf(receiver, p.traceId,
+    ['HTTP POST /sandboxes/{id}/pause', 'node.pause']);
+  const pauseRequest = one(pauseSpans, 'HTTP POST /sandboxes/{id}/pause');
+  assert.equal(pauseRequest.parentSpanId, p.spanId);
+  assert.equal(one(pauseSpans, 'node.pause').parentSpanId, pauseRequest.spanId);
   assert.equal((await w.api('DELETE', `/sandboxes/${id}`)).status, 204);
 });
 
@@ -182,6 +194,10 @@ test('a claim from a pool: lock, init and route sync as siblings under the reque
   }
   const attrs = Object.fromEntries(request.attributes.map((a) => [a.key, a.value]));
   assert.equal(attrs['warren.lock_type'].stringValue, 'update');
+  // The claim's own write carries the context to the member (a recycle removes it).
+  const member = await w.sandboxObject(created.json.sandboxID);
+  assert.equal(member.metadata.annotations['agents.kruise.io/trace-context'].split('-')[1],
+    c.traceId);
   assert.equal((await w.api('DELETE', `/sandboxes/${created.json.sandboxID}`)).status, 204);
 });
 
