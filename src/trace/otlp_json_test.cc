@@ -53,5 +53,31 @@ TEST(OtlpJson, ARootHasNoParentAndAnOkSpanNoStatusCode) {
   EXPECT_TRUE(span["status"].empty());
 }
 
+TEST(OtlpJson, AnythingASandboxAnsweredStaysValidJson) {
+  SpanData s;
+  s.name = "infra.initRuntime";
+  s.context.trace_id = {1};
+  s.context.span_id = {2};
+  const std::string nasty = std::string("quote\" back\\ nl\n nul") + std::string(1, '\0') +
+                            "\x01 bad\xff\xc3 ok\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";
+  s.attributes = {{"k\"ey", nasty}};
+  s.error = true;
+  s.status_message = nasty;
+  auto parsed = api::ParseJson(EncodeOtlpJson({s}, "warren"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const api::Json& span = (*parsed)["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+  EXPECT_EQ(span["attributes"][0]["key"], "k\"ey");
+  EXPECT_EQ(span["attributes"][0]["value"]["stringValue"],
+            std::string("quote\" back\\ nl\n nul") + std::string(1, '\0') +
+                "\x01 bad\xef\xbf\xbd\xef\xbf\xbd ok\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(span["status"]["message"], span["attributes"][0]["value"]["stringValue"]);
+}
+
+TEST(OtlpJson, AnEmptyBatchIsStillARequest) {
+  auto parsed = api::ParseJson(EncodeOtlpJson({}, "warren"));
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_TRUE((*parsed)["resourceSpans"][0]["scopeSpans"][0]["spans"].empty());
+}
+
 }  // namespace
 }  // namespace warren::trace

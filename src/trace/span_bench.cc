@@ -2,6 +2,7 @@
 // lock) and on (recorded into a sink that discards, so the figure is the span's own cost).
 #include <benchmark/benchmark.h>
 
+#include "trace/otlp_json.h"
 #include "trace/span.h"
 
 namespace warren::trace {
@@ -46,6 +47,23 @@ void BM_ChildSpanOff(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ChildSpanOff);
+
+// The exporter thread's work per span: OTLP JSON of a full batch of request-like spans.
+void BM_EncodeOtlpJsonPerSpan(benchmark::State& state) {
+  std::vector<SpanData> batch(512);
+  for (auto& s : batch) {
+    s.name = "infra.initRuntime";
+    s.context = kCaller;
+    s.parent_span_id = kCaller.span_id;
+    s.has_parent = true;
+    s.start_unix_nanos = 1700000000000000000;
+    s.end_unix_nanos = 1700000000001000000;
+    s.attributes = {{"warren.sandbox", std::string("bench-pool-x7kqz")}};
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(EncodeOtlpJson(batch, "warren"));
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(batch.size()));
+}
+BENCHMARK(BM_EncodeOtlpJsonPerSpan);
 
 }  // namespace
 }  // namespace warren::trace
