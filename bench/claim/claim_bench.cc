@@ -4,6 +4,7 @@
 //
 //   claim_bench [--pool 50] [--claims 2000] [--concurrency 1,16] [--rates 500] [--cold 20]
 //               [--idle-seconds 10]
+//   claim_bench --tracing ROUNDS [--pool 50] [--claims 1000]   # the claim path, tracing off vs on
 //
 // Needs root (real sandboxes); exits 77 (skipped) otherwise.
 
@@ -33,6 +34,7 @@
 #include "base/check.h"
 #include "base/encoding.h"
 #include "e2b_client.h"
+#include "net/http_server.h"
 #include "processes.h"
 
 namespace warren::bench {
@@ -367,6 +369,78 @@ void PrintRow(const std::string& label, const RunResult& r) {
   fmt::print("\n");
 }
 
+// An OTLP/HTTP receiver in the bench process: answers 200 and counts the spans it is sent
+// (by their "spanId" keys: parsing every batch would charge the bench's own CPU).
+class SpanCounter {
+ public:
+  SpanCounter() {
+    net::Router router;
+    router.Add("POST", "/v1/traces", [this](net::Request&& req, net::Responder r) {
+      size_t n = 0;
+      for (auto at = req.body.find("\"spanId\""); at != std::string::npos;
+           at = req.body.find("\"spanId\"", at + 1)) {
+        ++n;
+      }
+      spans_ += n;
+      r.Send(net::Response::Json(200, "{}"));
+    });
+    net::ServerOptions options;
+    options.loop_threads = 1;
+    options.blocking_threads = 1;
+    auto started = net::HttpServer::Start(options, std::move(router));
+    CHECK_MSG(started.ok(), started.status().ToString());
+    server_ = std::move(*started);
+  }
+  std::string endpoint() const { return fmt::format("http://127.0.0.1:{}", server_->port()); }
+  size_t spans() const { return spans_.load(); }
+
+ private:
+  std::atomic<size_t> spans_{0};
+  std::unique_ptr<net::HttpServer> server_;
+};
+
+// The claim path with tracing off and on in the same run: rounds alternate (off, on, off, on,
+// ...) so drift in the machine's load falls on both; each round is a fresh server (tracing is
+// chosen at start) with a full pool, then `claims` claims at c=1, killed after each burst (the
+// claim path alone). With tracing on every claim is traced (sampling 1.0): the request span,
+// its steps, and the exporter posting them to a receiver in this process.
+int RunTracingAb(const Options& o, int rounds) {
+  SpanCounter receiver;
+  RunResult off, on;
+  for (int round = 0; round < 2 * rounds; ++round) {
+    bool tracing = round % 2 == 1;
+    WarrenServer server;
+    server.EnableNodeAgent();
+    std::string key = pool_testing::BootstrapAdminKey(server);
+    std::vector<std::string> args;
+    if (tracing) args = {"--tracing-endpoint", receiver.endpoint()};
+    server.Start(args);
+    E2bClient e2b(server, key);
+    const std::string set = "bench-pool";
+    server.Apply(pool_testing::PoolManifest(set, o.pool));
+    CHECK_MSG(Eventually([&] { return AvailableReplicas(server, set) >= o.pool; }, 900s),
+              "the pool never filled:\n"
+                  << server.log());
+    RunResult r = RunClaims(server, e2b, set, o.pool, o.claims, 1, false);
+    PrintRow(fmt::format("round {} tracing {}", round / 2 + 1, tracing ? "on" : "off"), r);
+    RunResult& all = tracing ? on : off;
+    all.ms.insert(all.ms.end(), r.ms.begin(), r.ms.end());
+    all.busy_seconds += r.busy_seconds;
+    all.errors += r.errors;
+    if (all.first_error.empty()) all.first_error = r.first_error;
+  }
+  PrintRow("all rounds, tracing off", off);
+  PrintRow("all rounds, tracing on", on);
+  Summary a = Summarize(off.ms), b = Summarize(on.ms);
+  double rate_off = off.busy_seconds > 0 ? a.n / off.busy_seconds : 0;
+  double rate_on = on.busy_seconds > 0 ? b.n / on.busy_seconds : 0;
+  auto pct = [](double base, double with) { return base > 0 ? 100 * (with - base) / base : 0; };
+  fmt::print(
+      "tracing overhead: p50 {:+.1f} %, p99 {:+.1f} %, claims/s {:+.1f} %; spans received {}\n",
+      pct(a.p50, b.p50), pct(a.p99, b.p99), pct(rate_off, rate_on), receiver.spans());
+  return 0;
+}
+
 std::vector<int> ParseList(const std::string& s) {
   std::vector<int> out;
   std::stringstream ss(s);
@@ -377,6 +451,7 @@ std::vector<int> ParseList(const std::string& s) {
 
 int Main(int argc, char** argv) {
   Options o;
+  int tracing_rounds = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -395,6 +470,8 @@ int Main(int argc, char** argv) {
       o.rates = ParseList(value());
     } else if (a == "--idle-seconds") {
       o.idle_seconds = std::stoi(value());
+    } else if (a == "--tracing") {
+      tracing_rounds = std::stoi(value());
     } else if (a == "--smoke") {
       o.pool = 4;
       o.claims = 8;
@@ -412,6 +489,13 @@ int Main(int argc, char** argv) {
     return 77;
   }
 
+  if (tracing_rounds > 0) {
+    fmt::print("claim bench, tracing off vs on: pool of {}, {} claims at c=1 per round\n", o.pool,
+               o.claims);
+    fmt::print("{:<34} {:>6} {:>8} {:>8} {:>8} {:>9}\n", "", "n", "p50 ms", "p99 ms", "max ms",
+               "per s");
+    return RunTracingAb(o, tracing_rounds);
+  }
   WarrenServer server;
   server.EnableNodeAgent();
   std::string key = pool_testing::BootstrapAdminKey(server);

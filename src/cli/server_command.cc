@@ -8,7 +8,11 @@
 #include <optional>
 
 #include "base/log.h"
+#include "base/scope_guard.h"
+#include "obs/metrics.h"
 #include "os/rlimit.h"
+#include "trace/otlp_http_exporter.h"
+#include "trace/tracer.h"
 
 namespace warren::cli {
 namespace {
@@ -34,6 +38,9 @@ struct ServerFlags {
   int tls_port = 443;
   std::string tls_cert;
   std::string tls_key;
+  std::string tracing_endpoint;  // empty: tracing off
+  double tracing_sampling_ratio = 1.0;
+  std::string tracing_service_name = "warren";
 };
 
 Status WritePortFile(const std::string& path, uint16_t port) {
@@ -107,6 +114,28 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
   } else {
     base::Logger("server")->warn("open file limit not raised: {}", nofile.status().ToString());
   }
+  // Declared before the server, so it outlives every server thread that may end a span, and
+  // sends what is queued after the server stopped.
+  std::unique_ptr<trace::OtlpHttpExporter> exporter;
+  if (!f.tracing_endpoint.empty()) {
+    if (!(f.tracing_sampling_ratio >= 0.0 && f.tracing_sampling_ratio <= 1.0)) {
+      return app.Fail(InvalidArgumentError(fmt::format(
+          "--tracing-sampling-ratio must be between 0 and 1, got {}", f.tracing_sampling_ratio)));
+    }
+    trace::OtlpExporterOptions tracing;
+    tracing.endpoint = f.tracing_endpoint;
+    tracing.service_name = f.tracing_service_name;
+    auto created = trace::OtlpHttpExporter::Create(tracing, obs::Metrics::Default());
+    if (!created.ok()) return app.Fail(created.status());
+    exporter = std::move(*created);
+    trace::Install(*exporter, {.sampling_ratio = f.tracing_sampling_ratio});
+    base::Logger("server")->info("tracing endpoint={} sampling_ratio={}", f.tracing_endpoint,
+                                 f.tracing_sampling_ratio);
+  }
+  auto untrace = base::ScopeGuard([&] {
+    trace::Uninstall();
+    if (exporter) exporter->Shutdown();
+  });
   // Signals are taken by this thread alone: block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
@@ -195,6 +224,16 @@ void AddServerCommand(App& app, ServerParts parts) {
                   "PEM certificate chain for *.<domain> (default: one signed by a CA Warren "
                   "makes on first run in <data dir>/tls; trust its ca.crt)");
   cmd->add_option("--tls-key", flags->tls_key, "PEM private key of --tls-cert");
+  cmd->add_option("--tracing-endpoint", flags->tracing_endpoint,
+                  "OTLP/HTTP collector to send spans to as JSON, e.g. http://127.0.0.1:4318 "
+                  "(posts to <endpoint>/v1/traces); default: tracing off");
+  cmd->add_option("--tracing-sampling-ratio", flags->tracing_sampling_ratio,
+                  "fraction of new traces recorded (0-1); a request's own traceparent keeps "
+                  "its sampled flag")
+      ->capture_default_str();
+  cmd->add_option("--tracing-service-name", flags->tracing_service_name,
+                  "service.name of the spans")
+      ->capture_default_str();
   cmd->callback([&app, flags, parts] { RunServer(app, *flags, parts); });
 }
 

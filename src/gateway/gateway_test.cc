@@ -54,6 +54,8 @@ class GatewayTest : public ::testing::Test {
       resp.headers.Set("X-Saw-Traffic-Token",
                        std::string(req.headers.Get("e2b-traffic-access-token").value_or("")));
       resp.headers.Set("X-Saw-Host", std::string(req.headers.Get("Host").value_or("")));
+      resp.headers.Set("X-Saw-Traceparent",
+                       std::string(req.headers.Get("traceparent").value_or("")));
       r.Send(std::move(resp));
     });
     router.Add("GET", "/health",
@@ -314,6 +316,18 @@ TEST_F(GatewayTest, AMaskedHostIsWhatTheSandboxsPortsSee) {
   EXPECT_EQ(Get("/who", Routing("im", "3000")).headers.Get("X-Saw-Host"), "localhost:3000");
   EXPECT_NE(Get("/who", Routing("iu", "3000")).headers.Get("X-Saw-Host"), "localhost:3000")
       << "unmasked: the client's Host";
+}
+
+// W3C trace context belongs to the sandbox's own services: the gateway passes it through as sent.
+TEST_F(GatewayTest, TraceparentReachesTheSandboxUntouched) {
+  auto web = StartUpstream("web");
+  dialer_.Map("it", 3000, web->port());
+  table_.Upsert(RunningRoute("it", 1));
+  StartGateway();
+  const std::string parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  net::Headers h = Routing("it", "3000");
+  h.Set("traceparent", parent);
+  EXPECT_EQ(Get("/who", h).headers.Get("X-Saw-Traceparent"), parent);
 }
 
 // Idle upstream connections stay on the gateway loop that relayed over them, so requests on one

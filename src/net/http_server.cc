@@ -23,6 +23,7 @@
 #include "base/ids.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "base/traceparent.h"
 #include "net/http_wire.h"
 #include "net/internal/session.h"
 #include "net/request_target.h"
@@ -173,6 +174,15 @@ namespace internal {
 namespace {
 
 thread_local bool tl_loop_thread = false;
+
+// The trace id of a valid incoming `traceparent`, as 32 hex characters (a sane request id).
+std::optional<std::string> ParentTraceId(const Headers& headers) {
+  auto value = headers.Get("traceparent");
+  if (!value) return std::nullopt;
+  auto parent = base::ParseTraceparent(*value);
+  if (!parent) return std::nullopt;
+  return base::TraceIdHex(parent->trace_id);
+}
 
 }  // namespace
 
@@ -507,8 +517,15 @@ asio::awaitable<void> Session::HandleRequest() {
   body_complete_ = !head.has_body();
   body_taken_by_proxy_ = false;
   auto client_id = head.headers.Get("X-Request-ID");
-  request_id_ =
-      client_id && IsSaneRequestId(*client_id) ? std::string(*client_id) : base::NewRequestId();
+  if (client_id && IsSaneRequestId(*client_id)) {
+    request_id_ = std::string(*client_id);
+  } else if (auto parent = ParentTraceId(head.headers)) {
+    // OpenKruise's rule: the request id is the trace id, so one id finds the request in the
+    // logs and its spans in the tracing backend.
+    request_id_ = std::move(*parent);
+  } else {
+    request_id_ = base::NewRequestId();
+  }
 
   Result<RequestTarget> target = ParseRequestTarget(head.target);
   if (!target.ok()) {

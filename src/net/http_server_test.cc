@@ -264,6 +264,32 @@ TEST_F(ServerTest, RequestIdIsSetEchoedOrReplaced) {
   EXPECT_TRUE(resp->headers.Has("X-Request-ID"));
 }
 
+TEST_F(ServerTest, RequestIdIsTheTraceIdOfAnIncomingTraceparent) {
+  Router router;
+  router.Add("GET", "/id",
+             [](Request&& req, Responder r) { r.Send(Response::Text(200, req.request_id)); });
+  Start(std::move(router));
+  auto client = Client();
+  ClientRequest req{.target = "/id"};
+  req.headers.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+  auto resp = client->Do(req);
+  ASSERT_TRUE(resp.ok());
+  EXPECT_EQ(resp->headers.Get("X-Request-ID"), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(resp->body, "4bf92f3577b34da6a3ce929d0e0e4736");
+
+  // A client's own request id wins; a malformed traceparent is ignored.
+  req.headers.Set("X-Request-ID", "mine");
+  resp = client->Do(req);
+  ASSERT_TRUE(resp.ok());
+  EXPECT_EQ(resp->body, "mine");
+  ClientRequest bad{.target = "/id"};
+  bad.headers.Set("traceparent", "00-00000000000000000000000000000000-00f067aa0ba902b7-01");
+  resp = client->Do(bad);
+  ASSERT_TRUE(resp.ok());
+  EXPECT_EQ(resp->body.size(), 32u);
+  EXPECT_NE(resp->body, "00000000000000000000000000000000");
+}
+
 TEST_F(ServerTest, NotFoundAndMethodNotAllowed) {
   Router router;
   AddWhoAmI(router);

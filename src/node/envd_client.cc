@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "trace/propagation.h"
+
 namespace warren::node {
 namespace {
 
@@ -40,6 +42,7 @@ Status EnvdClient::Init(const std::string& json_body, std::chrono::milliseconds 
   req.target = "/init";
   req.body = json_body;
   req.headers.Set("Content-Type", "application/json");
+  trace::InjectTraceparent(req.headers);
   req.timeout = timeout;
   return Expect(req, 204, "POST /init");
 }

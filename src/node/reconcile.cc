@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <optional>
 #include <thread>
 
 #include "api/kinds.h"
@@ -21,6 +22,8 @@
 #include "node/sandbox_files.h"
 #include "node/sandbox_object.h"
 #include "node/template_resolver.h"
+#include "trace/object_context.h"
+#include "trace/span.h"
 
 namespace warren::node {
 namespace {
@@ -29,6 +32,11 @@ using namespace std::chrono_literals;
 namespace phase = api::sandbox_phase;
 
 auto Log() { return base::Logger("node"); }
+
+// Keeps this reconcile's span (ReconcileKey), named for what it did.
+void KeepSpan(std::string_view what) {
+  if (trace::Span* span = trace::CurrentSpan()) span->Keep(what);
+}
 
 int64_t RawInt(const api::Json& status, const char* key) {
   if (!status.is_object()) return 0;
@@ -124,6 +132,17 @@ void NodeAgent::ReconcileKey(const std::string& key) {
       if (l.key == key && l.uid != obj->metadata.uid) stale.emplace_back(l.id, l.uid);
     });
     for (const auto& [id, uid] : stale) (void)DestroyLocal(id, uid, /*keep_files=*/false);
+  }
+  // A child of the API request that last changed the object (its trace-context annotation),
+  // kept only if this pass did something (KeepSpan): passes that find nothing to do would bury
+  // the request's steps under no-ops.
+  std::optional<trace::Span> span;
+  if (trace::Enabled()) {
+    if (auto parent = trace::CarriedContext(*obj)) {
+      span.emplace("node.reconcile", *parent);
+      span->DropUnlessKept();
+      span->SetAttribute("warren.sandbox", key);
+    }
   }
   Next next = Reconcile(*obj);
   switch (next) {
@@ -303,6 +322,7 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
 }
 
 NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
+  KeepSpan("node.create");
   auto log = Log();
   const base::WallTime now = clock_.Now();
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
@@ -415,10 +435,13 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
       "userns={}",
       id, obj.Key(), image_name, plan.spec.resources.cpu_millicores,
       plan.spec.resources.memory_bytes, plan.ephemeral_storage_bytes, plan.spec.user_namespace);
+  // Started in the same pass: node.start is a child of this pass's node.create.
+  trace::Span start("node.start");
   return StartAndWait(obj, id);
 }
 
 NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id) {
+  KeepSpan("node.start");  // a pass of its own (created earlier), or Create's child span
   auto log = Log();
   if (Status s = runtime_->Start(id); !s.ok()) {
     log->warn("runtime start failed id={} error=\"{}\"", id, s.ToString());
@@ -488,8 +511,14 @@ NodeAgent::Next NodeAgent::ReplayInit(api::Object& obj, const std::string& id) {
   const std::string body = sealed.value_or("");
   if (sealed.ok() && body.empty()) return Next::kDone;
   std::shared_ptr<EnvdClient> envd = EnvdFor(id);
-  // A body that does not open leaves envd with its birth token: closed, and said so.
-  Status s = !sealed.ok() ? sealed.status() : envd ? envd->Init(body, 5s) : NotFoundError("gone");
+  Status s;
+  {
+    // envd gets this span's traceparent with the call (EnvdClient::Init).
+    trace::Span init_span("infra.initRuntime");
+    // A body that does not open leaves envd with its birth token: closed, and said so.
+    s = !sealed.ok() ? sealed.status() : envd ? envd->Init(body, 5s) : NotFoundError("gone");
+    if (!s.ok()) init_span.SetError(s.message());
+  }
   const base::WallTime now = clock_.Now();
   if (!s.ok()) {
     Log()->warn("sandbox init failed object={} id={} step=envd_init error=\"{}\"", obj.Key(), id,
@@ -653,6 +682,7 @@ NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
 }
 
 NodeAgent::Next NodeAgent::Freeze(api::Object& obj, const std::string& id) {
+  KeepSpan("node.pause");
   if (Status s = runtime_->Pause(id); !s.ok()) {
     events_->Warning(obj, reasons::kPauseFailed, s.message());
     return Next::kRetry;
@@ -818,6 +848,7 @@ NodeAgent::Next NodeAgent::EnsureFinished(api::Object& obj, const std::string& i
 }
 
 NodeAgent::Next NodeAgent::Teardown(api::Object& obj, const std::string& id) {
+  KeepSpan("node.teardown");
   auto log = Log();
   if (!obj.HasFinalizer(api::finalizers::kSandbox)) return Next::kDone;
   const auto started = clock_.Monotonic();

@@ -16,6 +16,7 @@
 #include "base/strings.h"
 #include "server/auth/route_guard.h"
 #include "server/auth/tenant_policy.h"
+#include "trace/object_context.h"
 
 namespace warren::server {
 namespace {
@@ -430,6 +431,8 @@ void ResourceApi::HandleCollection(net::Request&& req, net::Responder r) {
         details.name = obj->metadata.name;
       }
       if (Status s = PrepareSandbox(*obj); !s.ok()) return SendError(r, s, details);
+      // The node agent's work for it is traced under this request (node/README.md).
+      trace::CarryContext(*obj);
       auto reservation = controller::QuotaReservation::Take(quota_, *obj);
       if (!reservation.ok()) {
         // Kubernetes' words and code for a create over quota.

@@ -1,6 +1,10 @@
 // The claim path without HTTP or envd: PoolClaimer::Claim (one compare-and-swap that detaches
 // the member, then the commit write) against a real SQLite store, beside the reference of one
-// plain compare-and-swap Update of a member, measured in the same run.
+// plain compare-and-swap Update of a member, measured in the same run; and the same claims with
+// tracing on (BM_PoolClaim/1: each claim under a request span, as the API makes one, its steps
+// exported by the OTLP exporter to a receiver in this process) beside tracing off
+// (BM_PoolClaim/0). Compare them interleaved: claim_path_bench --benchmark_filter=PoolClaim
+// --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
 
 #include <benchmark/benchmark.h>
 
@@ -10,8 +14,12 @@
 #include "controller/sandboxset_member.h"
 #include "controller/sandboxset_revision.h"
 #include "controller/testing/pool_fixture.h"
+#include "net/http_server.h"
+#include "obs/metrics.h"
 #include "store/testing/objects.h"
 #include "store/testing/temp_store.h"
+#include "trace/otlp_http_exporter.h"
+#include "trace/span.h"
 
 namespace warren::controller::claim {
 namespace {
@@ -46,7 +54,30 @@ struct Fixture {
   }
 };
 
+// An OTLP/HTTP receiver that takes every batch (what a collector on the host would do).
+std::unique_ptr<net::HttpServer> StartReceiver() {
+  net::Router router;
+  router.Add("POST", "/v1/traces",
+             [](net::Request&&, net::Responder r) { r.Send(net::Response::Json(200, "{}")); });
+  auto server = net::HttpServer::Start(net::ServerOptions{.loop_threads = 1}, std::move(router));
+  CHECK_OK(server.status());
+  return std::move(*server);
+}
+
 void BM_PoolClaim(benchmark::State& state) {
+  const bool traced = state.range(0) == 1;
+  std::unique_ptr<net::HttpServer> receiver;
+  obs::Metrics metrics;
+  std::unique_ptr<trace::OtlpHttpExporter> exporter;
+  if (traced) {
+    receiver = StartReceiver();
+    trace::OtlpExporterOptions options;
+    options.endpoint = "http://127.0.0.1:" + std::to_string(receiver->port());
+    auto created = trace::OtlpHttpExporter::Create(options, metrics);
+    CHECK_OK(created.status());
+    exporter = std::move(*created);
+    trace::Install(*exporter);
+  }
   Fixture f;
   PoolInformers informers(f.store.store(), controller::testing::TestSecrets());
   PoolClaimer claimer(informers, nullptr, nullptr);
@@ -68,13 +99,21 @@ void BM_PoolClaim(benchmark::State& state) {
       left = kBatch;
       state.ResumeTiming();
     }
-    auto r = claimer.Claim(req);
-    CHECK_OK(r.status());
+    {
+      trace::Span request("HTTP POST /sandboxes", trace::Span::Root{});
+      auto r = claimer.Claim(req);
+      CHECK_OK(r.status());
+    }
     --left;
   }
   informers.Stop();
+  if (traced) {
+    trace::Uninstall();
+    exporter->Shutdown();
+    state.counters["spans_dropped"] = static_cast<double>(exporter->dropped());
+  }
 }
-BENCHMARK(BM_PoolClaim)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_PoolClaim)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // Reference: one compare-and-swap Update of a member (what a claim with a single write costs).
 void BM_OneCasUpdate(benchmark::State& state) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "api/kinds.h"
 #include "api/typed_codec.h"
 #include "api/types/labels.h"
@@ -13,6 +15,7 @@
 #include "controller/claim/claim_metadata.h"
 #include "controller/sandboxset_member.h"
 #include "controller/sandboxset_revision.h"
+#include "trace/span.h"
 
 namespace warren::controller::claim {
 namespace {
@@ -126,8 +129,12 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
                                                request.namespace_, request.pool,
                                                request.timeout.count()));
     }
+    // One span per attempt: a lost race shows as a failed infra.lock beside the one that won.
+    std::optional<trace::Span> lock_span(std::in_place, "infra.lock");
     ObjectPtr member = index_.Take(request.namespace_, request.pool, revision);
     if (!member) {
+      lock_span->SetAttribute("warren.stock", false);
+      lock_span.reset();
       if (request.create_on_no_stock) {
         return ColdCreate(request, *set, deadline, pending_deadline, lock, deferred);
       }
@@ -146,6 +153,7 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
     ApplyClaim(claimed, request, lock, clock_.Now(), pending_deadline, informers_.secrets());
     auto written = store_.Update(std::move(claimed));
     if (!written.ok()) {
+      lock_span->SetError(written.status().message());
       StatusCode code = written.status().code();
       if (code == StatusCode::kAborted || code == StatusCode::kNotFound) {
         // Someone else changed it first (another claim, a scale-down, the node): pick again.
@@ -158,6 +166,8 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
       index_.Return(member);
       return written.status().WithPrefix("claim: update sandbox");
     }
+    lock_span->SetAttribute("warren.sandbox", written->metadata.name);
+    lock_span.reset();
     ASSIGN_OR_RETURN(auto committed,
                      Finish(*written, request, deadline, lock, pool_token, deferred));
     return ClaimResult{std::move(committed), true, lock_type::kUpdate, conflicts};
@@ -189,9 +199,11 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
   // Named now: the quota reservation and the sealed secrets are bound to the name.
   fresh.metadata.name = fresh.metadata.generate_name + base::GenerateNameSuffix();
   ApplyClaim(fresh, request, lock, clock_.Now(), pending_deadline, informers_.secrets());
+  std::optional<trace::Span> step(std::in_place, "infra.createSandbox");
   ASSIGN_OR_RETURN(QuotaReservation reservation, QuotaReservation::Take(options_.quota, fresh));
   ASSIGN_OR_RETURN(auto created, store_.Create(std::move(fresh)));
   reservation.Keep();
+  step.emplace("infra.waitReady");
   std::string ns = created.metadata.namespace_, name = created.metadata.name;
 
   auto wait = std::min(Remaining(deadline), request.wait_ready_timeout);
@@ -217,6 +229,7 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
                                           Remaining(wait_end), std::chrono::milliseconds(100)));
   }
   if (!settled) settled = settle();
+  step.reset();
   if (cancelled_ && !settled) {
     Status why = UnavailableError("the server is shutting down");
     if (latest) DeleteFailed(*latest, "wait_ready", why);
@@ -247,14 +260,19 @@ Result<api::Object> PoolClaimer::Finish(const api::Object& claimed, const ClaimR
   if (connector_ != nullptr && !request.skip_init) {
     std::string id = SandboxIdOf(claimed);
     auto timeout = std::min(Remaining(deadline), options_.init_timeout);
+    trace::Span span("infra.initRuntime");
     Status init = EnvdInit(*connector_, id, InitBody(request), timeout, pool_token);
     if (!init.ok()) {
+      span.SetError(init.message());
       DeleteFailed(claimed, "envd_init", init);
       return UnavailableError(fmt::format("claim of sandbox {}/{}: {}", claimed.metadata.namespace_,
                                           claimed.metadata.name, init.message()));
     }
   }
-  if (on_claimed_) on_claimed_(claimed);
+  if (on_claimed_) {
+    trace::Span span("proxy.syncRoute");
+    on_claimed_(claimed);
+  }
   // The commit leaves the response path when envd can later tell whether this claim was
   // answered (it holds the claim's token after /init): a crash before the commit is then
   // resolved by the janitor from envd, never by guessing.
@@ -263,8 +281,10 @@ Result<api::Object> PoolClaimer::Finish(const api::Object& claimed, const ClaimR
     *deferred = true;
     return claimed;
   }
+  trace::Span commit_span("infra.commit");
   auto committed = Commit(claimed, deadline, lock);
   if (!committed.ok()) {
+    commit_span.SetError(committed.status().message());
     if (committed.status().code() != StatusCode::kAborted)
       DeleteFailed(claimed, "commit", committed.status());
     return committed.status();

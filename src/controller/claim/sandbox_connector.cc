@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "net/http_client.h"
+#include "trace/propagation.h"
 
 namespace warren::controller::claim {
 namespace {
@@ -19,6 +20,7 @@ Status Post(SandboxConnector& connector, std::string_view sandbox_id, std::strin
   request.headers = connector.EnvdAuthHeaders(sandbox_id);
   request.headers.Set("Content-Type", "application/json");
   if (!token.empty()) request.headers.Set("X-Access-Token", token);
+  trace::InjectTraceparent(request.headers);
   request.body = std::move(body);
   request.timeout = timeout;
   request.max_response_bytes = 64 * 1024;

@@ -6,6 +6,7 @@
 
 #include "api/json.h"
 #include "net/http_client.h"
+#include "trace/propagation.h"
 
 namespace warren::server::e2b {
 namespace {
@@ -41,6 +42,7 @@ Status SendInit(NodeAccess& node, std::string_view sandbox_id, std::string_view 
     req.target = "/init";
     req.headers.Set("Content-Type", "application/json");
     if (!access_token.empty()) req.headers.Set("X-Access-Token", access_token);
+    trace::InjectTraceparent(req.headers);  // envd is the callee of the caller's init span
     req.body = std::string(body);
     req.timeout = left;
     auto resp = client->Do(req);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "api/json.h"
 #include "api/kinds.h"
 #include "api/label_selector.h"
@@ -19,6 +21,8 @@
 #include "server/e2b/envd_init.h"
 #include "server/e2b/sandbox_waiter.h"
 #include "server/e2b/templates.h"
+#include "trace/object_context.h"
+#include "trace/span.h"
 
 namespace warren::server::e2b {
 namespace {
@@ -145,6 +149,8 @@ Result<api::Object> SandboxService::Modify(const api::Object& current,
   api::Object object = current;
   for (int attempt = 0; attempt < kMaxWriteAttempts; ++attempt) {
     RETURN_IF_ERROR(mutate(object));
+    // What the node does about this change (a pause, a resume) is traced under this request.
+    trace::CarryContext(object);
     auto updated = store_.Update(object);
     if (updated.ok()) return updated;
     if (updated.status().code() != StatusCode::kAborted) return updated.status();
@@ -254,33 +260,49 @@ Result<SandboxRecord> SandboxService::CreateFrom(const auth::Principal& who,
   }
   if (request.auto_pause && !request.auto_pause_memory) spec["pauseStrategy"] = {{"type", "Stop"}};
 
+  // The node agent's work on this object becomes a sibling of this request's steps
+  // (node/README.md, "Tracing").
+  trace::CarryContext(o);
+
+  std::optional<trace::Span> step(std::in_place, "infra.createSandbox");
   ASSIGN_OR_RETURN(controller::QuotaReservation reservation,
                    controller::QuotaReservation::Take(quota_, o));
   auto created = store_.Create(std::move(o));
   if (!created.ok()) {
+    step->SetError(created.status().message());
     // Admission refusing what we built is a bad request (e.g. metadata too large), not a crash.
     return created.status().WithPrefix(
         fmt::format("create sandbox from template \"{}\"", request.template_id));
   }
   reservation.Keep();
+  step.reset();
   Log()->info("sandbox created id={} namespace={} template={} owner={}", id, ns,
               request.template_id, who.key_id);
   std::chrono::milliseconds wait = options_.ready_timeout;
   if (request.wait_ready_timeout) wait = *request.wait_ready_timeout;
+  step.emplace("infra.waitReady");
   auto ready = WaitReady(*created, wait, abandoned);
   if (!ready.ok()) {
+    step->SetError(ready.status().message());
     Discard(*created, "wait_ready", ready.status());
     return ready.status();
   }
+  step.reset();
   // The node agent sends the stored /init body itself before it reports Ready, and says so with
   // the RuntimeInitialized condition; only when it has not is envd initialised from here.
   if (!RuntimeInitialized(*ready)) {
+    trace::Span init("infra.initRuntime");
     if (Status s = InitEnvd(*ready); !s.ok()) {
+      init.SetError(s.message());
       Discard(*ready, "envd_init", s);
       return InternalError(s.message());
     }
   }
-  if (routes_ != nullptr) routes_->SandboxChanged(*ready);
+  if (routes_ != nullptr) {
+    trace::Span sync("proxy.syncRoute");
+    routes_->SandboxChanged(*ready);
+  }
+  if (trace::Span* span = trace::CurrentSpan()) span->SetAttribute("warren.sandbox_id", id);
   return RecordWithToken(*ready);
 }
 
@@ -323,6 +345,10 @@ Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
   if (request.claim_timeout) claim.timeout = *request.claim_timeout;
   claim.wait_ready_timeout = options_.ready_timeout;
   if (request.wait_ready_timeout) claim.wait_ready_timeout = *request.wait_ready_timeout;
+  // Kept on the member, so what the node agent does for it is traced under this request.
+  if (std::string parent = trace::CurrentTraceparent(); !parent.empty()) {
+    claim.annotations[api::annotations::kTraceContext] = std::move(parent);
+  }
   OperationRecorder recorded(E2bOperations().claim_creation, tpl.namespace_);
   auto claimed = claimer_->Claim(claim);
   if (!claimed.ok()) {
@@ -338,6 +364,10 @@ Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
     }
   }
   ASSIGN_OR_RETURN(SandboxRecord record, RecordFromObject(claimed->sandbox));
+  if (trace::Span* span = trace::CurrentSpan()) {
+    span->SetAttribute("warren.sandbox_id", record.sandbox_id);
+    span->SetAttribute("warren.lock_type", claimed->lock_type);
+  }
   record.access_token = claim.access_token;
   record.traffic_token = claim.traffic_token;
   Log()->info("sandbox claimed id={} namespace={} pool={} owner={} lock_type={}", record.sandbox_id,

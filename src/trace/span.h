@@ -1,0 +1,85 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/traceparent.h"
+#include "trace/span_data.h"
+#include "trace/tracer.h"
+
+namespace warren::trace {
+
+// One timed operation, as an RAII scope: it starts when constructed and ends (and goes to the
+// installed sink) when destroyed. While it lives it is its thread's current span, so a Span
+// constructed without a parent inside it becomes its child, and spans constructed one after
+// another in the same scope are siblings.
+//
+// A span records only when tracing is on and its trace is sampled; otherwise it is inert: every
+// method is a no-op and construction costs one atomic load (tracer.h). A child of nothing (no
+// current span on this thread) is inert too, so background work is traced only when a traced
+// request caused it (through a parent context carried on the object, node/README.md).
+//
+// Not copyable or movable (the thread's current-span chain points at it); not thread-safe: use
+// it on the thread that made it, and end spans in the reverse order of their starts.
+class Span {
+ public:
+  // A child of this thread's current span (inert if there is none).
+  explicit Span(std::string_view name, SpanKind kind = SpanKind::kInternal);
+  // A child of a context that came from elsewhere (a header, an annotation); recorded when the
+  // parent says sampled.
+  Span(std::string_view name, const base::TraceContext& parent,
+       SpanKind kind = SpanKind::kInternal);
+
+  // The root of the work done for one incoming request: a child of `incoming` (the caller's
+  // traceparent) when given, else the first span of trace `trace_id` (the request id, when it
+  // is one) or of a new trace, sampled by the configured ratio.
+  struct Root {
+    std::optional<base::TraceContext> incoming;
+    std::optional<base::TraceId> trace_id;
+  };
+  Span(std::string_view name, const Root& root, SpanKind kind = SpanKind::kServer);
+
+  ~Span();
+  Span(const Span&) = delete;
+  Span& operator=(const Span&) = delete;
+
+  bool recording() const { return data_ != nullptr; }
+  // Zeros when not recording.
+  base::TraceContext context() const;
+  // The header value a callee parents on; empty when not recording.
+  std::string traceparent() const;
+
+  void SetAttribute(std::string_view key, std::string_view value);
+  void SetAttribute(std::string_view key, const char* value) {
+    SetAttribute(key, std::string_view(value));
+  }
+  void SetAttribute(std::string_view key, int64_t value);
+  void SetAttribute(std::string_view key, bool value);
+  // Marks the span failed (OTLP status ERROR) with a message.
+  void SetError(std::string_view message);
+  void SetName(std::string_view name);
+
+  // The no-op filter (OpenKruise drops reconciles that changed nothing): after this call the
+  // span is exported only if Keep is called before it ends.
+  void DropUnlessKept();
+  // Keeps a span DropUnlessKept marked, renamed for what was done ("node.start").
+  void Keep(std::string_view name);
+
+ private:
+  void Begin(std::string_view name, const base::TraceContext& parent, bool has_parent,
+             SpanKind kind, const internal::Installed& installed);
+
+  std::unique_ptr<SpanData> data_;  // null when inert
+  SpanSink* sink_ = nullptr;
+  Span* previous_ = nullptr;  // the thread's current span before this one
+  bool keep_ = true;
+};
+
+// This thread's innermost recording span, or null.
+Span* CurrentSpan();
+// The traceparent to send a callee from here (the current span's); empty when none records.
+std::string CurrentTraceparent();
+
+}  // namespace warren::trace

@@ -1,0 +1,229 @@
+// Tracing (issue 18): an E2B create carrying a W3C traceparent yields, at an OTLP/HTTP receiver
+// this test runs, the span tree the server promises: the request's span a child of the caller's,
+// the create's steps siblings under it, the node agent's work parented on it through the
+// Sandbox's trace-context annotation. Without --tracing-endpoint nothing is sent.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { startWarren, sleep } from './harness.mjs';
+
+// A tiny OTLP/HTTP JSON receiver on loopback: every span POSTed to /v1/traces.
+async function startReceiver() {
+  const spans = [];
+  const posts = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      posts.push({ path: req.url, contentType: req.headers['content-type'] });
+      try {
+        for (const rs of JSON.parse(body).resourceSpans ?? []) {
+          const service = rs.resource?.attributes?.find((a) => a.key === 'service.name');
+          for (const ss of rs.scopeSpans ?? []) {
+            for (const s of ss.spans ?? []) spans.push({ ...s, service: service?.value?.stringValue });
+          }
+        }
+      } catch { /* counted as a post; the assertions will say what is missing */ }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { spans, posts, endpoint: `http://127.0.0.1:${server.address().port}`,
+    close: () => new Promise((r) => server.close(r)) };
+}
+
+const hex = (n) => randomBytes(n).toString('hex');
+const caller = () => ({ traceId: hex(16), spanId: hex(8) });
+const traceparent = (c) => `00-${c.traceId}-${c.spanId}-01`;
+const nanos = (s) => BigInt(s);
+
+// Waits until the trace holds every span named in `names` (the exporter flushes each second).
+async function spansOf(receiver, traceId, names, ms = 20000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const got = receiver.spans.filter((s) => s.traceId === traceId);
+    if (names.every((n) => got.some((s) => s.name === n))) return got;
+    if (Date.now() > deadline) {
+      assert.fail(`trace ${traceId} lacks ${names.filter((n) => !got.some((s) => s.name === n))}; ` +
+        `has ${JSON.stringify(got.map((s) => s.name))}`);
+    }
+    await sleep(100);
+  }
+}
+
+function one(spans, name) {
+  const found = spans.filter((s) => s.name === name);
+  assert.equal(found.length, 1, `${name}: ${found.length} spans`);
+  return found[0];
+}
+
+// The tree as text, for a person reading the run (WARREN_PRINT_TRACE=1).
+function printTree(spans, rootParent) {
+  const t0 = nanos(spans.reduce((a, s) => (nanos(s.startTimeUnixNano) < nanos(a.startTimeUnixNano)
+    ? s : a)).startTimeUnixNano);
+  const walk = (parent, depth) => {
+    for (const s of spans.filter((x) => (x.parentSpanId ?? '') === parent)
+      .sort((a, b) => (nanos(a.startTimeUnixNano) < nanos(b.startTimeUnixNano) ? -1 : 1))) {
+      const at = Number(nanos(s.startTimeUnixNano) - t0) / 1e6;
+      const ms = Number(nanos(s.endTimeUnixNano) - nanos(s.startTimeUnixNano)) / 1e6;
+      console.log(`${'  '.repeat(depth)}${s.name}  +${at.toFixed(2)} ms, ${ms.toFixed(2)} ms`);
+      walk(s.spanId, depth + 1);
+    }
+  };
+  walk(rootParent, 0);
+}
+
+function assertSane(s) {
+  assert.match(s.spanId, /^[0-9a-f]{16}$/);
+  assert.match(s.startTimeUnixNano, /^\d+$/);
+  const ms = Number(nanos(s.endTimeUnixNano) - nanos(s.startTimeUnixNano)) / 1e6;
+  assert.ok(ms >= 0 && ms < 60000, `${s.name} took ${ms} ms`);
+}
+
+let receiver;
+let w;
+before(async () => {
+  receiver = await startReceiver();
+  w = await startWarren({ args: ['--tracing-endpoint', receiver.endpoint] });
+});
+after(async () => {
+  await w?.stop();
+  await receiver?.close();
+});
+
+test('a cold create: the request under the caller, its steps and the node agent under it', async () => {
+  const c = caller();
+  const created = await w.api('POST', '/sandboxes', {
+    headers: { traceparent: traceparent(c) }, body: { templateID: 'base', timeout: 120 } });
+  assert.equal(created.status, 201, created.text);
+  // The trace id is the request id (OpenKruise's rule).
+  assert.equal(created.headers.get('x-request-id'), c.traceId);
+  const id = created.json.sandboxID;
+
+  const steps = ['infra.createSandbox', 'infra.waitReady', 'proxy.syncRoute'];
+  const spans = await spansOf(receiver, c.traceId,
+    ['HTTP POST /sandboxes', ...steps, 'node.create', 'node.start', 'infra.initRuntime']);
+  for (const s of spans) {
+    assert.equal(s.traceId, c.traceId);
+    assert.equal(s.service, 'warren');
+    assertSane(s);
+  }
+  const request = one(spans, 'HTTP POST /sandboxes');
+  if (process.env.WARREN_PRINT_TRACE) printTree(spans, c.spanId);
+  assert.equal(request.parentSpanId, c.spanId, 'the request is the caller\'s child');
+  assert.equal(request.kind, 2);  // SERVER
+  const attrs = Object.fromEntries(request.attributes.map((a) => [a.key, a.value]));
+  assert.equal(attrs['http.request.method'].stringValue, 'POST');
+  assert.equal(attrs['http.response.status_code'].intValue, '201');
+  assert.equal(attrs['warren.sandbox_id'].stringValue, id);
+
+  // The create's steps: siblings under the request, one after another, inside it.
+  let previousEnd = nanos(request.startTimeUnixNano);
+  for (const name of steps) {
+    const s = one(spans, name);
+    assert.equal(s.parentSpanId, request.spanId, `${name} is a child of the request`);
+    assert.ok(nanos(s.startTimeUnixNano) >= previousEnd, `${name} starts after the step before`);
+    previousEnd = nanos(s.endTimeUnixNano);
+  }
+  assert.ok(previousEnd <= nanos(request.endTimeUnixNano));
+
+  // The node agent's passes that did something, parented on the request through the object's
+  // annotation: node.create is a sibling of the steps; node.start is one too when a later pass
+  // started the sandbox, or node.create's child when the same pass did. Its /init call (which
+  // passes traceparent on to envd) is node.start's child.
+  const nodeCreate = one(spans, 'node.create');
+  const nodeStart = one(spans, 'node.start');
+  assert.equal(nodeCreate.parentSpanId, request.spanId, 'node.create is a sibling of the steps');
+  assert.ok([request.spanId, nodeCreate.spanId].includes(nodeStart.parentSpanId));
+  for (const s of [nodeCreate, nodeStart]) {
+    assert.ok(nanos(s.startTimeUnixNano) >= nanos(request.startTimeUnixNano));
+  }
+  assert.equal(one(spans, 'infra.initRuntime').parentSpanId, nodeStart.spanId);
+  // Passes that did nothing are not exported (the no-op filter).
+  assert.ok(!receiver.spans.some((s) => s.name === 'node.reconcile'));
+
+  const object = await w.sandboxObject(id);
+  assert.equal(object.metadata.annotations['agents.kruise.io/trace-context'].split('-')[1],
+    c.traceId);
+  assert.ok(receiver.posts.every((p) => p.path === '/v1/traces' &&
+    p.contentType === 'application/json'));
+
+  // A later call that changes the sandbox carries its own context to the node: the pause's
+  // freeze is a child of the pause request, in the pause's trace.
+  const p = caller();
+  const paused = await w.api('POST', `/sandboxes/${id}/pause`,
+    { headers: { traceparent: traceparent(p) } });
+  assert.equal(paused.status, 204, paused.text);
+  const pauseSpans = await spansOf(receiver, p.traceId,
+    ['HTTP POST /sandboxes/{id}/pause', 'node.pause']);
+  const pauseRequest = one(pauseSpans, 'HTTP POST /sandboxes/{id}/pause');
+  assert.equal(pauseRequest.parentSpanId, p.spanId);
+  assert.equal(one(pauseSpans, 'node.pause').parentSpanId, pauseRequest.spanId);
+  assert.equal((await w.api('DELETE', `/sandboxes/${id}`)).status, 204);
+});
+
+test('a claim from a pool: lock, init and route sync as siblings under the request', async () => {
+  const sets = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets`;
+  const applied = await w.apiFetch(sets, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxSet',
+      metadata: { name: 'traced-pool' }, spec: { replicas: 1, templateRef: { name: 'base' } } }),
+  });
+  assert.equal(applied.status, 201, await applied.text());
+  await w.waitPool('traced-pool', 1);
+
+  const c = caller();
+  const created = await w.api('POST', '/v2/sandboxes', {
+    headers: { traceparent: traceparent(c) },
+    body: { templateID: 'traced-pool', timeout: 120, secure: true } });
+  assert.equal(created.status, 201, created.text);
+  const steps = ['infra.lock', 'infra.initRuntime', 'proxy.syncRoute'];
+  const spans = await spansOf(receiver, c.traceId, ['HTTP POST /v2/sandboxes', ...steps]);
+  const request = one(spans, 'HTTP POST /v2/sandboxes');
+  if (process.env.WARREN_PRINT_TRACE) printTree(spans, c.spanId);
+  assert.equal(request.parentSpanId, c.spanId);
+  let previousEnd = nanos(request.startTimeUnixNano);
+  for (const name of steps) {
+    const s = one(spans, name);
+    assertSane(s);
+    assert.equal(s.parentSpanId, request.spanId, `${name} is a child of the request`);
+    assert.ok(nanos(s.startTimeUnixNano) >= previousEnd, `${name} after the step before`);
+    previousEnd = nanos(s.endTimeUnixNano);
+  }
+  const attrs = Object.fromEntries(request.attributes.map((a) => [a.key, a.value]));
+  assert.equal(attrs['warren.lock_type'].stringValue, 'update');
+  // The claim's own write carries the context to the member (a recycle removes it).
+  const member = await w.sandboxObject(created.json.sandboxID);
+  assert.equal(member.metadata.annotations['agents.kruise.io/trace-context'].split('-')[1],
+    c.traceId);
+  assert.equal((await w.api('DELETE', `/sandboxes/${created.json.sandboxID}`)).status, 204);
+});
+
+test('a request without traceparent starts a trace whose id is its request id', async () => {
+  const listed = await w.api('GET', '/v2/sandboxes');
+  assert.equal(listed.status, 200);
+  const traceId = listed.headers.get('x-request-id');
+  const spans = await spansOf(receiver, traceId, ['HTTP GET /v2/sandboxes']);
+  assert.equal(one(spans, 'HTTP GET /v2/sandboxes').parentSpanId ?? '', '');
+});
+
+test('without --tracing-endpoint nothing is sent and nothing is written', async () => {
+  const quiet = await startWarren();
+  try {
+    const c = caller();
+    const created = await quiet.api('POST', '/sandboxes', {
+      headers: { traceparent: traceparent(c) }, body: { templateID: 'base', timeout: 60 } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.headers.get('x-request-id'), c.traceId);
+    const object = await quiet.sandboxObject(created.json.sandboxID);
+    assert.equal(object.metadata.annotations['agents.kruise.io/trace-context'], undefined);
+    await sleep(1500);  // longer than the exporter's flush interval
+    assert.ok(!receiver.spans.some((s) => s.traceId === c.traceId));
+    const metrics = await (await quiet.apiFetch(`${quiet.apiUrl}/metrics`)).text();
+    assert.ok(!metrics.includes('warren_trace_spans'), 'no exporter, no exporter metrics');
+  } finally {
+    await quiet.stop();
+  }
+});
