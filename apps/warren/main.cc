@@ -315,6 +315,7 @@ int main(int argc, char** argv) {
   warren::cli::AddLogsCommand(app);
   warren::cli::AddAuditCommand(app);
   warren::cli::AddExecCommand(app);
+  warren::cli::AddTopCommand(app);
   warren::cli::AddImageCommand(app);
   return app.Run(argc, argv);
 }

@@ -77,6 +77,7 @@ void AddApiKeyCommand(App& app);
 void AddLogsCommand(App& app);
 void AddAuditCommand(App& app);
 void AddExecCommand(App& app);
+void AddTopCommand(App& app);
 void AddImageCommand(App& app);
 
 }  // namespace warren::cli
