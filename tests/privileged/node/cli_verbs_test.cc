@@ -1,17 +1,24 @@
 // The CLI verbs that need running sandboxes, against `warren server` with its node agent:
-// `warren top` (usage samples from the node).
+// `warren top` (usage samples from the node) and `warren exec -i/-t` (a PTY in the sandbox,
+// driven here through a real pseudo-terminal, as a user's terminal would).
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "api/json.h"
 #include "base/small_file.h"
 #include "base/strings.h"
+#include "base/unique_fd.h"
 #include "process.h"
 
 namespace warren::node::testing {
@@ -166,6 +173,142 @@ TEST_F(CliVerbs, TopShowsEachSandboxsCpuAndMemoryOnceSampled) {
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
   close(out[0]);
+}
+
+// `sh -c SCRIPT` on a fresh pseudo-terminal of the given size, as a terminal emulator runs a
+// shell. The test reads and writes the master side; destroying it kills what still runs.
+class PtySession {
+ public:
+  PtySession(uint16_t cols, uint16_t rows, const std::string& script,
+             const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+    std::vector<std::string> argv = {"/bin/sh", "-c", script};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    winsize ws{};
+    ws.ws_col = cols;
+    ws.ws_row = rows;
+    int master = -1;
+    pid_ = forkpty(&master, nullptr, nullptr, &ws);
+    if (pid_ == 0) {
+      for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+      execv(cargv[0], cargv.data());
+      _exit(127);
+    }
+    master_.reset(master);
+  }
+  ~PtySession() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid() const { return pid_; }
+
+  // Everything read so far, once `part` is in it (or the time is up, or the terminal closed).
+  const std::string& ReadUntil(const std::string& part, std::chrono::seconds limit = 30s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!Contains(seen_, part) && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{master_.get(), POLLIN, 0};
+      if (poll(&p, 1, 100) <= 0) continue;
+      char buf[4096];
+      ssize_t n = read(master_.get(), buf, sizeof buf);
+      if (n <= 0) break;  // EIO: every slave fd closed
+      seen_.append(buf, n);
+    }
+    return seen_;
+  }
+  void Write(const std::string& bytes) {
+    ASSERT_EQ(write(master_.get(), bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  }
+  // As a terminal emulator does when its window changes: the foreground job gets SIGWINCH.
+  void Resize(uint16_t cols, uint16_t rows) {
+    winsize ws{};
+    ws.ws_col = cols;
+    ws.ws_row = rows;
+    ASSERT_EQ(ioctl(master_.get(), TIOCSWINSZ, &ws), 0);
+  }
+  // The shell's exit status.
+  int Wait() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  base::UniqueFd master_;
+  std::string seen_;
+};
+
+// After the session: `stty -a` shows the terminal cooked again (line editing and echo on).
+void ExpectCooked(const std::string& after) {
+  EXPECT_TRUE(Contains(after, " icanon ") && !Contains(after, "-icanon")) << after;
+  EXPECT_TRUE(Contains(after, " echo ") && !Contains(after, "-echo ")) << after;
+}
+
+// The shell around `warren exec`: runs it, then reports its exit code and the terminal's state.
+constexpr char kAroundExec[] =
+    R"("$0" exec -it box --sandbox-url "$1" -- /bin/sh -c "$2"; echo "rc=$?"; stty -a)";
+
+TEST_F(CliVerbs, ExecItRunsOnAPtySizedLikeTheTerminalAndPutsTheTerminalBack) {
+  PtySession pty(
+      101, 33, kAroundExec,
+      {WARREN_BIN, gateway_, "tty; stty size; read x; echo got-$x; read y; stty size; exit 4"},
+      CliEnv());
+  EXPECT_TRUE(Contains(pty.ReadUntil("33 101\r\n"), "33 101\r\n")) << "the local size";
+  EXPECT_TRUE(Contains(pty.ReadUntil("/dev/pts/"), "/dev/pts/")) << "a tty in the sandbox";
+  pty.Write("hello\r");
+  EXPECT_TRUE(Contains(pty.ReadUntil("got-hello"), "got-hello"));
+  // A resize reaches the sandbox's PTY (SIGWINCH → Update) before the next line is read.
+  pty.Resize(120, 40);
+  std::this_thread::sleep_for(1s);
+  pty.Write("\r");
+  const std::string& all = pty.ReadUntil("rc=");
+  EXPECT_TRUE(Contains(all, "40 120\r\n")) << all;
+  std::string after = pty.ReadUntil("echoke");  // the end of stty -a's flags
+  ASSERT_TRUE(Contains(after, "rc=4\r\n")) << after;
+  ExpectCooked(after.substr(after.find("rc=4")));
+  // Raw while it ran: the sandbox's PTY echoed the input, the local terminal did not as well.
+  EXPECT_EQ(after.find("\nhello\r\n"), after.rfind("\nhello\r\n")) << after;
+  EXPECT_EQ(pty.Wait(), 0);
+}
+
+TEST_F(CliVerbs, ExecItPutsTheTerminalBackWhenTerminated) {
+  PtySession pty(80, 24, kAroundExec, {WARREN_BIN, gateway_, "echo ready; sleep 60"}, CliEnv());
+  ASSERT_TRUE(Contains(pty.ReadUntil("ready"), "ready"));
+  // `warren` is the shell's child.
+  std::ifstream children(fmt::format("/proc/{}/task/{}/children", pty.pid(), pty.pid()));
+  pid_t warren = 0;
+  children >> warren;
+  ASSERT_GT(warren, 0);
+  ASSERT_EQ(kill(warren, SIGTERM), 0);
+  std::string after = pty.ReadUntil("echoke", 15s);
+  ASSERT_TRUE(Contains(after, "rc=143\r\n")) << after;
+  ExpectCooked(after.substr(after.find("rc=143")));
+  EXPECT_EQ(pty.Wait(), 0);
+  // The command went with the session.
+  CommandResult ps = server_->Cli({"exec", "box", "--sandbox-url", gateway_, "--", "/bin/sh", "-c",
+                                   "ps | grep -c '[s]leep 60'"});
+  EXPECT_EQ(ps.out, "0\n") << ps.err;
+}
+
+TEST_F(CliVerbs, ExecIPassesStdinAndTAloneGetsADefaultSize) {
+  CommandResult cat =
+      server_->Cli({"exec", "-i", "box", "--sandbox-url", gateway_, "--", "cat"}, "a\nb\n");
+  EXPECT_EQ(cat.exit_code, 0) << cat.err;
+  EXPECT_EQ(cat.out, "a\nb\n");
+  CommandResult code = server_->Cli(
+      {"exec", "-i", "box", "--sandbox-url", gateway_, "--", "/bin/sh", "-c", "read x; exit $x"},
+      "7\n");
+  EXPECT_EQ(code.exit_code, 7) << code.err;
+  // stdin and stdout are pipes here: a PTY of 80x24.
+  CommandResult size =
+      server_->Cli({"exec", "-t", "box", "--sandbox-url", gateway_, "--", "stty", "size"});
+  EXPECT_EQ(size.exit_code, 0) << size.err;
+  EXPECT_EQ(size.out, "24 80\r\n");
 }
 
 }  // namespace
