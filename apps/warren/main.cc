@@ -316,6 +316,7 @@ int main(int argc, char** argv) {
   warren::cli::AddAuditCommand(app);
   warren::cli::AddExecCommand(app);
   warren::cli::AddTopCommand(app);
+  warren::cli::AddCompletionCommand(app);
   warren::cli::AddImageCommand(app);
   return app.Run(argc, argv);
 }

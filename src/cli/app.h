@@ -78,6 +78,7 @@ void AddLogsCommand(App& app);
 void AddAuditCommand(App& app);
 void AddExecCommand(App& app);
 void AddTopCommand(App& app);
+void AddCompletionCommand(App& app);
 void AddImageCommand(App& app);
 
 }  // namespace warren::cli
