@@ -310,6 +310,7 @@ int main(int argc, char** argv) {
   warren::cli::AddDescribeCommand(app);
   warren::cli::AddDeleteCommand(app);
   warren::cli::AddScaleCommand(app);
+  warren::cli::AddStatusCommand(app);
   warren::cli::AddVersionCommand(app);
   warren::cli::AddApiKeyCommand(app);
   warren::cli::AddLogsCommand(app);

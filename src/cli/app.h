@@ -79,6 +79,7 @@ void AddAuditCommand(App& app);
 void AddExecCommand(App& app);
 void AddTopCommand(App& app);
 void AddCompletionCommand(App& app);
+void AddStatusCommand(App& app);
 void AddImageCommand(App& app);
 
 }  // namespace warren::cli

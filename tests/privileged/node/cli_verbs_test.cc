@@ -1,6 +1,7 @@
 // The CLI verbs that need running sandboxes, against `warren server` with its node agent:
-// `warren top` (usage samples from the node) and `warren exec -i/-t` (a PTY in the sandbox,
-// driven here through a real pseudo-terminal, as a user's terminal would).
+// `warren top` (usage samples from the node), `warren exec -i/-t` (a PTY in the sandbox,
+// driven here through a real pseudo-terminal, as a user's terminal would) and `warren status`
+// (a SandboxSet's rollout).
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "api/json.h"
@@ -309,6 +311,62 @@ TEST_F(CliVerbs, ExecIPassesStdinAndTAloneGetsADefaultSize) {
       server_->Cli({"exec", "-t", "box", "--sandbox-url", gateway_, "--", "stty", "size"});
   EXPECT_EQ(size.exit_code, 0) << size.err;
   EXPECT_EQ(size.out, "24 80\r\n");
+}
+
+constexpr char kPool[] = R"(
+apiVersion: agents.kruise.io/v1alpha1
+kind: SandboxSet
+metadata: {name: pool, namespace: default}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: main
+        image: IMAGE
+        command: ["/bin/sh", "-c", "exec sleep 3600"]
+        resources: {limits: {memory: 64Mi}}
+)";
+
+std::string PoolWithImage(const std::string& image) {
+  std::string m = kPool;
+  m.replace(m.find("IMAGE"), 5, image);
+  return m;
+}
+
+TEST_F(CliVerbs, StatusFollowsASandboxSetsRolloutAndSaysWhyItIsStuck) {
+  ASSERT_EQ(server_->Cli({"apply", "-f", "-"}, PoolWithImage("busybox")).exit_code, 0);
+  auto until = [&](const std::function<bool(const CommandResult&)>& done) {
+    CommandResult r;
+    auto deadline = std::chrono::steady_clock::now() + 90s;
+    do {
+      r = server_->Cli({"status", "sbs", "pool"});
+      if (r.exit_code != 0 || done(r)) break;
+      std::this_thread::sleep_for(300ms);
+    } while (std::chrono::steady_clock::now() < deadline);
+    return r;
+  };
+  CommandResult ready = until([](const CommandResult& r) { return Contains(r.out, "Ready"); });
+  EXPECT_EQ(ready.exit_code, 0) << ready.err;
+  EXPECT_EQ(ready.out, "pool  Ready  2/2 updated  2/2 available\n");
+
+  // A new template with an image the node does not have: the rollout stalls on it.
+  ASSERT_EQ(server_->Cli({"apply", "-f", "-"}, PoolWithImage("no-such-image")).exit_code, 0);
+  CommandResult stuck =
+      until([](const CommandResult& r) { return Contains(r.out, "no-such-image"); });
+  EXPECT_EQ(stuck.exit_code, 0) << stuck.err;
+  EXPECT_TRUE(stuck.out.starts_with("pool  Updating  ")) << stuck.out;
+  EXPECT_TRUE(Contains(stuck.out, "\n  sandbox pool-")) << stuck.out;
+  EXPECT_TRUE(Contains(stuck.out, "no-such-image")) << stuck.out;
+
+  CommandResult slash = server_->Cli({"status", "sbs/pool"});
+  EXPECT_TRUE(slash.out.starts_with("pool  Updating  ")) << slash.out << slash.err;
+  CommandResult other = server_->Cli({"status", "sbx", "box"});
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_TRUE(Contains(other.err, "SandboxSets (sbs), not sandboxes")) << other.err;
+  CommandResult missing = server_->Cli({"status", "sbs", "nosuch"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(Contains(missing.err, "NotFound")) << missing.err;
 }
 
 }  // namespace
