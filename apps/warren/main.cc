@@ -309,11 +309,14 @@ int main(int argc, char** argv) {
   warren::cli::AddDescribeCommand(app);
   warren::cli::AddDeleteCommand(app);
   warren::cli::AddScaleCommand(app);
+  warren::cli::AddStatusCommand(app);
   warren::cli::AddVersionCommand(app);
   warren::cli::AddApiKeyCommand(app);
   warren::cli::AddLogsCommand(app);
   warren::cli::AddAuditCommand(app);
   warren::cli::AddExecCommand(app);
+  warren::cli::AddTopCommand(app);
+  warren::cli::AddCompletionCommand(app);
   warren::cli::AddImageCommand(app);
   return app.Run(argc, argv);
 }

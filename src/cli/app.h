@@ -77,6 +77,9 @@ void AddApiKeyCommand(App& app);
 void AddLogsCommand(App& app);
 void AddAuditCommand(App& app);
 void AddExecCommand(App& app);
+void AddTopCommand(App& app);
+void AddCompletionCommand(App& app);
+void AddStatusCommand(App& app);
 void AddImageCommand(App& app);
 
 }  // namespace warren::cli

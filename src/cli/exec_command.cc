@@ -1,27 +1,33 @@
-// `warren exec SANDBOX [-u USER] [-w DIR] [-e K=V]... -- CMD [ARG...]`: runs a command in a
-// sandbox through the gateway and envd (process.Process/Start, the E2B SDK's own call),
-// streams its stdout and stderr as they come, and exits with its exit code — as `kubectl exec`.
-// A paused sandbox is resumed first (E2B connect).
+// `warren exec [-i] [-t] SANDBOX [-u USER] [-w DIR] [-e K=V]... -- CMD [ARG...]`: runs a command
+// in a sandbox through the gateway and envd (process.Process/Start, the E2B SDK's own call),
+// streams its output as it comes, and exits with its exit code — as `kubectl exec`. A paused
+// sandbox is resumed first (E2B connect).
+//
+// -t gives the command a PTY sized like the local terminal (80x24 when there is none) and
+// follows the terminal's resizes; -i forwards stdin (to the PTY with -t, else to the command's
+// stdin, closed at EOF). With both on a terminal, the terminal is raw for the session and put
+// back however it ends; SIGINT/SIGTERM/SIGHUP end the command and exit with 128+signal.
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "api/json.h"
 #include "api/kinds.h"
-#include "api/status_object.h"
 #include "base/encoding.h"
 #include "base/strings.h"
 #include "cli/api_client.h"
 #include "cli/app.h"
-#include "envd/envelope.h"
-#include "envd/version.h"
+#include "cli/envd_process.h"
+#include "cli/exec_input.h"
+#include "cli/signal_pipe.h"
+#include "cli/terminal.h"
 #include "net/http_client.h"
 
 namespace warren::cli {
 namespace {
-
-constexpr size_t kMaxMessage = 16 << 20;
 
 struct ExecFlags {
   std::string sandbox;
@@ -30,6 +36,8 @@ struct ExecFlags {
   std::string cwd;
   std::vector<std::string> env;
   std::string sandbox_url;
+  bool stdin = false;
+  bool tty = false;
 };
 
 // The gateway: --sandbox-url, else $E2B_SANDBOX_URL, else the server's host at its port + 1
@@ -62,6 +70,75 @@ Result<std::string> SandboxIdOf(App& app, const std::string& sandbox) {
   return sandbox;  // an E2B sandbox id
 }
 
+// The sandbox's envd token, as E2B's connect gives it to its owner (a paused sandbox is
+// resumed, as the SDK's connect does; a timer is only ever extended, here by at most 1 s).
+Result<std::string> EnvdToken(App& app, const std::string& id) {
+  ASSIGN_OR_RETURN(auto api_http, net::HttpClient::ForAddress(app.ServerAddress()));
+  net::ClientRequest info{.method = "POST",
+                          .target = "/sandboxes/" + base::PercentEncode(id) + "/connect"};
+  info.headers.Set("X-API-Key", app.ApiKey());
+  info.headers.Set("Content-Type", "application/json");
+  info.body = R"({"timeout":1})";
+  info.timeout = std::chrono::seconds(60);
+  auto got = api_http->Do(info);
+  if (!got.ok()) return UnreachableError(app.ServerAddress(), got.status());
+  if (got->status != 200 && got->status != 201) {
+    auto j = api::ParseJson(got->body);
+    std::string message = j.ok() && j->is_object() ? j->value("message", got->body) : got->body;
+    return Status(got->status == 404 ? StatusCode::kNotFound : StatusCode::kUnknown,
+                  fmt::format("sandbox {}: {}", id, message));
+  }
+  ASSIGN_OR_RETURN(api::Json detail, api::ParseJson(got->body));
+  return detail["envdAccessToken"].is_string() ? detail["envdAccessToken"].get<std::string>()
+                                               : std::string();
+}
+
+// Writes what the process printed, unbuffered: a PTY's echo and prompts must show at once.
+std::function<void(std::string_view, std::string_view)> PrintTo(App& app) {
+  return [&app](std::string_view stream, std::string_view bytes) {
+    std::ostream& out = stream == "stderr" ? app.err() : app.out();
+    out << bytes;
+    out.flush();
+  };
+}
+
+// -i and/or -t: the output stream on this thread, input and signals on the pump's.
+Result<int> RunInteractive(App& app, const ExecFlags& f, EnvdProcess& process,
+                           EnvdProcess::StartOptions start) {
+  // Order matters for unwinding: the pump stops first, then the terminal is put back, then the
+  // old handlers and signal mask return (a signal still pending is then handled as usual).
+  BlockSignals blocked;
+  ASSIGN_OR_RETURN(auto signals, SignalPipe::Install({SIGWINCH, SIGINT, SIGTERM, SIGHUP}));
+  const int terminal_fd = ::isatty(STDIN_FILENO) ? STDIN_FILENO : STDOUT_FILENO;
+  std::optional<RawTerminal> raw;
+  if (f.tty) {
+    start.pty = SizeOf(terminal_fd).value_or(TerminalSize{});
+    const char* term = std::getenv("TERM");
+    if (!start.process["envs"].contains("TERM")) {
+      start.process["envs"]["TERM"] = term && *term ? term : "xterm-256color";
+    }
+    if (f.stdin && ::isatty(STDIN_FILENO)) {
+      ASSIGN_OR_RETURN(RawTerminal entered, RawTerminal::Enter(STDIN_FILENO));
+      raw.emplace(std::move(entered));
+    }
+  }
+  start.stdin = f.stdin;
+  // Short keepalives: a signal ends the stream within a second even when the command is quiet.
+  start.keepalive = std::chrono::seconds(1);
+  InputPump pump(process, *signals,
+                 {.forward_stdin = f.stdin,
+                  .pty = f.tty,
+                  .stdin_fd = STDIN_FILENO,
+                  .terminal_fd = terminal_fd});
+  RETURN_IF_ERROR(pump.Start());
+  auto code = process.Run(start, {.on_start = [&pump](uint32_t pid) { pump.SetPid(pid); },
+                                  .on_data = PrintTo(app),
+                                  .keep_going = [&pump] { return !pump.Terminated(); }});
+  pump.Stop();
+  if (auto signo = pump.Terminated()) return 128 + *signo;
+  return code;
+}
+
 void RunExec(App& app, const ExecFlags& f) {
   if (f.command.empty()) {
     return app.Fail(InvalidArgumentError("no command: warren exec SANDBOX -- CMD [ARG...]"));
@@ -76,122 +153,21 @@ void RunExec(App& app, const ExecFlags& f) {
   }
   auto id = SandboxIdOf(app, f.sandbox);
   if (!id.ok()) return app.FailFromServer(id.status());
+  auto token = EnvdToken(app, *id);
+  if (!token.ok()) return app.Fail(token.status());
+  auto process = EnvdProcess::Connect(
+      {.gateway = GatewayAddress(app, f), .sandbox_id = *id, .token = *token, .user = f.user});
+  if (!process.ok()) return app.Fail(process.status());
 
-  // The sandbox's envd token, as E2B's connect gives it to its owner (a paused sandbox is
-  // resumed, as the SDK's connect does; a timer is only ever extended, here by at most 1 s).
-  auto api_http = net::HttpClient::ForAddress(app.ServerAddress());
-  if (!api_http.ok()) return app.Fail(api_http.status());
-  net::ClientRequest info{.method = "POST",
-                          .target = "/sandboxes/" + base::PercentEncode(*id) + "/connect"};
-  info.headers.Set("X-API-Key", app.ApiKey());
-  info.headers.Set("Content-Type", "application/json");
-  info.body = R"({"timeout":1})";
-  info.timeout = std::chrono::seconds(60);
-  auto got = (*api_http)->Do(info);
-  if (!got.ok()) return app.Fail(UnreachableError(app.ServerAddress(), got.status()));
-  if (got->status != 200 && got->status != 201) {
-    auto j = api::ParseJson(got->body);
-    std::string message = j.ok() && j->is_object() ? j->value("message", got->body) : got->body;
-    return app.Fail(Status(got->status == 404 ? StatusCode::kNotFound : StatusCode::kUnknown,
-                           fmt::format("sandbox {}: {}", *id, message)));
-  }
-  auto detail = api::ParseJson(got->body);
-  if (!detail.ok()) return app.Fail(detail.status());
-  std::string token = (*detail)["envdAccessToken"].is_string()
-                          ? (*detail)["envdAccessToken"].get<std::string>()
-                          : "";
-
-  std::string gateway = GatewayAddress(app, f);
-  auto http = net::HttpClient::ForAddress(gateway);
-  if (!http.ok()) return app.Fail(http.status());
-  api::Json process = {{"cmd", f.command[0]},
-                       {"args", std::vector<std::string>(f.command.begin() + 1, f.command.end())},
-                       {"envs", envs}};
-  if (!f.cwd.empty()) process["cwd"] = f.cwd;
-  net::ClientRequest req{.method = "POST", .target = "/process.Process/Start"};
-  req.headers.Set("Content-Type", "application/connect+json");
-  req.headers.Set("Connect-Protocol-Version", "1");
-  req.headers.Set("E2b-Sandbox-Id", *id);
-  req.headers.Set("E2b-Sandbox-Port", std::to_string(envd::kEnvdPort));
-  req.headers.Set("Authorization", "Basic " + base::Base64Encode(f.user + ":"));
-  if (!token.empty()) req.headers.Set("X-Access-Token", token);
-  req.body = envd::EncodeEnvelope(envd::kEnvelopeMessage,
-                                  api::DumpJson({{"process", process}, {"stdin", false}}));
-  req.timeout = std::chrono::seconds(30);
-
-  int status = 0;
-  std::string error_body;
-  envd::EnvelopeReader reader(kMaxMessage);
-  std::optional<int> exit_code;
-  Status failure;
-  auto on_data = [&](std::string_view data) {
-    if (status != 200) {
-      if (error_body.size() < (64 << 10)) error_body.append(data);
-      return true;
-    }
-    reader.Feed(data);
-    for (;;) {
-      auto next = reader.Next();
-      if (!next.ok()) {
-        failure = next.status();
-        return false;
-      }
-      if (!*next) return true;
-      auto msg = api::ParseJson((*next)->payload);
-      if (!msg.ok()) {
-        failure = DataLossError("envd sent a message that is not JSON");
-        return false;
-      }
-      if ((*next)->flags & envd::kEnvelopeEndStream) {
-        if (msg->contains("error")) {
-          const api::Json& e = (*msg)["error"];
-          failure = UnknownError(
-              fmt::format("envd: {}: {}", e.value("code", "unknown"), e.value("message", "")));
-        }
-        return false;
-      }
-      const api::Json& event = (*msg)["event"];
-      if (event.contains("data")) {
-        const api::Json& d = event["data"];
-        for (auto [field, stream] :
-             {std::pair{"stdout", &app.out()}, std::pair{"stderr", &app.err()}}) {
-          if (!d.contains(field)) continue;
-          auto bytes = base::Base64Decode(d[field].get<std::string>());
-          if (bytes) {
-            *stream << *bytes;
-            stream->flush();
-          }
-        }
-      } else if (event.contains("end")) {
-        const api::Json& end = event["end"];
-        // proto3 JSON leaves out a zero exit code; a process ended by a signal has none.
-        exit_code = end.contains("exitCode")     ? end["exitCode"].get<int>()
-                    : end.value("exited", false) ? 0
-                                                 : 128 + 9;
-      }
-    }
-  };
-  auto resp = (*http)->DoStreaming(
-      req,
-      [&](const net::Response& head) {
-        status = head.status;
-        return true;
-      },
-      on_data);
-  if (!resp.ok() && !exit_code) {
-    return app.Fail(Status(resp.status().code(), fmt::format("cannot reach the gateway at {}: {}",
-                                                             gateway, resp.status().message())));
-  }
-  if (status != 200) {
-    auto j = api::ParseJson(error_body);
-    std::string message = j.ok() && j->is_object() ? j->value("message", error_body) : error_body;
-    return app.Fail(
-        Status(status == 404 || status == 502 ? StatusCode::kNotFound : StatusCode::kUnknown,
-               fmt::format("sandbox {}: {} ({})", *id, message, status)));
-  }
-  if (!failure.ok() && !exit_code) return app.Fail(failure);
-  if (!exit_code) return app.Fail(UnavailableError("the command's stream ended without its exit"));
-  app.SetExitCode(*exit_code);
+  EnvdProcess::StartOptions start;
+  start.process = {{"cmd", f.command[0]},
+                   {"args", std::vector<std::string>(f.command.begin() + 1, f.command.end())},
+                   {"envs", envs}};
+  if (!f.cwd.empty()) start.process["cwd"] = f.cwd;
+  Result<int> code = f.stdin || f.tty ? RunInteractive(app, f, **process, std::move(start))
+                                      : (*process)->Run(start, {.on_data = PrintTo(app)});
+  if (!code.ok()) return app.Fail(code.status());
+  app.SetExitCode(*code);
 }
 
 }  // namespace
@@ -199,10 +175,13 @@ void RunExec(App& app, const ExecFlags& f) {
 void AddExecCommand(App& app) {
   auto f = std::make_shared<ExecFlags>();
   auto* cmd = app.cli().add_subcommand(
-      "exec", "Run a command in a sandbox: warren exec SANDBOX -- CMD [ARG...] (exit code is its)");
+      "exec",
+      "Run a command in a sandbox: warren exec [-it] SANDBOX -- CMD [ARG...] (exit code is its)");
   cmd->add_option("sandbox", f->sandbox, "a Sandbox's name (in the namespace) or a sandbox id")
       ->required();
   cmd->add_option("command", f->command, "the command and its arguments (after --)");
+  cmd->add_flag("--stdin,-i", f->stdin, "pass stdin to the command");
+  cmd->add_flag("--tty,-t", f->tty, "run the command on a PTY (with -i: the terminal goes raw)");
   cmd->add_option("--user,-u", f->user, "the user to run as")->capture_default_str();
   cmd->add_option("--workdir,-w", f->cwd, "the working directory (default: the user's home)");
   // One value per flag, so `--` after it starts the command.

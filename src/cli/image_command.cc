@@ -85,7 +85,12 @@ pull->callback([&app, flags] {
   if (!allowed.ok()) return app.Fail(allowed.status());
   auto store = OpenStore(*flags, std::move(allowed).value());
   if (!store.ok()) return app.Fail(store.status());
-  PrintOrFail(app, image::PullImageCommand(**store, flags->reference, flags->name));
+  // Progress on stderr, so stdout stays the table a script may parse.
+  PrintOrFail(app, image::PullImageCommand(**store, flags->reference, flags->name,
+                                           [&app](const image::PullProgress& p) {
+                                             app.err() << image::PullProgressText(p);
+                                             app.err().flush();
+                                           }));
 });
 
 auto* ls = cmd->add_subcommand("ls", "List the images");

@@ -64,11 +64,24 @@ Result<Table> ImportImageCommand(ImageStore& store, const std::string& path,
 }
 
 Result<Table> PullImageCommand(ImageStore& store, const std::string& reference,
-                               const std::string& name) {
+                               const std::string& name,
+                               std::function<void(const PullProgress&)> progress) {
   ImportOptions options;
   options.name = name;
+  options.on_pull_progress = std::move(progress);
   ASSIGN_OR_RETURN(ImageRecord record, store.Pull(reference, options));
   return ImportedTable(record);
+}
+
+std::string PullProgressText(const PullProgress& p) {
+  using Step = PullProgress::Step;
+  if (p.step == Step::kUnpacking) return "unpacking...\n";
+  if (p.step == Step::kLayerDownloaded) {
+    return fmt::format(" done in {:.1f}s\n", static_cast<double>(p.took.count()) / 1000.0);
+  }
+  return fmt::format("layer {}/{} {} {}: {}", p.layer, p.layers, p.digest.Short(),
+                     HumanSize(static_cast<uint64_t>(std::max<int64_t>(0, p.bytes))),
+                     p.step == Step::kLayerPresent ? "already here\n" : "downloading...");
 }
 
 Table ListImagesCommand(const ImageStore& store) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,15 @@ std::string HumanSize(uint64_t bytes);
 Result<Table> ImportImageCommand(ImageStore& store, const std::string& path,
                                  const std::string& name);
 
-// `warren image pull HOST:PORT/REPO:TAG [--name NAME]`: pulls over plain HTTP and imports.
-// Columns as for import.
+// `warren image pull HOST:PORT/REPO:TAG [--name NAME]`: pulls over plain HTTP and imports,
+// telling `progress` (may be empty) of each layer. Columns as for import.
 Result<Table> PullImageCommand(ImageStore& store, const std::string& reference,
-                               const std::string& name);
+                               const std::string& name,
+                               std::function<void(const PullProgress&)> progress = {});
+
+// One line of `warren image pull`'s progress: "layer 2/3 9f8e7d6c5b4a 63.7MB: downloading..."
+// (no newline: " done in 1.2s\n" follows), ": already here\n", or "unpacking...\n".
+std::string PullProgressText(const PullProgress& progress);
 
 // `warren image ls`: every image. Columns: NAME, DIGEST, LAYERS, SIZE, UNPACKED, IMPORTED.
 Table ListImagesCommand(const ImageStore& store);

@@ -231,15 +231,32 @@ Result<ImageRecord> ImageStore::Pull(std::string_view reference, const ImportOpt
   ASSIGN_OR_RETURN(Manifest parsed, ParseManifest(manifest.body, "manifest of " + ref.ToString()));
   ASSIGN_OR_RETURN(std::string config, client.GetBlob(repository, parsed.config, kMaxConfigBytes));
   RETURN_IF_ERROR(WriteFileAtomic(blobs, parsed.config.digest.hex(), config));
-  for (const auto& layer : parsed.layers) {
-    if (ReadLayer(layer.digest).ok()) continue;  // Already unpacked here: nothing to fetch.
+  auto report = [&](PullProgress::Step step, size_t i, const Descriptor* layer,
+                    std::chrono::milliseconds took) {
+    if (!options.on_pull_progress) return;
+    PullProgress p{.step = step, .layer = i, .layers = parsed.layers.size(), .took = took};
+    if (layer != nullptr) {
+      p.digest = layer->digest;
+      p.bytes = layer->size;
+    }
+    options.on_pull_progress(p);
+  };
+  for (size_t i = 0; i < parsed.layers.size(); ++i) {
+    const Descriptor& layer = parsed.layers[i];
     std::string path = blobs + "/" + layer.digest.hex();
-    if (access(path.c_str(), F_OK) == 0) continue;  // Listed twice.
+    // Already unpacked here, or listed twice: nothing to fetch.
+    if (ReadLayer(layer.digest).ok() || access(path.c_str(), F_OK) == 0) {
+      report(PullProgress::Step::kLayerPresent, i + 1, &layer, {});
+      continue;
+    }
+    report(PullProgress::Step::kLayerDownloading, i + 1, &layer, {});
     auto started = std::chrono::steady_clock::now();
     RETURN_IF_ERROR(client.DownloadBlob(repository, layer, path));
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
             .count();
+    report(PullProgress::Step::kLayerDownloaded, i + 1, &layer,
+           std::chrono::milliseconds(static_cast<int64_t>(ms)));
     Log()->info("layer downloaded digest={} bytes={} ms={:.0f}", layer.digest.Short(), layer.size,
                 ms);
   }
@@ -251,6 +268,7 @@ Result<ImageRecord> ImageStore::Pull(std::string_view reference, const ImportOpt
   RETURN_IF_ERROR(WriteFileAtomic(dir, "index.json", index.dump()));
   ImportOptions import_options = options;
   if (import_options.name.empty()) import_options.name = ref.ToString();
+  report(PullProgress::Step::kUnpacking, 0, nullptr, {});
   ASSIGN_OR_RETURN(OciLayout layout, OciLayout::Open(dir));
   return ImportFromLayout(layout, import_options, "http://" + registry + "/" + repository);
 }

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -64,10 +66,24 @@ struct Lease {
   std::string created_at;  // RFC 3339
 };
 
+// A step of Pull, for a caller that shows progress (`warren image pull`).
+struct PullProgress {
+  enum class Step { kLayerPresent, kLayerDownloading, kLayerDownloaded, kUnpacking };
+  Step step = Step::kLayerPresent;
+  size_t layer = 0;  // 1-based, of `layers` (kUnpacking: 0)
+  size_t layers = 0;
+  Digest digest;
+  int64_t bytes = 0;                  // the layer's compressed size
+  std::chrono::milliseconds took{0};  // kLayerDownloaded: how long the download took
+};
+
 struct ImportOptions {
   // The name to give the image; with a multi-image layout also which one to take. Empty: the
   // name the layout's annotations give it.
   std::string name;
+  // Pull only: told of each layer (already here, downloading, downloaded) and of the unpacking
+  // that follows, on the pulling thread. May be empty.
+  std::function<void(const PullProgress&)> on_pull_progress;
 };
 
 struct GcReport {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "image/commands.h"
 #include "image/image_store.h"
 #include "image/testing/oci_builder.h"
 #include "image/testing/registry_fixture.h"
@@ -70,6 +71,33 @@ TEST_F(RegistryPullTest, PullsAndImportsOnlyWhatIsMissing) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(store_->layers_unpacked(), 2u);
   EXPECT_EQ(again->manifest_digest, record->manifest_digest);
+}
+
+TEST_F(RegistryPullTest, TellsOfEachLayerAndTheUnpacking) {
+  std::string ref = registry_->address() + "/team/app:1";
+  std::vector<std::string> lines;
+  auto record = store_->Pull(ref, {.on_pull_progress = [&](const PullProgress& p) {
+                               lines.push_back(PullProgressText(p));
+                             }});
+  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_EQ(lines.size(), 5u) << ::testing::PrintToString(lines);
+  EXPECT_EQ(lines[0], "layer 1/2 " + base_.digest.Short() + " " +
+                          HumanSize(static_cast<uint64_t>(base_.size)) + ": downloading...");
+  EXPECT_THAT(lines[1], ::testing::MatchesRegex(" done in [0-9]+\\.[0-9]s\n"));
+  EXPECT_THAT(lines[2], HasSubstr("layer 2/2 " + top_.digest.Short()));
+  EXPECT_EQ(lines[4], "unpacking...\n");
+
+  // Again: every layer is here already.
+  lines.clear();
+  ASSERT_TRUE(
+      store_
+          ->Pull(ref, {.name = "app:2",
+                       .on_pull_progress =
+                           [&](const PullProgress& p) { lines.push_back(PullProgressText(p)); }})
+          .ok());
+  ASSERT_EQ(lines.size(), 3u) << ::testing::PrintToString(lines);
+  EXPECT_EQ(lines[0], "layer 1/2 " + base_.digest.Short() + " " +
+                          HumanSize(static_cast<uint64_t>(base_.size)) + ": already here\n");
 }
 
 TEST_F(RegistryPullTest, UnknownTagIsNotFound) {

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/json.h"
+
+namespace warren::cli {
+
+// okactl's one-line rollout status of a SandboxSet:
+//   "my-pool  Updating  1/3 updated  1/3 available"
+// Updating while the status has not seen the latest spec (observedGeneration) or fewer than
+// spec.replicas members are at the update revision and available; Ready after. `available` is
+// the pool's available members (claimable now).
+struct RolloutStatus {
+  std::string name;
+  bool done = false;
+  int64_t desired = 0;
+  int64_t updated = 0;
+  int64_t available = 0;
+
+  std::string Line() const;
+};
+RolloutStatus SandboxSetRollout(const api::Json& sandbox_set);
+
+// Why members are not ready, for a rollout that does not finish (okactl looks at the
+// sandbox's status.message first too): "sandbox NAME: PHASE: message" for each member of
+// `sandboxes` (a SandboxList's items) whose Ready condition is not True, at most `limit`.
+std::vector<std::string> UnreadyMembers(const api::Json& sandboxes, size_t limit);
+
+}  // namespace warren::cli
