@@ -22,6 +22,7 @@
 #include "base/strings.h"
 #include "base/unique_fd.h"
 #include "process.h"
+#include "server_sandboxes.h"
 
 namespace warren::node::testing {
 namespace {
@@ -30,34 +31,6 @@ using namespace std::chrono_literals;
 using warren::testing::CommandResult;
 using warren::testing::RunCommand;
 using warren::testing::ServerProcess;
-
-bool Contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-api::Json GetSandbox(ServerProcess& s, const std::string& name) {
-  net::ClientRequest req;
-  req.target = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes/" + name;
-  auto resp = s.http().Do(req);
-  if (!resp.ok() || resp->status != 200) return api::Json();
-  auto j = api::ParseJson(resp->body);
-  return j.ok() ? *j : api::Json();
-}
-
-api::Json WaitRunning(ServerProcess& s, const std::string& name) {
-  auto deadline = std::chrono::steady_clock::now() + 60s;
-  api::Json obj;
-  while (std::chrono::steady_clock::now() < deadline) {
-    obj = GetSandbox(s, name);
-    if (obj.is_object() && obj.contains("status") && obj["status"].is_object() &&
-        obj["status"].value("phase", "") == "Running") {
-      return obj;
-    }
-    std::this_thread::sleep_for(30ms);
-  }
-  ADD_FAILURE() << name << " never ran: " << api::DumpJson(obj);
-  return obj;
-}
 
 constexpr char kManifest[] = R"(
 apiVersion: agents.kruise.io/v1alpha1
@@ -82,11 +55,20 @@ class CliVerbs : public ::testing::Test {
     setenv("WARREN_NODE_AGENT", "on", 1);
     server_ = std::make_unique<ServerProcess>();  // loopback-only sandboxes
     ASSERT_EQ(server_->Cli({"apply", "-f", "-"}, kManifest).exit_code, 0);
-    api::Json box = WaitRunning(*server_, "box");
+    api::Json box = WaitPhase(*server_, "box", "Running");
     id_ = box["metadata"]["labels"].value("agents.kruise.io/sandbox-id", "");
     gateway_ =
         "127.0.0.1:" + std::string(base::TrimSpace(
                            base::ReadSmallFile(server_->data_dir() + "/gateway.port").value()));
+  }
+  // A server stopped with SIGTERM leaves its sandboxes running (adopted at its next start):
+  // delete them, and the pools that would make more, and wait until they are gone.
+  void TearDown() override {
+    if (server_ == nullptr) return;
+    CommandResult pools = server_->Cli({"delete", "sbs", "--all"});
+    EXPECT_EQ(pools.exit_code, 0) << pools.err;
+    CommandResult boxes = server_->Cli({"delete", "sbx", "--all"});
+    EXPECT_EQ(boxes.exit_code, 0) << boxes.err;
   }
   std::map<std::string, std::string> CliEnv() const {
     return {{"WARREN_SERVER", server_->address()},

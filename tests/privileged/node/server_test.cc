@@ -18,6 +18,7 @@
 #include "os/cgroup.h"
 #include "process.h"
 #include "runtime/native/native_runtime.h"
+#include "server_sandboxes.h"
 
 namespace warren::node::testing {
 namespace {
@@ -25,34 +26,6 @@ namespace {
 using namespace std::chrono_literals;
 using warren::testing::CommandResult;
 using warren::testing::ServerProcess;
-
-bool Contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-api::Json GetSandbox(ServerProcess& s, const std::string& name) {
-  net::ClientRequest req;
-  req.target = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes/" + name;
-  auto resp = s.http().Do(req);
-  if (!resp.ok() || resp->status != 200) return api::Json();
-  auto j = api::ParseJson(resp->body);
-  return j.ok() ? *j : api::Json();
-}
-
-api::Json WaitPhase(ServerProcess& s, const std::string& name, const std::string& phase) {
-  auto deadline = std::chrono::steady_clock::now() + 60s;
-  api::Json obj;
-  while (std::chrono::steady_clock::now() < deadline) {
-    obj = GetSandbox(s, name);
-    if (obj.is_object() && obj.contains("status") && obj["status"].is_object() &&
-        obj["status"].value("phase", "") == phase) {
-      return obj;
-    }
-    std::this_thread::sleep_for(30ms);
-  }
-  ADD_FAILURE() << name << " never reached " << phase << ": " << api::DumpJson(obj);
-  return obj;
-}
 
 void WaitGone(ServerProcess& s, const std::string& name) {
   auto deadline = std::chrono::steady_clock::now() + 60s;

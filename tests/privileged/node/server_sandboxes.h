@@ -1,0 +1,49 @@
+#pragma once
+
+// Reading Sandbox objects of a `warren server` child process from its resource API, for the
+// tests that drive a whole server (server_test.cc, cli_verbs_test.cc).
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "api/json.h"
+#include "process.h"
+
+namespace warren::node::testing {
+
+inline bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// The Sandbox `name` in namespace default, or null when there is none (or the call failed).
+inline api::Json GetSandbox(warren::testing::ServerProcess& s, const std::string& name) {
+  net::ClientRequest req;
+  req.target = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes/" + name;
+  auto resp = s.http().Do(req);
+  if (!resp.ok() || resp->status != 200) return api::Json();
+  auto j = api::ParseJson(resp->body);
+  return j.ok() ? *j : api::Json();
+}
+
+// Waits up to a minute for status.phase == `phase`; a test failure (and the last object) if not.
+inline api::Json WaitPhase(warren::testing::ServerProcess& s, const std::string& name,
+                           const std::string& phase) {
+  using namespace std::chrono_literals;
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  api::Json obj;
+  while (std::chrono::steady_clock::now() < deadline) {
+    obj = GetSandbox(s, name);
+    if (obj.is_object() && obj.contains("status") && obj["status"].is_object() &&
+        obj["status"].value("phase", "") == phase) {
+      return obj;
+    }
+    std::this_thread::sleep_for(30ms);
+  }
+  ADD_FAILURE() << name << " never reached " << phase << ": " << api::DumpJson(obj);
+  return obj;
+}
+
+}  // namespace warren::node::testing
