@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "api/json.h"
 #include "api/kinds.h"
 #include "api/status_object.h"
 #include "api/types/labels.h"
 #include "base/strings.h"
 #include "server/auth/route_guard.h"
+#include "server/e2b/audited.h"
 #include "server/e2b/authed_route.h"
 #include "server/e2b/errors.h"
 
@@ -39,9 +42,7 @@ Result<std::vector<nlohmann::json>> ReadById(SandboxService& service, audit::Jou
   std::string ns = who.team;
   std::string canonical(id);
   if (auto o = service.Lookup(who, id); o.ok()) {
-    ns = o->metadata.namespace_;
-    auto label = o->metadata.labels.find(api::labels::kSandboxId);
-    if (label != o->metadata.labels.end()) canonical = label->second;
+    if (auto key = JournalKeyOf(*o)) std::tie(ns, canonical) = *key;
   } else if (who.admin) {
     if (auto found = journal.NamespaceOf(id)) ns = *found;
   }
@@ -87,12 +88,12 @@ void RegisterAuditRoutes(net::Router& router, std::shared_ptr<SandboxService> se
         if (!limit.ok()) return SendStatus(r, limit.status(), name);
         auto obj = service->store().Get(api::SandboxKind(), ns, name);
         if (!obj.ok()) return SendStatus(r, obj.status(), name);
-        auto id = obj->metadata.labels.find(api::labels::kSandboxId);
-        if (id == obj->metadata.labels.end()) {
+        auto key = JournalKeyOf(*obj);
+        if (!key) {
           return SendStatus(
               r, NotFoundError(fmt::format("sandbox \"{}\" has no audit journal yet", name)), name);
         }
-        auto entries = journal->Read(ns, id->second, *limit);
+        auto entries = journal->Read(key->first, key->second, *limit);
         if (!entries.ok()) return SendStatus(r, entries.status(), name);
         r.Send(net::Response::Json(200, Items(*entries)));
       },

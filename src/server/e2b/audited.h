@@ -1,7 +1,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "audit/journal.h"
 #include "server/e2b/authed_route.h"
@@ -16,6 +18,10 @@ namespace warren::server::e2b {
 // canonical id). Refused calls on it are recorded too (a 409 pause); a call naming no sandbox
 // the caller can see (another team's, a typo) is recorded nowhere. `journal` null: the handler
 // as it is.
+// The journal of a Sandbox object: its namespace and canonical sandbox id; nullopt when it has
+// no sandbox id yet.
+std::optional<std::pair<std::string, std::string>> JournalKeyOf(const api::Object& sandbox);
+
 AuthedHandler Audited(std::shared_ptr<audit::Journal> journal,
                       std::shared_ptr<SandboxService> service, std::string operation,
                       AuthedHandler handler);

@@ -6,11 +6,19 @@
 namespace warren::server::e2b {
 namespace {
 
-// Running and shown through E2B: what concurrentSandboxes counts.
-bool CountsAsRunning(const controller::ObjectPtr& o) {
-  if (o == nullptr || o->metadata.deletion_timestamp) return false;
-  auto r = RecordFromObject(*o);
-  return r.ok() && !r->pool_member && r->state == E2bState::kRunning;
+// What a change says of a sandbox: whether it is running and shown through E2B (what
+// concurrentSandboxes counts) and whether it is an unclaimed pool member. One decode per event.
+struct Seen {
+  bool running = false;
+  bool pool_member = false;
+};
+Seen SeenIn(const controller::Informer::Change& change) {
+  if (change.type == store::EventType::kDeleted) return {};
+  auto r = RecordFromObject(*change.object);
+  if (!r.ok()) return {};
+  return {!change.object->metadata.deletion_timestamp && !r->pool_member &&
+              r->state == E2bState::kRunning,
+          r->pool_member};
 }
 
 }  // namespace
@@ -50,9 +58,7 @@ void TeamMetrics::Stop() {
 
 void TeamMetrics::OnChange(const controller::Informer::Change& change) {
   const api::Object& o = *change.object;
-  const bool running = change.type != store::EventType::kDeleted && CountsAsRunning(change.object);
-  bool pool_member = false;
-  if (auto r = RecordFromObject(o); r.ok()) pool_member = r->pool_member;
+  const auto [running, pool_member] = SeenIn(change);
   std::lock_guard lock(mu_);
   // The same name with a new uid (deleted and made again while the watch was down): the old
   // one is gone.

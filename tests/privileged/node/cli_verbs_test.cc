@@ -32,20 +32,6 @@ using warren::testing::CommandResult;
 using warren::testing::RunCommand;
 using warren::testing::ServerProcess;
 
-constexpr char kManifest[] = R"(
-apiVersion: agents.kruise.io/v1alpha1
-kind: Sandbox
-metadata: {name: box, namespace: default}
-spec:
-  template:
-    spec:
-      containers:
-      - name: main
-        image: busybox
-        command: ["/bin/sh", "-c", "exec sleep 3600"]
-        resources: {limits: {memory: 64Mi}}
-)";
-
 // A server with a node agent and one running busybox Sandbox, "box".
 class CliVerbs : public ::testing::Test {
  protected:
@@ -54,7 +40,7 @@ class CliVerbs : public ::testing::Test {
     setenv("WARREN_ENVD_PATH", WARREN_ENVD_BIN, 1);
     setenv("WARREN_NODE_AGENT", "on", 1);
     server_ = std::make_unique<ServerProcess>();  // loopback-only sandboxes
-    ASSERT_EQ(server_->Cli({"apply", "-f", "-"}, kManifest).exit_code, 0);
+    ASSERT_EQ(server_->Cli({"apply", "-f", "-"}, BusyboxSandbox("box")).exit_code, 0);
     api::Json box = WaitPhase(*server_, "box", "Running");
     id_ = box["metadata"]["labels"].value("agents.kruise.io/sandbox-id", "");
     gateway_ =

@@ -3,6 +3,7 @@
 // Reading Sandbox objects of a `warren server` child process from its resource API, for the
 // tests that drive a whole server (server_test.cc, cli_verbs_test.cc).
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,6 +14,25 @@
 #include "process.h"
 
 namespace warren::node::testing {
+
+// A busybox Sandbox (namespace default, 64Mi) whose template command is `/bin/sh -c script`.
+inline std::string BusyboxSandbox(const std::string& name,
+                                  const std::string& script = "exec sleep 3600") {
+  return fmt::format(R"(
+apiVersion: agents.kruise.io/v1alpha1
+kind: Sandbox
+metadata: {{name: {}, namespace: default}}
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: ["/bin/sh", "-c", "{}"]
+        resources: {{limits: {{memory: 64Mi}}}}
+)",
+                     name, script);
+}
 
 inline bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
@@ -44,6 +64,17 @@ inline api::Json WaitPhase(warren::testing::ServerProcess& s, const std::string&
   }
   ADD_FAILURE() << name << " never reached " << phase << ": " << api::DumpJson(obj);
   return obj;
+}
+
+// Waits up to a minute until the Sandbox is gone; a test failure if not.
+inline void WaitGone(warren::testing::ServerProcess& s, const std::string& name) {
+  using namespace std::chrono_literals;
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (GetSandbox(s, name).is_null()) return;
+    std::this_thread::sleep_for(30ms);
+  }
+  ADD_FAILURE() << name << " was not deleted";
 }
 
 }  // namespace warren::node::testing

@@ -27,15 +27,7 @@ using namespace std::chrono_literals;
 using warren::testing::CommandResult;
 using warren::testing::ServerProcess;
 
-void WaitGone(ServerProcess& s, const std::string& name) {
-  auto deadline = std::chrono::steady_clock::now() + 60s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (GetSandbox(s, name).is_null()) return;
-    std::this_thread::sleep_for(30ms);
-  }
-  ADD_FAILURE() << name << " was not deleted";
-}
-
+// A running sandbox, and one whose command ends (it is not restarted).
 constexpr char kManifest[] = R"(
 apiVersion: agents.kruise.io/v1alpha1
 kind: Sandbox
@@ -149,26 +141,12 @@ TEST(NodeServer, LogsGetAndAServerRestart) {
   }
 }
 
-constexpr char kExecManifest[] = R"(
-apiVersion: agents.kruise.io/v1alpha1
-kind: Sandbox
-metadata: {name: shell, namespace: default}
-spec:
-  template:
-    spec:
-      containers:
-      - name: main
-        image: busybox
-        command: ["/bin/sh", "-c", "exec sleep 3600"]
-        resources: {limits: {memory: 64Mi}}
-)";
-
 TEST(NodeServer, ExecStreamsACommandsOutputAndReturnsItsExitCode) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root";
   setenv("WARREN_ENVD_PATH", WARREN_ENVD_BIN, 1);
   setenv("WARREN_NODE_AGENT", "on", 1);
   auto s = std::make_unique<ServerProcess>();  // loopback-only sandboxes
-  ASSERT_EQ(s->Cli({"apply", "-f", "-"}, kExecManifest).exit_code, 0);
+  ASSERT_EQ(s->Cli({"apply", "-f", "-"}, BusyboxSandbox("shell")).exit_code, 0);
   WaitPhase(*s, "shell", "Running");
   std::string gateway =
       "127.0.0.1:" +
