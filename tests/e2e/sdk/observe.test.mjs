@@ -160,6 +160,9 @@ test('a team reads its own concurrency and start rate, not another team\'s', asy
     // Another team's history is refused, the admin reads any.
     const denied = await w.api('GET', `/teams/${NS}/metrics`, { key: otherKey });
     assert.equal(denied.status, 403, denied.text);
+    const deniedMax = await w.api('GET', `/teams/${NS}/metrics/max?metric=concurrent_sandboxes`,
+      { key: otherKey });
+    assert.equal(deniedMax.status, 403, deniedMax.text);
     assert.equal((await w.api('GET', '/teams/observe-other/metrics')).status, 200);
   } finally {
     await sbx.kill();
@@ -205,8 +208,16 @@ test('the audit journal lists who did what, commands with exit codes, and surviv
     assert.ok(!entries.some((e) => e.team === 'observe-other'), 'no other team in our journal');
     const times = entries.map((e) => Date.parse(e.time));
     assert.ok(times.every((t) => !Number.isNaN(t)), JSON.stringify(entries));
-    // Another team cannot read it.
+    // Another team cannot read it, by id or by Sandbox name.
     assert.equal((await audit(otherKey)).status, 404);
+    const named = await w.sandboxObject(id);
+    const byName = await fetch(`${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/` +
+      `${named.metadata.namespace}/sandboxes/${named.metadata.name}/audit`,
+    { headers: { authorization: `Bearer ${otherKey}` } });
+    assert.equal(byName.status, 404);
+    const mine = await w.apiFetch(`${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/` +
+      `${named.metadata.namespace}/sandboxes/${named.metadata.name}/audit`);
+    assert.equal(mine.status, 200);
 
     // A server restart keeps it; the CLI prints it by Sandbox name.
     await w.restart();
