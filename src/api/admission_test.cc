@@ -170,10 +170,10 @@ metadata: {name: s, namespace: default}
 spec:
   template:
     spec:
-      volumes: [{name: data, persistentVolumeClaim: {claimName: x}}]
+      volumes: [{name: data, configMap: {name: x}}]
       containers: [{name: main, image: base}])",
-       "spec.template.spec.volumes[0]: must specify a volume type: Warren supports emptyDir and "
-       "hostPath"},
+       "spec.template.spec.volumes[0]: must specify a volume type: Warren supports emptyDir, "
+       "hostPath and persistentVolumeClaim"},
       {R"(apiVersion: agents.kruise.io/v1alpha1
 kind: SandboxClaim
 metadata: {name: c, namespace: default}
@@ -246,6 +246,69 @@ spec: {templateName: pool, replicas: 2})");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("spec.replicas: Invalid value: field is immutable"), std::string::npos)
       << s;
+}
+
+TEST(Admission, VolumesDefaultTheirSizeKeepItAndBoundIt) {
+  Object vol;
+  ASSERT_EQ(AdmitError(R"(apiVersion: warren.dev/v1alpha1
+kind: Volume
+metadata: {name: work, namespace: team}
+spec: {})",
+                       &vol),
+            "");
+  EXPECT_EQ(vol.spec()["size"], "1Gi");
+  Object grown = vol;
+  grown.spec()["size"] = "2Gi";
+  Status s = AdmitUpdate(VolumeKind(), vol, grown);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("spec.size: Invalid value: \"2Gi\": field is immutable (was \"1Gi\")"),
+            std::string::npos)
+      << s;
+  for (const char* size : {"512Ki", "2Ti"}) {
+    EXPECT_NE(AdmitError(fmt::format(R"(apiVersion: warren.dev/v1alpha1
+kind: Volume
+metadata: {{name: work, namespace: team}}
+spec: {{size: {}}})",
+                                     size))
+                  .find("spec.size: Invalid value"),
+              std::string::npos)
+        << size;
+  }
+}
+
+TEST(Admission, VolumeClaimTemplatesAndClaimVolumesAreChecked) {
+  EXPECT_EQ(AdmitError(R"(apiVersion: agents.kruise.io/v1alpha1
+kind: SandboxSet
+metadata: {name: p, namespace: default}
+spec:
+  templateRef: {name: t}
+  volumeClaimTemplates:
+  - metadata: {name: work}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 64Mi}}})"),
+            "");
+  std::string bad = AdmitError(R"(apiVersion: agents.kruise.io/v1alpha1
+kind: Sandbox
+metadata: {name: s, namespace: default}
+spec:
+  template:
+    spec:
+      containers: [{name: main, image: base}]
+      volumes: [{name: v, persistentVolumeClaim: {}}]
+  volumeClaimTemplates:
+  - metadata: {name: Work}
+  - metadata: {name: w2}
+    spec: {resources: {requests: {storage: 10Ti, cpu: "1"}}})");
+  EXPECT_NE(bad.find("spec.template.spec.volumes[0].persistentVolumeClaim.claimName: Required"),
+            std::string::npos)
+      << bad;
+  EXPECT_NE(bad.find("spec.volumeClaimTemplates[0].metadata.name"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("spec.volumeClaimTemplates[1].spec.resources.requests.storage: Invalid "
+                     "value: \"10Ti\": must be between 1Mi and 1Ti"),
+            std::string::npos)
+      << bad;
+  EXPECT_NE(bad.find("spec.volumeClaimTemplates[1].spec.resources.requests.cpu: Unsupported"),
+            std::string::npos)
+      << bad;
 }
 
 TEST(Admission, KindMismatchIsRejected) {

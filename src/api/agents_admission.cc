@@ -109,7 +109,8 @@ void ValidateLifecycle(const std::optional<SandboxLifecycle>& lifecycle, std::st
 
 // template and templateRef are mutually exclusive and one is required.
 void ValidateTemplateChoice(std::optional<PodTemplateSpec>& tmpl,
-                            const std::optional<TemplateRef>& ref, FieldErrors& errors) {
+                            const std::optional<TemplateRef>& ref,
+                            const std::vector<VolumeClaimTemplate>& claims, FieldErrors& errors) {
   if (tmpl && ref) {
     errors.Add("spec", "Invalid value: template and templateRef are mutually exclusive");
     return;
@@ -133,25 +134,42 @@ void ValidateTemplateChoice(std::optional<PodTemplateSpec>& tmpl,
     return;
   }
   DefaultPodTemplate(*tmpl);
-  ValidatePodTemplate(*tmpl, "spec.template", errors);
+  ValidatePodTemplate(*tmpl, "spec.template", errors, claims);
 }
 
-void RejectVolumeClaimTemplates(const Object& object, FieldErrors& errors) {
-  const Json& spec = object.spec();
-  if (!spec.is_object()) return;
-  auto it = spec.find("volumeClaimTemplates");
-  if (it != spec.end() && !it->is_null() && !(it->is_array() && it->empty())) {
-    errors.Add("spec.volumeClaimTemplates",
-               "Forbidden: persistent volume claims are not supported by Warren; use emptyDir "
-               "or hostPath volumes");
+// Each entry names the volume a container's volumeMount refers to and asks for a size; the
+// Volume made from it ("<name>-<sandbox name>") must be a valid object name too.
+void ValidateVolumeClaimTemplates(const std::vector<VolumeClaimTemplate>& claims,
+                                  FieldErrors& errors) {
+  std::set<std::string> names;
+  for (size_t i = 0; i < claims.size(); ++i) {
+    const VolumeClaimTemplate& c = claims[i];
+    std::string path = IndexPath("spec.volumeClaimTemplates", i);
+    if (c.metadata.name.empty()) {
+      errors.Required(path + ".metadata.name");
+    } else if (auto err = CheckDns1123Label(c.metadata.name)) {
+      errors.Add(path + ".metadata.name", *err);
+    } else if (!names.insert(c.metadata.name).second) {
+      errors.Add(path + ".metadata.name", fmt::format("Duplicate value: \"{}\"", c.metadata.name));
+    }
+    const auto& requests = c.spec.resources.requests;
+    for (const auto& [key, q] : requests) {
+      std::string qp = KeyPath(path + ".spec.resources.requests", key);
+      if (key != "storage") {
+        errors.Unsupported(qp, key, {"storage"});
+      } else if (q.Value() < kMinVolumeBytes || q.Value() > kMaxVolumeBytes) {
+        errors.Add(qp,
+                   fmt::format("Invalid value: \"{}\": must be between 1Mi and 1Ti", q.ToString()));
+      }
+    }
   }
 }
 
-// What the specs of Sandbox, SandboxSet and SandboxTemplate share beside their template: no
+// What the specs of Sandbox, SandboxSet and SandboxTemplate share beside their template:
 // volumeClaimTemplates, a pause strategy, persistentContents and runtimes.
 template <class Spec>
-void ValidateSandboxOptions(const Object& object, const Spec& spec, FieldErrors& errors) {
-  RejectVolumeClaimTemplates(object, errors);
+void ValidateSandboxOptions(const Spec& spec, FieldErrors& errors) {
+  ValidateVolumeClaimTemplates(spec.volume_claim_templates, errors);
   ValidatePauseStrategy(spec.pause_strategy, errors);
   ValidateOneOf(spec.persistent_contents, "spec.persistentContents", {"ip", "memory", "filesystem"},
                 errors);
@@ -233,8 +251,9 @@ Status AdmitSandbox(Object& object) {
   DefaultSandboxId(object.metadata, id_errors);
   RETURN_IF_ERROR(id_errors.ToStatus());
   return AdmitSpec<SandboxSpec>(object, [&](SandboxSpec& spec, FieldErrors& errors) {
-    ValidateTemplateChoice(spec.pod_template, spec.template_ref, errors);
-    ValidateSandboxOptions(object, spec, errors);
+    ValidateTemplateChoice(spec.pod_template, spec.template_ref, spec.volume_claim_templates,
+                           errors);
+    ValidateSandboxOptions(spec, errors);
     DefaultLifecycle(spec.lifecycle);
     ValidateLifecycle(spec.lifecycle, "spec.lifecycle", errors);
     if (spec.upgrade_policy && !spec.upgrade_policy->type.empty() &&
@@ -261,8 +280,9 @@ Status AdmitSandboxSet(Object& object) {
                            "spec.updateStrategy.maxUnavailable", errors);
     ValidateMaxUnavailable(spec.scale_strategy.max_unavailable, "spec.scaleStrategy.maxUnavailable",
                            errors);
-    ValidateTemplateChoice(spec.pod_template, spec.template_ref, errors);
-    ValidateSandboxOptions(object, spec, errors);
+    ValidateTemplateChoice(spec.pod_template, spec.template_ref, spec.volume_claim_templates,
+                           errors);
+    ValidateSandboxOptions(spec, errors);
   });
 }
 
@@ -316,16 +336,16 @@ Status AdmitSandboxClaimUpdate(const Object& old_object, const Object& object) {
 Status AdmitSandboxClaimStatus(Object& object) { return AdmitStatusAs<SandboxClaimStatus>(object); }
 
 Status AdmitSandboxTemplate(Object& object) {
-  return AdmitSpec<SandboxTemplateSpec>(
-      object, [&](SandboxTemplateSpec& spec, FieldErrors& errors) {
-        if (!spec.pod_template) {
-          errors.Required("spec.template");
-        } else {
-          DefaultPodTemplate(*spec.pod_template);
-          ValidatePodTemplate(*spec.pod_template, "spec.template", errors);
-        }
-        ValidateSandboxOptions(object, spec, errors);
-      });
+  return AdmitSpec<SandboxTemplateSpec>(object, [&](SandboxTemplateSpec& spec,
+                                                    FieldErrors& errors) {
+    if (!spec.pod_template) {
+      errors.Required("spec.template");
+    } else {
+      DefaultPodTemplate(*spec.pod_template);
+      ValidatePodTemplate(*spec.pod_template, "spec.template", errors, spec.volume_claim_templates);
+    }
+    ValidateSandboxOptions(spec, errors);
+  });
 }
 
 Status AdmitSandboxUpdateOps(Object& object) {

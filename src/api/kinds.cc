@@ -226,6 +226,27 @@ void RegisterBuiltinKinds(KindRegistry& registry) {
     KindInfo k;
     k.group = kWarrenGroup;
     k.version = kV1alpha1;
+    k.kind = "Volume";
+    k.plural = "volumes";
+    k.singular = "volume";
+    k.short_names = {"vol"};
+    k.status_subresource = true;
+    k.columns = {
+        {"PHASE", ".status.phase", ColType::kString, false},
+        {"SIZE", ".spec.size", ColType::kString, false},
+        {"MOUNTED_BY", ".status.mountedBy", ColType::kString, false},
+        {"NODE", ".status.nodeName", ColType::kString, true},
+        {"MESSAGE", ".status.message", ColType::kString, true},
+    };
+    k.admit = AdmitVolume;
+    k.admit_update = AdmitVolumeUpdate;
+    k.admit_status = AdmitVolumeStatus;
+    registry.Add(std::move(k));
+  }
+  {
+    KindInfo k;
+    k.group = kWarrenGroup;
+    k.version = kV1alpha1;
     k.kind = "ResourceQuota";
     k.plural = "resourcequotas";
     k.singular = "resourcequota";
@@ -255,8 +276,9 @@ const KindRegistry& BuiltinKinds() {
 namespace {
 const KindInfo& Builtin(std::string_view kind) {
   const KindInfo* k = BuiltinKinds().ForObject(
-      kind == "Node" || kind == "Event" || kind == "ResourceQuota" ? kWarrenApiVersion
-                                                                   : kAgentsApiVersion,
+      kind == "Node" || kind == "Event" || kind == "ResourceQuota" || kind == "Volume"
+          ? kWarrenApiVersion
+          : kAgentsApiVersion,
       kind);
   CHECK(k != nullptr);
   return *k;
@@ -293,6 +315,10 @@ const KindInfo& TrafficPolicyKind() {
 }
 const KindInfo& NodeKind() {
   static const KindInfo& k = Builtin("Node");
+  return k;
+}
+const KindInfo& VolumeKind() {
+  static const KindInfo& k = Builtin("Volume");
   return k;
 }
 const KindInfo& ResourceQuotaKind() {

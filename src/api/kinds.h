@@ -88,8 +88,8 @@ class KindRegistry {
 };
 
 // Adds the built-in kinds: Sandbox, SandboxSet, SandboxClaim, SandboxTemplate,
-// SandboxUpdateOps, Checkpoint (agents.kruise.io/v1alpha1) and Node, Event, ResourceQuota
-// (warren.dev/v1alpha1).
+// SandboxUpdateOps, Checkpoint (agents.kruise.io/v1alpha1) and Node, Event, ResourceQuota,
+// Volume (warren.dev/v1alpha1).
 void RegisterBuiltinKinds(KindRegistry& registry);
 
 // A process-wide registry holding the built-in kinds, created on first use.
@@ -105,6 +105,7 @@ const KindInfo& CheckpointKind();
 const KindInfo& TrafficPolicyKind();
 const KindInfo& NodeKind();
 const KindInfo& ResourceQuotaKind();
+const KindInfo& VolumeKind();
 const KindInfo& EventKind();
 
 }  // namespace warren::api

@@ -97,7 +97,8 @@ void DefaultPodTemplate(PodTemplateSpec& tmpl) {
   }
 }
 
-void ValidatePodTemplate(const PodTemplateSpec& tmpl, std::string_view path, FieldErrors& errors) {
+void ValidatePodTemplate(const PodTemplateSpec& tmpl, std::string_view path, FieldErrors& errors,
+                         const std::vector<VolumeClaimTemplate>& claims) {
   std::string meta = ChildPath(path, "metadata");
   ValidateLabels(tmpl.metadata.labels, ChildPath(meta, "labels"), errors);
   ValidateAnnotations(tmpl.metadata.annotations, ChildPath(meta, "annotations"), errors);
@@ -121,11 +122,20 @@ void ValidatePodTemplate(const PodTemplateSpec& tmpl, std::string_view path, Fie
     } else if (!volume_names.insert(v.name).second) {
       errors.Add(ChildPath(vp, "name"), fmt::format("Duplicate value: \"{}\"", v.name));
     }
-    int sources = (v.empty_dir ? 1 : 0) + (v.host_path ? 1 : 0);
+    int sources =
+        (v.empty_dir ? 1 : 0) + (v.host_path ? 1 : 0) + (v.persistent_volume_claim ? 1 : 0);
     if (sources != 1) {
-      errors.Add(vp, sources == 0 ? "must specify a volume type: Warren supports emptyDir and "
-                                    "hostPath volumes"
+      errors.Add(vp, sources == 0 ? "must specify a volume type: Warren supports emptyDir, "
+                                    "hostPath and persistentVolumeClaim volumes"
                                   : "may not specify more than 1 volume type");
+    }
+    if (v.persistent_volume_claim) {
+      std::string claim = ChildPath(ChildPath(vp, "persistentVolumeClaim"), "claimName");
+      if (v.persistent_volume_claim->claim_name.empty()) {
+        errors.Required(claim);
+      } else if (auto err = CheckDns1123Subdomain(v.persistent_volume_claim->claim_name)) {
+        errors.Add(claim, *err);
+      }
     }
     if (v.empty_dir && !v.empty_dir->medium.empty() && v.empty_dir->medium != "Memory") {
       errors.Unsupported(ChildPath(ChildPath(vp, "emptyDir"), "medium"), v.empty_dir->medium,
@@ -146,6 +156,8 @@ void ValidatePodTemplate(const PodTemplateSpec& tmpl, std::string_view path, Fie
       }
     }
   }
+
+  for (const VolumeClaimTemplate& c : claims) volume_names.insert(c.metadata.name);
 
   std::string containers = ChildPath(spec, "containers");
   if (pod.containers.empty()) errors.Required(containers);

@@ -1,5 +1,5 @@
-// Defaulting and validation of Warren's own kinds (warren.dev/v1alpha1): Node, Event and
-// ResourceQuota.
+// Defaulting and validation of Warren's own kinds (warren.dev/v1alpha1): Node, Event,
+// ResourceQuota and Volume.
 
 #include <fmt/format.h>
 
@@ -8,6 +8,7 @@
 #include "api/types/event.h"
 #include "api/types/node.h"
 #include "api/types/resource_quota.h"
+#include "api/types/volume.h"
 #include "api/validation.h"
 
 namespace warren::api {
@@ -51,5 +52,33 @@ Status AdmitResourceQuota(Object& object) {
 Status AdmitResourceQuotaStatus(Object& object) {
   return DecodeStatus<ResourceQuotaStatus>(object).status();
 }
+
+Status AdmitVolume(Object& object) {
+  ASSIGN_OR_RETURN(VolumeSpec spec, DecodeSpec<VolumeSpec>(object));
+  FieldErrors errors;
+  if (!spec.size) spec.size = *Quantity::Parse(kDefaultVolumeSize);
+  if (spec.size->Value() < kMinVolumeBytes || spec.size->Value() > kMaxVolumeBytes) {
+    errors.Add("spec.size", fmt::format("Invalid value: \"{}\": must be between 1Mi and 1Ti",
+                                        spec.size->ToString()));
+  }
+  RETURN_IF_ERROR(errors.ToStatus());
+  EncodeSpec(spec, object);
+  return Status::Ok();
+}
+
+Status AdmitVolumeUpdate(const Object& old_object, const Object& new_object) {
+  ASSIGN_OR_RETURN(VolumeSpec old_spec, DecodeSpec<VolumeSpec>(old_object));
+  ASSIGN_OR_RETURN(VolumeSpec new_spec, DecodeSpec<VolumeSpec>(new_object));
+  if (old_spec.size != new_spec.size) {
+    FieldErrors errors;
+    errors.Add("spec.size", fmt::format("Invalid value: \"{}\": field is immutable (was \"{}\")",
+                                        new_spec.size ? new_spec.size->ToString() : "",
+                                        old_spec.size ? old_spec.size->ToString() : ""));
+    return errors.ToStatus();
+  }
+  return Status::Ok();
+}
+
+Status AdmitVolumeStatus(Object& object) { return DecodeStatus<VolumeStatus>(object).status(); }
 
 }  // namespace warren::api

@@ -115,7 +115,8 @@ api::Object MakeMember(const api::Object& set, const TemplateRevision& revision)
   spec["templateRef"] = {{"apiVersion", api::kAgentsApiVersion},
                          {"kind", "SandboxTemplate"},
                          {"name", revision.template_name}};
-  for (const char* field : {"persistentContents", "runtimes", "pauseStrategy"}) {
+  for (const char* field :
+       {"persistentContents", "runtimes", "pauseStrategy", "volumeClaimTemplates"}) {
     if (revision.template_spec.contains(field)) spec[field] = revision.template_spec[field];
   }
   return o;

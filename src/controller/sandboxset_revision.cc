@@ -25,7 +25,8 @@ TemplateRevision ComputeRevision(const api::Object& set, const api::Object* refe
   } else if (spec.is_object() && spec.contains("template")) {
     t["template"] = spec["template"];
   }
-  for (const char* field : {"persistentContents", "runtimes", "pauseStrategy"}) {
+  for (const char* field :
+       {"persistentContents", "runtimes", "pauseStrategy", "volumeClaimTemplates"}) {
     if (spec.is_object() && spec.contains(field) && !spec[field].is_null()) {
       t[field] = spec[field];
     }

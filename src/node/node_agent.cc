@@ -129,7 +129,13 @@ Status NodeAgent::Start() {
   events_ = std::make_unique<EventRecorder>(store_, clock_, "warren-node", options_.node_name);
   runtime_->SetExitCallback(
       [this](const std::string& id, const runtime::ExitStatus&) { OnExit(id); });
+  volumes_ = std::make_unique<VolumeAgent>(
+      store_, *storage_, clock_,
+      VolumeAgentOptions{options_.node_name, SandboxPaths::VolumesDir(options_.root),
+                         options_.user_namespace ? options_.userns_host_id : 0});
   RETURN_IF_ERROR(Adopt());
+  // After adoption: what the adopted sandboxes mount is recorded before any deletion is looked at.
+  RETURN_IF_ERROR(volumes_->Start());
   // The sandboxes' policies, adopted with them, go in with the table.
   if (network_) RETURN_IF_ERROR(network_->Install());
   const int64_t revision = Relist();
@@ -164,6 +170,7 @@ void NodeAgent::Stop() {
   if (watch_thread_.joinable()) watch_thread_.join();
   if (sampler_thread_.joinable()) sampler_thread_.join();
   if (import_thread_.joinable()) import_thread_.join();
+  if (volumes_) volumes_->Stop();
   if (!started_) {
     // Adoption may not have run: sandboxes of an earlier agent may still use the storage.
     if (storage_) storage_->Close(/*sandboxes_remain=*/true);
@@ -187,6 +194,11 @@ void NodeAgent::Stop() {
 }
 
 bool NodeAgent::Ready() const { return started_ && !stopping_; }
+
+std::vector<std::string> NodeAgent::VolumeMountedBy(const std::string& namespace_,
+                                                    const std::string& name) const {
+  return volumes_ ? volumes_->MountedBy(namespace_, name) : std::vector<std::string>{};
+}
 
 std::vector<std::string> NodeAgent::Degraded() const {
   std::vector<std::string> out;
@@ -249,6 +261,7 @@ Status NodeAgent::Adopt() {
       l.has_command = owner->has_command;
       l.cpu_millicores = owner->cpu_millicores;
       l.disk_limit_bytes = owner->disk_bytes;
+      volumes_->Restore(info.id, owner->volumes, owner->volume_dirs);
       l.state = info.state;
       if (info.state == runtime::SandboxState::kPaused && !SpecPaused(obj)) {
         // Frozen while its object says it runs: a capture cut short by a crash. Thawed before
@@ -279,7 +292,7 @@ Status NodeAgent::Adopt() {
   }
   // Directories of sandboxes that have neither a runtime sandbox nor an object.
   for (const std::string& id : base::DirNames(SandboxPaths::SandboxesDir(options_.root))) {
-    if (kept.count(id) || by_id.count(id)) continue;
+    if (kept.count(id) || by_id.count(id) || id == kVolumesDirName) continue;
     SandboxPaths paths = PathsFor(id);
     if (auto owner = ReadOwner(paths.owner); owner.ok()) {
       (void)images_->ReleaseLease(LeaseId(owner->uid));

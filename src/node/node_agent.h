@@ -31,6 +31,7 @@
 #include "node/sandbox_plan.h"
 #include "node/sandbox_storage.h"
 #include "node/stats_ring.h"
+#include "node/volume_agent.h"
 #include "node/work_queue.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_router.h"
@@ -133,6 +134,10 @@ class NodeAgent {
   Result<image::ImageRecord> CaptureFilesystem(std::string_view sandbox_id,
                                                std::string_view image_name,
                                                std::chrono::milliseconds timeout);
+
+  // The ids of the sandboxes on this node that mount Volume `namespace_`/`name` now.
+  std::vector<std::string> VolumeMountedBy(const std::string& namespace_,
+                                           const std::string& name) const;
 
   // The sandboxes this agent runs (created, running, paused, or stopped awaiting a restart).
   std::vector<SandboxRef> List() const;
@@ -251,6 +256,7 @@ class NodeAgent {
   std::optional<NodeSecret> secret_;
   std::unique_ptr<EventRecorder> events_;
   LifecycleMetrics metrics_;
+  std::unique_ptr<VolumeAgent> volumes_;          // set by Start; Volume objects (volume_agent.h)
   std::unique_ptr<CheckpointAgent> checkpoints_;  // Checkpoint objects (checkpoint_agent.h)
   NodeCapacity capacity_;
   WorkQueue queue_;

@@ -22,6 +22,7 @@
 #include "node/sandbox_files.h"
 #include "node/sandbox_object.h"
 #include "node/template_resolver.h"
+#include "node/volume_step.h"
 #include "trace/object_context.h"
 #include "trace/span.h"
 
@@ -354,6 +355,17 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   PlanInput in;
   in.sandbox_id = id;
   in.pod = tmpl.resolved->pod;
+  auto mounts = ParseVolumeMountsAnnotation(obj);
+  if (!mounts.ok()) {
+    return Fail(obj, id, Failure{reasons::kInvalidVolume, mounts.status().message()});
+  }
+  AddPersistentVolumes(obj.metadata.name, tmpl.resolved->claims, *mounts, in.pod);
+  VolumeStepOutcome attached =
+      AttachSandboxVolumes(*volumes_, obj, id, tmpl.resolved->claims, in.pod);
+  if (attached.failure) return Fail(obj, id, *attached.failure);
+  std::vector<std::string> volume_dirs;
+  for (const auto& [claim, dir] : attached.dirs) volume_dirs.push_back(dir);
+  in.persistent_volumes = std::move(attached.dirs);
   in.restart_policy = tmpl.resolved->restart_policy;
   in.image = leased.image.config;
   in.layers = leased.lower_dirs;
@@ -398,7 +410,9 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
                     plan.restart_policy,
                     !plan.command.empty(),
                     plan.spec.resources.cpu_millicores,
-                    plan.ephemeral_storage_bytes};
+                    plan.ephemeral_storage_bytes,
+                    attached.keys,
+                    volume_dirs};
   if (Status w = WriteOwner(paths.owner, owner); !w.ok()) {
     log->error("owner record failed id={} error=\"{}\"", id, w.ToString());
     return Next::kRetry;
@@ -820,6 +834,7 @@ NodeAgent::Next NodeAgent::Fail(api::Object& obj, const std::string& id, const F
   }();
   // A Failed sandbox holds nothing: what a user sees as Failed is already torn down.
   if (f.terminal && EnsureFinished(obj, id) != Next::kDone) return Next::kRetry;
+  if (f.terminal && !id.empty()) volumes_->Detach(id);
   const bool creation_failed = f.terminal && !HasStarted(obj) && !Terminal(StatusOf(obj).phase);
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
     st.phase = f.terminal ? phase::kFailed : phase::kPending;
@@ -904,6 +919,7 @@ Status NodeAgent::DestroyLocal(const std::string& id, const std::string& uid, bo
   // What envd recorded last, before its log directory goes with the files.
   if (!keep_files && !namespace_.empty()) CollectAudit(namespace_, id);
   locals_.Erase(id, uid);
+  volumes_->Detach(id);
   (void)images_->ReleaseLease(LeaseId(uid));
   if (!keep_files) {
     if (Status r = storage_->RemoveSandboxDir(paths.dir); !r.ok()) return r;

@@ -42,7 +42,9 @@ Status WriteOwner(const std::string& path, const OwnerRecord& owner) {
                       {"restartPolicy", PolicyName(owner.restart_policy)},
                       {"hasCommand", owner.has_command},
                       {"cpuMillicores", owner.cpu_millicores},
-                      {"diskBytes", owner.disk_bytes}};
+                      {"diskBytes", owner.disk_bytes},
+                      {"volumes", owner.volumes},
+                      {"volumeDirs", owner.volume_dirs}};
   return base::WriteFileAtomically(path, j.dump() + "\n", /*durable=*/true);
 }
 
@@ -61,6 +63,8 @@ Result<OwnerRecord> ReadOwner(const std::string& path) {
     o.has_command = j.value("hasCommand", false);
     o.cpu_millicores = j.value("cpuMillicores", int64_t{0});
     o.disk_bytes = j.value("diskBytes", int64_t{0});
+    o.volumes = j.value("volumes", std::vector<std::string>{});
+    o.volume_dirs = j.value("volumeDirs", std::vector<std::string>{});
     return o;
   } catch (const nlohmann::json::exception& e) {
     return DataLossError(fmt::format("{}: {}", path, e.what()));

@@ -20,8 +20,10 @@ struct OwnerRecord {
   std::string name;
   RestartPolicy restart_policy = RestartPolicy::kAlways;
   bool has_command = false;
-  int64_t cpu_millicores = 0;  // the cpu limit (0 = none), for stats
-  int64_t disk_bytes = 0;      // its file system's size (ephemeral-storage; 0 = unbounded)
+  int64_t cpu_millicores = 0;        // the cpu limit (0 = none), for stats
+  int64_t disk_bytes = 0;            // its file system's size (ephemeral-storage; 0 = unbounded)
+  std::vector<std::string> volumes;  // "namespace/name" of the Volumes it mounts
+  std::vector<std::string> volume_dirs;  // and their directories
 };
 Status WriteOwner(const std::string& path, const OwnerRecord& owner);
 Result<OwnerRecord> ReadOwner(const std::string& path);

@@ -4,6 +4,10 @@ namespace warren::node {
 
 std::string SandboxPaths::SandboxesDir(const std::string& root) { return root + "/sandboxes"; }
 
+std::string SandboxPaths::VolumesDir(const std::string& root) {
+  return SandboxesDir(root) + "/" + kVolumesDirName;
+}
+
 SandboxPaths SandboxPaths::For(const std::string& root, const std::string& sandbox_id) {
   SandboxPaths p;
   p.dir = SandboxesDir(root) + "/" + sandbox_id;

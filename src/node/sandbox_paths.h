@@ -20,7 +20,12 @@ struct SandboxPaths {
   static SandboxPaths For(const std::string& root, const std::string& sandbox_id);
   // <root>/sandboxes
   static std::string SandboxesDir(const std::string& root);
+  // <root>/sandboxes/.volumes: the Volumes' data, on the sandbox storage (volume_agent.h)
+  static std::string VolumesDir(const std::string& root);
 };
+
+// Never a sandbox id (ids have no dot), so never taken for a gone sandbox's directory.
+inline constexpr char kVolumesDirName[] = ".volumes";
 
 // Paths inside every sandbox.
 inline constexpr char kEnvdInSandbox[] = "/.warren/envd";

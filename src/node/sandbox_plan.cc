@@ -166,6 +166,7 @@ std::optional<Failure> PlanVolumes(const api::PodSpec& pod, const api::Container
     }
     const api::Volume& v = *it->second;
     std::string source;
+    bool read_only = m.read_only;
     if (v.empty_dir) {
       source = in.paths.volumes + "/" + v.name;
       plan.host_paths.push_back({v.name, source, HostPath::Kind::kEmptyDir});
@@ -178,15 +179,25 @@ std::optional<Failure> PlanVolumes(const api::PodSpec& pod, const api::Container
       if (t == "File") kind = HostPath::Kind::kFile;
       plan.host_paths.push_back({v.name, v.host_path->path, kind});
       source = v.host_path->path;
+    } else if (v.persistent_volume_claim) {
+      auto dir = in.persistent_volumes.find(v.persistent_volume_claim->claim_name);
+      if (dir == in.persistent_volumes.end()) {
+        return Failure{reasons::kInvalidVolume,
+                       fmt::format("volume \"{}\": Volume \"{}\" is not attached", v.name,
+                                   v.persistent_volume_claim->claim_name)};
+      }
+      source = dir->second;
+      if (v.persistent_volume_claim->read_only) read_only = true;
     } else {
-      return Failure{
-          reasons::kInvalidVolume,
-          fmt::format("volume \"{}\" has no source Warren supports (emptyDir, hostPath)", v.name)};
+      return Failure{reasons::kInvalidVolume,
+                     fmt::format("volume \"{}\" has no source Warren supports (emptyDir, hostPath, "
+                                 "persistentVolumeClaim)",
+                                 v.name)};
     }
     // The subPath is the runtime's to resolve (and make) beneath the volume at every Start,
     // without following symlinks the sandbox may have planted in the volume.
     plan.spec.mounts.push_back(
-        runtime::BindMount{std::move(source), m.mount_path, m.read_only, m.sub_path});
+        runtime::BindMount{std::move(source), m.mount_path, read_only, m.sub_path});
   }
   return std::nullopt;
 }

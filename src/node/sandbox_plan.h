@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,9 @@ struct PlanInput {
   // `resolv_conf` bound read-only at /etc/resolv.conf. Empty: loopback only.
   std::string resolv_conf;
   sbnet::EgressPolicy egress_policy;
+  // The host directories of the Volumes the pod's persistentVolumeClaim volumes name, by
+  // claimName (attached by the VolumeAgent before planning).
+  std::map<std::string, std::string> persistent_volumes;
 };
 
 struct SandboxPlan {
@@ -103,7 +107,8 @@ struct PlanOutcome {
 //     RuntimeClassNotAvailable naming those it has), into SandboxSpec::runtime_class;
 //     restartPolicy Always,
 //     OnFailure or Never (else InvalidTemplate);
-//   - volumeMounts of emptyDir (a directory under the sandbox's dir) and hostPath volumes.
+//   - volumeMounts of emptyDir (a directory under the sandbox's dir), hostPath and
+//     persistentVolumeClaim volumes (persistent_volumes; a claim missing there is InvalidVolume).
 PlanOutcome PlanSandbox(const PlanInput& in);
 
 }  // namespace warren::node

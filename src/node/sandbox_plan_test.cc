@@ -179,6 +179,37 @@ TEST(SandboxPlan, VolumesBecomeBindMounts) {
   EXPECT_EQ(PlanSandbox(in).failure.reason, "InvalidVolume");
 }
 
+TEST(SandboxPlan, PersistentVolumeClaimsMountTheAttachedVolumeDirectory) {
+  PlanInput in = Input();
+  api::Volume work;
+  work.name = "work";
+  work.persistent_volume_claim = api::PersistentVolumeClaimVolumeSource{"team-data", false};
+  api::Volume ro;
+  ro.name = "ro";
+  ro.persistent_volume_claim = api::PersistentVolumeClaimVolumeSource{"shared", true};
+  in.pod.spec.volumes = {work, ro};
+  in.pod.spec.containers[0].volume_mounts = {{"work", "/work", "", false},
+                                             {"ro", "/shared", "", false}};
+  in.persistent_volumes = {{"team-data", "/v/uid-1"}, {"shared", "/v/uid-2"}};
+  PlanOutcome out = PlanSandbox(in);
+  ASSERT_TRUE(out.plan) << out.failure.message;
+  const auto& mounts = out.plan->spec.mounts;
+  ASSERT_EQ(mounts.size(), 4u);
+  EXPECT_EQ(mounts[2].source, "/v/uid-1");
+  EXPECT_EQ(mounts[2].target, "/work");
+  EXPECT_FALSE(mounts[2].read_only);
+  EXPECT_EQ(mounts[3].source, "/v/uid-2");
+  EXPECT_TRUE(mounts[3].read_only) << "the claim's readOnly holds whatever the mount says";
+  // The agent prepares nothing for a volume: it exists (attached) before the plan is made.
+  EXPECT_TRUE(out.plan->host_paths.size() == 1u) << "only the log directory";
+
+  in.persistent_volumes.erase("shared");
+  PlanOutcome missing = PlanSandbox(in);
+  EXPECT_EQ(missing.failure.reason, "InvalidVolume");
+  EXPECT_NE(missing.failure.message.find("\"shared\" is not attached"), std::string::npos)
+      << missing.failure.message;
+}
+
 TEST(SandboxPlan, EphemeralStorageIsTheLimitElseTheRequestElseTheDefault) {
   PlanInput in = Input();
   in.defaults.ephemeral_storage_bytes = int64_t{10} << 30;

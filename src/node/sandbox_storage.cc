@@ -194,10 +194,10 @@ Status SandboxStorage::MakeImage(const DiskSpace& host) {
 
 Status SandboxStorage::MakeSandboxDir(const std::string& dir, int64_t limit_bytes) const {
   if (!enforced_) return MakeDirs(dir);
-  if (Parent(dir) != sandboxes_dir_) {
+  if (!dir.starts_with(sandboxes_dir_ + "/") || dir.find("/..") != std::string::npos) {
     return InvalidArgumentError(fmt::format("{} is not a directory of {}", dir, sandboxes_dir_));
   }
-  Status made = os::CreateSubvolume(sandboxes_dir_, Base(dir));
+  Status made = os::CreateSubvolume(Parent(dir), Base(dir));
   if (!made.ok() && !(made.code() == StatusCode::kAlreadyExists && os::IsSubvolume(dir))) {
     return made;
   }

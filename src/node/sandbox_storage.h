@@ -56,9 +56,9 @@ class SandboxStorage {
   // The image file (empty when not enforced or when an operator's btrfs is used).
   const std::string& image() const { return image_; }
 
-  // Makes the sandbox directory `dir` (a direct child of sandboxes_dir()), mode 0711: a
-  // subvolume limited to `limit_bytes` when enforced (an existing subvolume gets the limit
-  // again: a retried create), else a plain directory.
+  // Makes the sandbox directory `dir` (beneath sandboxes_dir(), its parent existing), mode
+  // 0711: a subvolume limited to `limit_bytes` when enforced (an existing subvolume gets the
+  // limit again: a retried create), else a plain directory. Volumes use it too.
   Status MakeSandboxDir(const std::string& dir, int64_t limit_bytes) const;
   // Removes a sandbox directory and everything in it; Ok when it does not exist.
   Status RemoveSandboxDir(const std::string& dir) const;

@@ -39,7 +39,8 @@ TemplateOutcome ResolveTemplate(store::Store& store, const api::Object& sandbox)
   const api::Json& raw_spec = sandbox.spec();
   if (spec->pod_template) {
     TemplateOutcome out;
-    out.resolved = ResolvedTemplate{*spec->pod_template, RestartPolicyOf(raw_spec), "inline"};
+    out.resolved = ResolvedTemplate{*spec->pod_template, RestartPolicyOf(raw_spec), "inline",
+                                    spec->volume_claim_templates};
     return out;
   }
   if (!spec->template_ref || spec->template_ref->name.empty()) {
@@ -65,9 +66,10 @@ TemplateOutcome ResolveTemplate(store::Store& store, const api::Object& sandbox)
                             tspec.ok() ? "spec.template is missing" : tspec.status().message()));
   }
   TemplateOutcome out;
-  out.resolved =
-      ResolvedTemplate{*tspec->pod_template, RestartPolicyOf(std::as_const(*tmpl).spec()),
-                       "SandboxTemplate/" + name};
+  out.resolved = ResolvedTemplate{
+      *tspec->pod_template, RestartPolicyOf(std::as_const(*tmpl).spec()), "SandboxTemplate/" + name,
+      spec->volume_claim_templates.empty() ? tspec->volume_claim_templates
+                                           : spec->volume_claim_templates};
   return out;
 }
 

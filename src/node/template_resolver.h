@@ -2,9 +2,11 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "api/object.h"
 #include "api/types/pod_template.h"
+#include "api/types/volume.h"
 #include "node/failure.h"
 #include "store/store.h"
 
@@ -16,6 +18,8 @@ struct ResolvedTemplate {
   api::PodTemplateSpec pod;
   std::string restart_policy;  // template.spec.restartPolicy as written (not modelled in api/)
   std::string source;          // "inline" or "SandboxTemplate/<name>", for messages
+  // The Sandbox's volumeClaimTemplates, else its SandboxTemplate's.
+  std::vector<api::VolumeClaimTemplate> claims;
 };
 
 struct TemplateOutcome {

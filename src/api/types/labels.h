@@ -63,6 +63,10 @@ inline constexpr const char* kNetwork = "warren.dev/network";
 // What the TrafficPolicies selecting the sandbox add to it, merged, in the same form; written
 // by the TrafficPolicy controller (controller/traffic_policy_controller.h), read by the node.
 inline constexpr const char* kTrafficPolicy = "warren.dev/traffic-policy";
+// E2B's volumeMounts of a create: [{"name": VOLUME, "path": MOUNT PATH}], Volumes of the
+// sandbox's own namespace that the node mounts into the main container (beside the template's
+// own volumes). Read when the sandbox is made.
+inline constexpr const char* kVolumeMounts = "warren.dev/volume-mounts";
 
 }  // namespace warren::api::annotations
 

@@ -2,8 +2,8 @@
 
 // The subset of the Kubernetes PodTemplateSpec that means something to Warren: containers
 // (image, command, args, env, workingDir, resources, ports, volumeMounts), runtimeClassName
-// (native | gvisor) and volumes of type emptyDir or hostPath. Other pod fields a manifest
-// carries are kept in the document untouched.
+// (native | gvisor) and volumes of type emptyDir, hostPath or persistentVolumeClaim (a Volume).
+// Other pod fields a manifest carries are kept in the document untouched.
 
 #include <map>
 #include <optional>
@@ -119,17 +119,32 @@ struct HostPathVolumeSource {
   }
 };
 
+// A Volume object (api/types/volume.h) of the pod's own namespace, by name.
+struct PersistentVolumeClaimVolumeSource {
+  WARREN_API_STRUCT;
+  std::string claim_name;
+  bool read_only = false;
+
+  template <class S, class V>
+  static void Fields(S& s, V& v) {
+    v("claimName", s.claim_name);
+    v("readOnly", s.read_only);
+  }
+};
+
 struct Volume {
   WARREN_API_STRUCT;
   std::string name;
   std::optional<EmptyDirVolumeSource> empty_dir;
   std::optional<HostPathVolumeSource> host_path;
+  std::optional<PersistentVolumeClaimVolumeSource> persistent_volume_claim;
 
   template <class S, class V>
   static void Fields(S& s, V& v) {
     v("name", s.name);
     v("emptyDir", s.empty_dir);
     v("hostPath", s.host_path);
+    v("persistentVolumeClaim", s.persistent_volume_claim);
   }
 };
 

@@ -6,6 +6,7 @@
 
 #include "api/types/common.h"
 #include "api/types/pod_template.h"
+#include "api/types/volume.h"
 
 namespace warren::api {
 
@@ -22,7 +23,7 @@ struct SandboxSpec {
   std::optional<UpgradePolicy> upgrade_policy;
   std::optional<TemplateRef> template_ref;
   std::optional<PodTemplateSpec> pod_template;  // "template"
-  // volumeClaimTemplates stays in the document; Warren has no persistent volumes.
+  std::vector<VolumeClaimTemplate> volume_claim_templates;
 
   template <class S, class V>
   static void Fields(S& s, V& v) {
@@ -36,6 +37,7 @@ struct SandboxSpec {
     v("upgradePolicy", s.upgrade_policy);
     v("templateRef", s.template_ref);
     v("template", s.pod_template);
+    v("volumeClaimTemplates", s.volume_claim_templates);
   }
 };
 

@@ -6,6 +6,7 @@
 
 #include "api/types/common.h"
 #include "api/types/pod_template.h"
+#include "api/types/volume.h"
 
 namespace warren::api {
 
@@ -28,6 +29,7 @@ struct SandboxSetSpec {
   std::vector<RuntimeRef> runtimes;
   std::optional<TemplateRef> template_ref;
   std::optional<PodTemplateSpec> pod_template;  // "template"
+  std::vector<VolumeClaimTemplate> volume_claim_templates;
   MaxUnavailableStrategy scale_strategy;
   MaxUnavailableStrategy update_strategy;  // maxUnavailable defaults to "20%"
 
@@ -39,6 +41,7 @@ struct SandboxSetSpec {
     v("runtimes", s.runtimes);
     v("templateRef", s.template_ref);
     v("template", s.pod_template);
+    v("volumeClaimTemplates", s.volume_claim_templates);
     v("scaleStrategy", s.scale_strategy);
     v("updateStrategy", s.update_strategy);
   }

@@ -8,6 +8,7 @@
 #include "server/e2b/e2b_api.h"
 #include "server/e2b/observe_api.h"
 #include "server/e2b/templates.h"
+#include "server/e2b/volumes_api.h"
 
 namespace warren::server::e2b {
 
@@ -38,6 +39,8 @@ Result<E2bComponent*> E2bComponent::Install(Server& server, E2bParts parts) {
   if (parts.audit != nullptr) RegisterAuditRoutes(server.router(), service, parts.audit);
   RegisterObserveRoutes(server.router(), service, parts.node, team_metrics, keys);
   RegisterApiKeyRoutes(server.router(), keys);
+  RegisterVolumeRoutes(server.router(), server.store(), parts.node,
+                       service->options().max_body_bytes);
   std::unique_ptr<E2bComponent> component(new E2bComponent(server.store(), server.secrets(),
                                                            std::move(service), std::move(keys),
                                                            std::move(team_metrics)));

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -51,6 +52,9 @@ class NodeAccess {
 
   // Puts the Sandbox object's network annotation (api::annotations::kNetwork) in force now.
   virtual Status ApplyNetwork(const api::Object& sandbox) = 0;
+  // The ids of the sandboxes that mount Volume `namespace_`/`name` now (node/volume_agent.h).
+  virtual std::vector<std::string> VolumeMountedBy(const std::string& namespace_,
+                                                   const std::string& name) = 0;
 };
 
 }  // namespace warren::server::e2b

@@ -51,6 +51,13 @@ struct CreateRequest {
   std::optional<std::chrono::seconds> wait_ready_timeout;
   std::optional<std::chrono::seconds> claim_timeout;
   std::optional<bool> create_on_no_stock;
+  // volumeMounts: team Volumes by name, each at an absolute path (such a create is not served
+  // by a pool: members cannot gain mounts once running).
+  struct VolumeMount {
+    std::string name;
+    std::string path;
+  };
+  std::vector<VolumeMount> volume_mounts;
 };
 Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRules& rules);
 

@@ -123,7 +123,22 @@ TEST(CreateRequestTest, BadBodiesAreInvalidArgumentNamingTheField) {
       {R"({"templateID":"base","envVars":{"A=B":"x"}})", "envVars key \"A=B\""},
       {R"({"templateID":"base","autoPause":"yes"})", "autoPause must be a boolean"},
       {R"({"templateID":"base","autoResume":true})", "autoResume must be an object"},
-      {R"({"templateID":"base","volumeMounts":[{"name":"v","path":"/v"}]})", "volumeMounts"},
+      {R"({"templateID":"base","volumeMounts":{}})", "volumeMounts must be an array"},
+      {R"({"templateID":"base","volumeMounts":[{"path":"/v"}]})",
+       "volumeMounts[0].name is required"},
+      {R"({"templateID":"base","volumeMounts":[{"name":"v"}]})",
+       "volumeMounts[0].path is required"},
+      {R"({"templateID":"base","volumeMounts":[{"name":"V_1","path":"/v"}]})",
+       "volumeMounts[0].name \"V_1\" is not a volume name"},
+      {R"({"templateID":"base","volumeMounts":[{"name":"v","path":"v"}]})",
+       "must be an absolute path"},
+      {R"({"templateID":"base","volumeMounts":[{"name":"v","path":"/a/../etc"}]})",
+       "must be an absolute path"},
+      {R"({"templateID":"base","volumeMounts":[{"name":"v","path":"/"}]})",
+       "must be an absolute path"},
+      {R"({"templateID":"base","volumeMounts":[{"name":"v","path":"/proc/x"}]})", "is reserved"},
+      {R"({"templateID":"base","volumeMounts":[{"name":"v","path":"/a"},{"name":"w","path":"/a"}]})",
+       "volumeMounts[1].path \"/a\" is mounted twice"},
       {R"({"templateID":"base","metadata":{"agents.kruise.io/owner":"me"}})", "reserved prefix"},
       {R"({"templateID":"base","metadata":{"e2b.agents.kruise.io/bogus":"1"}})",
        "not a supported extension"},
@@ -135,6 +150,17 @@ TEST(CreateRequestTest, BadBodiesAreInvalidArgumentNamingTheField) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.body;
     EXPECT_NE(s.message().find(c.needle), std::string::npos) << c.body << " → " << s.message();
   }
+}
+
+TEST(CreateRequestTest, VolumeMountsParse) {
+  auto r = ParseCreateRequest(
+      R"({"templateID":"base","volumeMounts":[{"name":"work","path":"/mnt/work"},{"name":"b","path":"/b"}]})",
+      kRules);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->volume_mounts.size(), 2u);
+  EXPECT_EQ(r->volume_mounts[0].name, "work");
+  EXPECT_EQ(r->volume_mounts[0].path, "/mnt/work");
+  EXPECT_EQ(r->volume_mounts[1].path, "/b");
 }
 
 TEST(CreateRequestTest, OversizedMetadataIsRefused) {

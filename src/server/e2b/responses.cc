@@ -21,6 +21,12 @@ std::string ClientId(const SandboxRecord& r) {
 
 std::string StateName(E2bState s) { return s == E2bState::kPaused ? "paused" : "running"; }
 
+Json VolumeMountsJson(const SandboxRecord& r) {
+  Json out = Json::array();
+  for (const auto& [name, path] : r.volume_mounts) out.push_back({{"name", name}, {"path", path}});
+  return out;
+}
+
 Json Listed(const SandboxRecord& r, const ResponseContext& ctx) {
   Json metadata = Json::object();
   for (const auto& [k, v] : r.metadata) metadata[k] = v;
@@ -37,7 +43,7 @@ Json Listed(const SandboxRecord& r, const ResponseContext& ctx) {
       {"metadata", std::move(metadata)},
       {"state", StateName(r.state)},
       {"envdVersion", ctx.envd_version},
-      {"volumeMounts", Json::array()},
+      {"volumeMounts", VolumeMountsJson(r)},
   };
 }
 

@@ -4,6 +4,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "api/object.h"
 #include "base/clock.h"
@@ -47,6 +49,8 @@ struct SandboxRecord {
   int32_t cpu_count = 0;     // 0 = no limit set
   int64_t memory_mb = 0;
   int64_t disk_mb = 0;
+  // E2B's volumeMounts of its create: (volume name, mount path).
+  std::vector<std::pair<std::string, std::string>> volume_mounts;
 
   // The end of its life as E2B reports it (endAt): the pending pause or shutdown, or the start
   // when no timer is set.

@@ -201,11 +201,29 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
   // A pool serves every create: a claimed member gets its traffic token and Host mask in the
   // claim's own write (its route was closed until then), and its network policy before the
   // create answers (CreateFromPool), so no code of the caller runs without them.
+  // A running member cannot gain mounts: a create with volumes makes its own sandbox.
   if (tpl.kind == ResolvedTemplate::Kind::kSandboxSet && claimer_ != nullptr &&
-      (who.admin || tpl.namespace_ == ns)) {
+      (who.admin || tpl.namespace_ == ns) && request.volume_mounts.empty()) {
     return CreateFromPool(who, request, tpl);
   }
+  RETURN_IF_ERROR(CheckVolumes(ns, request));
   return CreateFrom(who, request, tpl, abandoned);
+}
+
+Status SandboxService::CheckVolumes(const std::string& ns, const CreateRequest& request) {
+  for (const CreateRequest::VolumeMount& m : request.volume_mounts) {
+    auto v = store_.Get(api::VolumeKind(), ns, m.name);
+    if (!v.ok()) {
+      if (v.status().code() == StatusCode::kNotFound) {
+        return InvalidArgumentError(fmt::format("volume \"{}\" not found", m.name));
+      }
+      return v.status();
+    }
+    if (v->metadata.deletion_timestamp) {
+      return InvalidArgumentError(fmt::format("volume \"{}\" is being deleted", m.name));
+    }
+  }
+  return Status::Ok();
 }
 
 Result<SandboxRecord> SandboxService::CreateFrom(const auth::Principal& who,
@@ -247,6 +265,12 @@ Result<SandboxRecord> SandboxService::CreateFrom(const auth::Principal& who,
   }
   if (!request.mask_request_host.empty()) {
     ann[kMaskRequestHostAnnotation] = request.mask_request_host;
+  }
+  if (!request.volume_mounts.empty()) {
+    Json mounts = Json::array();
+    for (const auto& m : request.volume_mounts)
+      mounts.push_back({{"name", m.name}, {"path", m.path}});
+    ann[api::annotations::kVolumeMounts] = api::DumpJson(mounts);
   }
 
   secrets_.SetAccessToken(o, token);

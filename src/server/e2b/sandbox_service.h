@@ -106,6 +106,9 @@ class SandboxService {
   Status PauseIdle(std::string_view namespace_, std::string_view name, std::string_view uid);
 
  private:
+  // Each of the create's volumeMounts names a Volume of the team that is not being deleted
+  // (InvalidArgument naming it otherwise).
+  Status CheckVolumes(const std::string& ns, const CreateRequest& request);
   // The caller's sandbox with that id. `include_dead`: also failed/finished ones (kill).
   Result<api::Object> Find(const auth::Principal& who, std::string_view sandbox_id,
                            bool include_dead);

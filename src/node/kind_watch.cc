@@ -1,0 +1,66 @@
+#include "node/kind_watch.h"
+
+#include "base/log.h"
+
+namespace warren::node {
+
+using namespace std::chrono_literals;
+
+KindWatch::KindWatch(store::Store& store, const api::KindInfo& kind,
+                     std::function<void(const std::string& key)> on_key)
+    : store_(store), kind_(kind), on_key_(std::move(on_key)) {}
+
+KindWatch::~KindWatch() { Stop(); }
+
+void KindWatch::Start() {
+  const int64_t revision = Relist();
+  thread_ = std::thread([this, revision] { Loop(revision); });
+}
+
+void KindWatch::Stop() {
+  if (stopping_.exchange(true)) return;
+  {
+    std::lock_guard lock(mu_);
+    if (watcher_) watcher_->Stop();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+int64_t KindWatch::Relist() {
+  auto list = store_.List(kind_, {});
+  if (!list.ok()) {
+    base::Logger("node")->error("listing {} failed error=\"{}\"", kind_.plural,
+                                list.status().ToString());
+    return 0;
+  }
+  for (const api::Object& obj : list->items) on_key_(obj.Key());
+  return list->resource_version;
+}
+
+void KindWatch::Loop(int64_t revision) {
+  while (!stopping_) {
+    store::WatchOptions wo;
+    if (revision > 0) wo.resource_version = revision;
+    auto w = store_.Watch(&kind_, wo);
+    if (!w.ok()) {
+      std::this_thread::sleep_for(200ms);
+      revision = Relist();
+      continue;
+    }
+    {
+      std::lock_guard lock(mu_);
+      watcher_ = std::move(*w);
+      if (stopping_) watcher_->Stop();
+    }
+    while (!stopping_) {
+      auto ev = watcher_->Next(1s);
+      if (!ev.ok()) break;
+      if (!ev->has_value()) continue;
+      revision = (*ev)->revision;
+      on_key_((*ev)->object->Key());
+    }
+    if (!stopping_) revision = Relist();
+  }
+}
+
+}  // namespace warren::node

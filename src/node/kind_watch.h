@@ -1,0 +1,45 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "api/kinds.h"
+#include "store/store.h"
+
+namespace warren::node {
+
+// Hands the key ("namespace/name") of every object of one kind to `on_key`: all of them once
+// at Start (a list), then each one a watch event names, relisting whenever the watch ends, so
+// a key is never missed (it may be handed twice: the receiver's work queue folds repeats).
+//
+// Threads: Start lists on the caller's thread, then one watch thread calls `on_key`. Borrows
+// the store, which must outlive it. Stop (and the destructor) joins.
+class KindWatch {
+ public:
+  KindWatch(store::Store& store, const api::KindInfo& kind,
+            std::function<void(const std::string& key)> on_key);
+  ~KindWatch();
+  KindWatch(const KindWatch&) = delete;
+  KindWatch& operator=(const KindWatch&) = delete;
+
+  void Start();
+  void Stop();
+
+ private:
+  int64_t Relist();
+  void Loop(int64_t revision);
+
+  store::Store& store_;
+  const api::KindInfo& kind_;
+  const std::function<void(const std::string&)> on_key_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+  std::mutex mu_;
+  std::unique_ptr<store::Watcher> watcher_;  // guarded by mu_
+};
+
+}  // namespace warren::node

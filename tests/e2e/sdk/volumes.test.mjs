@@ -1,0 +1,194 @@
+// Persistent volumes through the stock SDK: a team's Volume outlives the sandboxes that mount
+// it (kill, server restart) and is mounted again by a later one; another team can neither see
+// nor mount it; its size is enforced inside the sandbox; a mounted volume cannot be deleted.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Sandbox, Volume } from 'e2b';
+import { startWarren, useEnv, sleep } from './harness.mjs';
+
+let w;
+let keyA;
+let keyB;
+const TEAM_A = 'vol-team-a';
+const TEAM_B = 'vol-team-b';
+
+async function teamKey(team) {
+  const made = await w.api('POST', '/api-keys', { body: { team } });
+  assert.equal(made.status, 201, made.text);
+  return made.json.key;
+}
+
+before(async () => {
+  w = await startWarren();
+  keyA = await teamKey(TEAM_A);
+  keyB = await teamKey(TEAM_B);
+  useEnv(w, keyA);
+});
+after(async () => {
+  // Volumes are not sandboxes: the harness leaves them; delete them so their data goes too.
+  for (const key of [keyA, keyB]) {
+    for (const v of (await w?.api('GET', '/volumes', { key }))?.json ?? []) {
+      await w.api('DELETE', `/volumes/${v.volumeID}`, { key });
+    }
+  }
+  await w?.stop();
+});
+
+async function waitFor(what, fn, ms = 30000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) assert.fail(`${what} not within ${ms / 1000} s`);
+    await sleep(200);
+  }
+}
+
+test('a volume outlives the sandbox that wrote it and a server restart, and mounts again', async () => {
+  const vol = await Volume.create('workspace');
+  assert.equal(vol.name, 'workspace');
+  assert.match(vol.volumeId, /^[0-9a-f-]{36}$/);
+  assert.deepEqual((await Volume.list()).map((v) => v.name), ['workspace']);
+  assert.equal((await Volume.getInfo(vol.volumeId)).name, 'workspace');
+
+  const first = await Sandbox.create('base', { volumeMounts: { '/mnt/work': vol } });
+  assert.deepEqual((await Sandbox.getInfo(first.sandboxId)).volumeMounts,
+    [{ name: 'workspace', path: '/mnt/work' }]);
+  // The SDK's default user (not root) writes there, through envd and through a command.
+  await first.files.write('/mnt/work/notes.txt', 'kept across sandboxes');
+  const cmd = await first.commands.run('echo from a command > /mnt/work/cmd.txt && id -un');
+  assert.equal(cmd.stdout, 'user\n');
+
+  // Mounted: deleting it is refused, naming the sandbox.
+  await assert.rejects(Volume.destroy(vol.volumeId), (e) => {
+    assert.match(e.message, /mounted by sandbox/);
+    assert.ok(e.message.includes(first.sandboxId), e.message);
+    return true;
+  });
+  await first.kill();
+
+  await w.restart();
+  useEnv(w, keyA);
+
+  const second = await Sandbox.create('base', { volumeMounts: { '/data': 'workspace' } });
+  assert.equal(await second.files.read('/data/notes.txt'), 'kept across sandboxes');
+  assert.equal((await second.commands.run('cat /data/cmd.txt')).stdout, 'from a command\n');
+  await second.kill();
+
+  // Unmounted now: it goes, and with it the name.
+  await waitFor('the volume to be unmounted', async () =>
+    (await w.api('DELETE', `/volumes/${vol.volumeId}`, { key: keyA })).status === 204);
+  await waitFor('the volume to be gone', async () => (await Volume.list()).length === 0);
+  assert.equal(await Volume.destroy(vol.volumeId), false);
+});
+
+test("another team's key can neither see, mount nor delete a team's volume", async () => {
+  const vol = await Volume.create('private-data');
+  try {
+    assert.deepEqual(await Volume.list({ apiKey: keyB }), []);
+    await assert.rejects(Volume.getInfo(vol.volumeId, { apiKey: keyB }), /not found/);
+    await assert.rejects(Volume.getInfo('private-data', { apiKey: keyB }), /not found/);
+    assert.equal(await Volume.destroy(vol.volumeId, { apiKey: keyB }), false);
+    await assert.rejects(
+      Sandbox.create('base', { apiKey: keyB, volumeMounts: { '/x': 'private-data' } }),
+      /volume "private-data" not found/);
+    // Nor through the resource API of its own namespace naming the other team's volume.
+    const res = await fetch(`${w.apiUrl}/apis/warren.dev/v1alpha1/namespaces/${TEAM_A}/volumes`, {
+      headers: { authorization: `Bearer ${keyB}` },
+    });
+    assert.ok([403, 404].includes(res.status), `${res.status} ${await res.text()}`);
+    assert.equal((await Volume.getInfo(vol.volumeId)).name, 'private-data');
+  } finally {
+    await Volume.destroy(vol.volumeId);
+  }
+});
+
+test('a write past the size limit fails inside the sandbox; the volume stays usable', async () => {
+  // The E2B create has no size; a Volume made through the resource API names one.
+  const res = await fetch(`${w.apiUrl}/apis/warren.dev/v1alpha1/namespaces/${TEAM_A}/volumes`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${keyA}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ apiVersion: 'warren.dev/v1alpha1', kind: 'Volume',
+      metadata: { name: 'small' }, spec: { size: '16Mi' } }),
+  });
+  assert.equal(res.status, 201, await res.text());
+  const sbx = await Sandbox.create('base', { volumeMounts: { '/small': 'small' } });
+  try {
+    const big = await sbx.commands.run('dd if=/dev/zero of=/small/big bs=1M count=64',
+      { timeoutMs: 60000 }).catch((e) => e);
+    assert.notEqual(big.exitCode, 0, 'a 64 MiB write into a 16 MiB volume must fail');
+    assert.match(big.stderr, /quota|No space/i);
+    await sbx.commands.run('rm -f /small/big && sync');
+    const small = await sbx.commands.run('echo fits > /small/ok && cat /small/ok');
+    assert.equal(small.stdout, 'fits\n');
+    const vol = await (await fetch(
+      `${w.apiUrl}/apis/warren.dev/v1alpha1/namespaces/${TEAM_A}/volumes/small`,
+      { headers: { authorization: `Bearer ${keyA}` } })).json();
+    assert.equal(vol.status.phase, 'Available');
+    assert.equal(vol.status.capacityBytes, 16 * 1024 * 1024);
+    assert.equal(vol.status.sizeEnforced, true, JSON.stringify(vol.status));
+    assert.deepEqual(vol.status.mountedBy, [sbx.sandboxId]);
+  } finally {
+    await sbx.kill();
+  }
+});
+
+test('bad volume input is refused naming what was wrong', async () => {
+  await assert.rejects(Volume.create('Not_A_Name'), /name "Not_A_Name" is not valid/);
+  await Volume.create('dup');
+  await assert.rejects(Volume.create('dup'), /already exists/);
+  await assert.rejects(Sandbox.create('base', { volumeMounts: { 'relative/path': 'dup' } }),
+    /volumeMounts\[0\]\.path "relative\/path" must be an absolute path/);
+  await assert.rejects(Sandbox.create('base', { volumeMounts: { '/.warren/x': 'dup' } }),
+    /is reserved/);
+  await assert.rejects(Sandbox.create('base', { volumeMounts: { '/m': 'missing' } }),
+    /volume "missing" not found/);
+  assert.equal((await w.api('DELETE', '/volumes/dup', { key: keyA })).status, 204);
+});
+
+test('volumeClaimTemplates give each pool member its own volume, deleted with the member', async () => {
+  const base = `${w.apiUrl}/apis`;
+  const auth = { authorization: `Bearer ${keyA}`, 'content-type': 'application/json' };
+  const res = await fetch(`${base}/agents.kruise.io/v1alpha1/namespaces/${TEAM_A}/sandboxsets`, {
+    method: 'POST', headers: auth,
+    body: JSON.stringify({
+      apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxSet', metadata: { name: 'vct-pool' },
+      spec: {
+        replicas: 2,
+        template: { spec: { containers: [{ name: 'main', image: 'base', workingDir: '/home/user',
+          volumeMounts: [{ name: 'work', mountPath: '/work' }] }] } },
+        volumeClaimTemplates: [{ metadata: { name: 'work' },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '32Mi' } } } }],
+      },
+    }),
+  });
+  assert.equal(res.status, 201, await res.text());
+  const volumes = async () => (await (await fetch(
+    `${base}/warren.dev/v1alpha1/namespaces/${TEAM_A}/volumes`, { headers: auth })).json()).items;
+  const members = async () => (await (await fetch(
+    `${base}/agents.kruise.io/v1alpha1/namespaces/${TEAM_A}/sandboxes`, { headers: auth })).json())
+    .items.filter((s) => s.metadata.labels?.['agents.kruise.io/sandbox-pool'] === 'vct-pool');
+  const ready = await waitFor('two members, each with its own volume mounted', async () => {
+    const ms = await members();
+    const vs = await volumes();
+    const ok = ms.length === 2 && ms.every((m) => vs.some((v) =>
+      v.metadata.name === `work-${m.metadata.name}` && v.status?.phase === 'Available' &&
+      v.status.capacityBytes === 32 * 1024 * 1024 &&
+      v.status.mountedBy?.[0] === m.metadata.labels['agents.kruise.io/sandbox-id']));
+    return ok ? ms : undefined;
+  }, 120000);
+
+  // A claimed member writes into its own volume; the other member's volume stays empty.
+  const sbx = await Sandbox.create('vct-pool');
+  await sbx.files.write('/work/mine.txt', 'member data');
+  const mine = ready.find((m) => m.metadata.labels['agents.kruise.io/sandbox-id'] === sbx.sandboxId);
+  assert.ok(mine, 'the create was served from the pool');
+  await sbx.kill();
+
+  const del = await fetch(`${base}/agents.kruise.io/v1alpha1/namespaces/${TEAM_A}/sandboxsets/vct-pool`,
+    { method: 'DELETE', headers: auth });
+  assert.equal(del.status, 200, await del.text());
+  await waitFor('the members and their volumes gone', async () =>
+    (await members()).length === 0 &&
+    !(await volumes()).some((v) => v.metadata.name.startsWith('work-')), 60000);
+});
