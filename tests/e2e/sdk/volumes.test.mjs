@@ -128,8 +128,23 @@ test('a write past the size limit fails inside the sandbox; the volume stays usa
     assert.equal(vol.status.capacityBytes, 16 * 1024 * 1024);
     assert.equal(vol.status.sizeEnforced, true, JSON.stringify(vol.status));
     assert.deepEqual(vol.status.mountedBy, [sbx.sandboxId]);
-  } finally {
+
+    // Deleted through the resource API while mounted: it waits, saying why, and the sandbox
+    // keeps its files; it goes once the sandbox does.
+    const url = `${w.apiUrl}/apis/warren.dev/v1alpha1/namespaces/${TEAM_A}/volumes/small`;
+    const headers = { authorization: `Bearer ${keyA}` };
+    assert.equal((await fetch(url, { method: 'DELETE', headers })).status, 200);
+    const waiting = await waitFor('the volume to say it is Terminating', async () => {
+      const v = await (await fetch(url, { headers })).json();
+      return v.status?.phase === 'Terminating' ? v : undefined;
+    });
+    assert.match(waiting.status.message, new RegExp(`mounted by sandbox ${sbx.sandboxId}`));
+    assert.equal((await sbx.commands.run('cat /small/ok')).stdout, 'fits\n');
     await sbx.kill();
+    await waitFor('the volume to be gone', async () =>
+      (await fetch(url, { headers })).status === 404);
+  } finally {
+    await sbx.kill().catch(() => {});
   }
 });
 
