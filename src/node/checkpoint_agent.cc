@@ -51,61 +51,21 @@ CheckpointAgent::CheckpointAgent(store::Store& store, NodeAgent& agent, base::Cl
       agent_(agent),
       clock_(clock),
       events_(store, clock, "warren-node", agent.options().node_name),
-      queue_(clock) {}
+      queue_(clock),
+      watch_(store, api::CheckpointKind(), [this](const std::string& key) { queue_.Add(key); }) {}
 
 CheckpointAgent::~CheckpointAgent() { Stop(); }
 
 void CheckpointAgent::Start() {
-  const int64_t revision = Relist();
-  watch_thread_ = std::thread([this, revision] { WatchLoop(revision); });
+  watch_.Start();
   worker_ = std::thread([this] { WorkerLoop(); });
 }
 
 void CheckpointAgent::Stop() {
   if (stopping_.exchange(true)) return;
-  {
-    std::lock_guard lock(mu_);
-    if (watcher_) watcher_->Stop();
-  }
+  watch_.Stop();
   queue_.Shutdown();
   if (worker_.joinable()) worker_.join();
-  if (watch_thread_.joinable()) watch_thread_.join();
-}
-
-int64_t CheckpointAgent::Relist() {
-  auto list = store_.List(api::CheckpointKind(), {});
-  if (!list.ok()) {
-    Log()->error("listing checkpoints failed error=\"{}\"", list.status().ToString());
-    return 0;
-  }
-  for (const api::Object& obj : list->items) queue_.Add(obj.Key());
-  return list->resource_version;
-}
-
-void CheckpointAgent::WatchLoop(int64_t revision) {
-  while (!stopping_) {
-    store::WatchOptions wo;
-    if (revision > 0) wo.resource_version = revision;
-    auto w = store_.Watch(&api::CheckpointKind(), wo);
-    if (!w.ok()) {
-      std::this_thread::sleep_for(200ms);
-      revision = Relist();
-      continue;
-    }
-    {
-      std::lock_guard lock(mu_);
-      watcher_ = std::move(*w);
-      if (stopping_) watcher_->Stop();
-    }
-    while (!stopping_) {
-      auto ev = watcher_->Next(1s);
-      if (!ev.ok()) break;
-      if (!ev->has_value()) continue;
-      revision = (*ev)->revision;
-      queue_.Add((*ev)->object->Key());
-    }
-    if (!stopping_) revision = Relist();
-  }
 }
 
 void CheckpointAgent::WorkerLoop() {

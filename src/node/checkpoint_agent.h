@@ -9,6 +9,7 @@
 #include "api/object.h"
 #include "base/clock.h"
 #include "node/event_recorder.h"
+#include "node/kind_watch.h"
 #include "node/work_queue.h"
 #include "store/store.h"
 
@@ -36,7 +37,7 @@ bool IsCheckpointImageName(std::string_view image);
 // A checkpoint that finds its image already made (a crash after the commit, before the status
 // write) takes it as its result, so a restart never captures twice or leaks an image.
 //
-// Threads: a watch thread feeding a WorkQueue, one worker (captures on a node run one at a
+// Threads: a KindWatch feeding a WorkQueue, one worker (captures on a node run one at a
 // time). Borrows the store and the agent, which must outlive it; Start after the agent's.
 class CheckpointAgent {
  public:
@@ -49,8 +50,6 @@ class CheckpointAgent {
   void Stop();
 
  private:
-  void WatchLoop(int64_t revision);
-  int64_t Relist();
   void WorkerLoop();
   // Returns a delay before this key is looked at again, or zero for never.
   std::chrono::milliseconds Reconcile(const std::string& key);
@@ -66,11 +65,9 @@ class CheckpointAgent {
   base::Clock& clock_;
   EventRecorder events_;
   WorkQueue queue_;
+  KindWatch watch_;
   std::atomic<bool> stopping_{false};
-  std::thread watch_thread_;
   std::thread worker_;
-  std::mutex mu_;
-  std::unique_ptr<store::Watcher> watcher_;  // guarded by mu_
 };
 
 }  // namespace warren::node
