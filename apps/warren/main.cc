@@ -61,6 +61,10 @@ class AgentNodeAccess final : public warren::server::e2b::NodeAccess {
       std::string_view sandbox_id, const warren::base::LogLineQuery& query) override {
     return agent_.ReadCommandLog(sandbox_id, query);
   }
+  warren::Result<std::pair<std::string, uint32_t>> VolumeDir(const std::string& namespace_,
+                                                             const std::string& name) override {
+    return agent_.VolumeDir(namespace_, name);
+  }
   std::vector<std::string> VolumeMountedBy(const std::string& namespace_,
                                            const std::string& name) override {
     return agent_.VolumeMountedBy(namespace_, name);

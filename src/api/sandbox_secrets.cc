@@ -41,6 +41,10 @@ Result<std::string> SandboxSecrets::InitRequest(const Object& sandbox) const {
   return Read(sandbox, annotations::kSealedInitRequest);
 }
 
+std::string SandboxSecrets::VolumeToken(const Object& volume) const {
+  return "vol_" + box_.Token("volume-content/" + volume.metadata.uid);
+}
+
 Result<std::string> SandboxSecrets::TrafficToken(const Object& sandbox) const {
   return Read(sandbox, annotations::kSealedTrafficToken);
 }

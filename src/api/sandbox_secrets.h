@@ -31,6 +31,10 @@ class SandboxSecrets {
   void SetAccessToken(Object& sandbox, std::string_view token) const;
   void SetInitRequest(Object& sandbox, std::string_view body) const;
   void SetTrafficToken(Object& sandbox, std::string_view token) const;
+  // The token that opens a Volume's files through E2B's volume content API (`/volumecontent`):
+  // made from the volume's uid, so it needs no storage and dies with the volume.
+  std::string VolumeToken(const Object& volume) const;
+
   // Removes every one.
   void Forget(Object& sandbox) const;
 

@@ -40,6 +40,12 @@ SealedBox SealedBox::ForTesting(std::string_view seed) { return SealedBox(Sha256
 
 bool SealedBox::LooksSealed(std::string_view value) { return value.starts_with(kPrefix); }
 
+std::string SealedBox::Token(std::string_view context) const {
+  // A key of its own, so a token never equals anything sealed or derived for another purpose.
+  const std::string token_key = HmacSha256(key_, "warren token key v1");
+  return HexEncode(HmacSha256(token_key, context));
+}
+
 std::string SealedBox::Seal(std::string_view plaintext, std::string_view context) const {
   std::string out(kNonceBytes + plaintext.size() + kTagBytes, '\0');
   // Failures below are a broken OpenSSL, not bad input: CHECK.

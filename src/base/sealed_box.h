@@ -25,6 +25,11 @@ class SealedBox {
   // truncated, another install's, another object's).
   Result<std::string> Open(std::string_view sealed, std::string_view context) const;
 
+  // A token only this install can make for `context` (HMAC-SHA256 under a key derived from the
+  // box's, hex): for secrets that need no storage because they can be made again (a volume's
+  // content token, bound to the volume's uid).
+  std::string Token(std::string_view context) const;
+
   // Whether `value` has the sealed form (cheap; says nothing about whether it opens).
   static bool LooksSealed(std::string_view value);
 

@@ -195,6 +195,13 @@ void NodeAgent::Stop() {
 
 bool NodeAgent::Ready() const { return started_ && !stopping_; }
 
+Result<std::pair<std::string, uint32_t>> NodeAgent::VolumeDir(const std::string& namespace_,
+                                                              const std::string& name) const {
+  if (!volumes_) return UnavailableError("the node agent has not started");
+  ASSIGN_OR_RETURN(std::string dir, volumes_->Dir(namespace_, name));
+  return std::make_pair(std::move(dir), volumes_->sandbox_root_uid());
+}
+
 std::vector<std::string> NodeAgent::VolumeMountedBy(const std::string& namespace_,
                                                     const std::string& name) const {
   return volumes_ ? volumes_->MountedBy(namespace_, name) : std::vector<std::string>{};

@@ -135,6 +135,10 @@ class NodeAgent {
                                                std::string_view image_name,
                                                std::chrono::milliseconds timeout);
 
+  // The host directory of an Available Volume on this node and the host uid of a sandbox's
+  // root (what its ids are relative to); NotFound when it is not here.
+  Result<std::pair<std::string, uint32_t>> VolumeDir(const std::string& namespace_,
+                                                     const std::string& name) const;
   // The ids of the sandboxes on this node that mount Volume `namespace_`/`name` now.
   std::vector<std::string> VolumeMountedBy(const std::string& namespace_,
                                            const std::string& name) const;

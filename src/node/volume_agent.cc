@@ -217,6 +217,16 @@ Result<std::string> VolumeAgent::Attach(const std::string& namespace_, const std
   return DirOf(*obj);
 }
 
+Result<std::string> VolumeAgent::Dir(const std::string& namespace_, const std::string& name) const {
+  ASSIGN_OR_RETURN(api::Object obj, store_.Get(api::VolumeKind(), namespace_, name));
+  auto status = api::DecodeStatus<api::VolumeStatus>(obj);
+  if (!status.ok() || status->phase != api::volume_phase::kAvailable ||
+      status->node_name != options_.node_name) {
+    return NotFoundError(fmt::format("volume \"{}\" is not available on this node", name));
+  }
+  return DirOf(obj);
+}
+
 void VolumeAgent::Restore(const std::string& sandbox_id, const std::vector<std::string>& keys,
                           const std::vector<std::string>& dirs) {
   std::lock_guard m(mu_);

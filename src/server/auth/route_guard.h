@@ -15,8 +15,16 @@ struct RouteGuardOptions {
   // Health checks: they say nothing about what the server holds, and probes carry no key. The
   // dashboard's static files (server/ui): the page holds no data and asks for the key itself.
   // Exact patterns only, so no route added later under a public prefix is public by accident.
-  std::set<std::string, std::less<>> public_patterns = {"/health", "/healthz", "/readyz", "/ui",
-                                                        "/ui/{file...}"};
+  // E2B's volume content routes carry no API key but the volume's own token, which their
+  // handler checks (server/e2b/volumes_api.h).
+  std::set<std::string, std::less<>> public_patterns = {"/health",
+                                                        "/healthz",
+                                                        "/readyz",
+                                                        "/ui",
+                                                        "/ui/{file...}",
+                                                        "/volumecontent/{volumeID}/dir",
+                                                        "/volumecontent/{volumeID}/path",
+                                                        "/volumecontent/{volumeID}/file"};
   // Patterns only an admin key may call (exact patterns, or a prefix ending in '*').
   std::set<std::string, std::less<>> admin_patterns = {"/metrics"};
 };

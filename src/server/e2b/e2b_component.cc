@@ -39,7 +39,7 @@ Result<E2bComponent*> E2bComponent::Install(Server& server, E2bParts parts) {
   if (parts.audit != nullptr) RegisterAuditRoutes(server.router(), service, parts.audit);
   RegisterObserveRoutes(server.router(), service, parts.node, team_metrics, keys);
   RegisterApiKeyRoutes(server.router(), keys);
-  RegisterVolumeRoutes(server.router(), server.store(), parts.node,
+  RegisterVolumeRoutes(server.router(), server.store(), server.secrets(), parts.node,
                        service->options().max_body_bytes);
   std::unique_ptr<E2bComponent> component(new E2bComponent(server.store(), server.secrets(),
                                                            std::move(service), std::move(keys),

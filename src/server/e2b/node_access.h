@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "api/object.h"
@@ -52,6 +53,10 @@ class NodeAccess {
 
   // Puts the Sandbox object's network annotation (api::annotations::kNetwork) in force now.
   virtual Status ApplyNetwork(const api::Object& sandbox) = 0;
+  // Where Volume `namespace_`/`name` lives on this host, and the host uid of a sandbox's root
+  // (its files' ids are relative to it); NotFound when it is not available here.
+  virtual Result<std::pair<std::string, uint32_t>> VolumeDir(const std::string& namespace_,
+                                                             const std::string& name) = 0;
   // The ids of the sandboxes that mount Volume `namespace_`/`name` now (node/volume_agent.h).
   virtual std::vector<std::string> VolumeMountedBy(const std::string& namespace_,
                                                    const std::string& name) = 0;

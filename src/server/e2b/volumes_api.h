@@ -1,5 +1,6 @@
 #pragma once
 
+#include "api/sandbox_secrets.h"
 #include "net/router.h"
 #include "server/e2b/node_access.h"
 #include "store/store.h"
@@ -15,10 +16,27 @@ namespace warren::server::e2b {
 //   DELETE /volumes/{volumeID}    204; 409 while a sandbox mounts it (naming them), 404 unknown
 // volumeID is the object's uid. Another team's volume is 404 everywhere (an admin key sees its
 // own team's, as with sandboxes). The size is the Volume default (1Gi); a Volume made through
-// the resource API may name another. `token` is empty: Warren does not serve E2B's volume
-// content API (/volumecontent), so a volume's files are reached by mounting it in a sandbox.
-// Borrows the store and node access, which outlive the router.
-void RegisterVolumeRoutes(net::Router& router, store::Store& store, NodeAccess* node,
+// the resource API may name another.
+//
+// E2B's volume content API, authenticated by the volume's `token` (Authorization: Bearer; made
+// from the install's key and the volume's uid, so a deleted and re-created volume has another),
+// not by an API key — the SDK's Volume methods, with E2B_VOLUME_API_URL set to the API's URL:
+//   GET    /volumecontent/{id}/dir?path=&depth=        200 [entry]
+//   POST   /volumecontent/{id}/dir?path=&uid=&gid=&mode=&force=   201 entry
+//   GET    /volumecontent/{id}/path?path=              200 entry
+//   PATCH  /volumecontent/{id}/path?path= {uid,gid,mode}   200 entry
+//   DELETE /volumecontent/{id}/path?path=              204 (a directory with its contents)
+//   GET    /volumecontent/{id}/file?path=              200 the bytes
+//   PUT    /volumecontent/{id}/file?path=&uid=&gid=&mode=  200 entry (parents made)
+// Files up to 64 MiB each way. Entries: {name, path, type, size, mode, uid, gid, atime, mtime,
+// ctime, target?}. A missing or wrong token is 401, an unknown volume or path 404, a full
+// volume 507. Nothing in the volume is followed out of it (volume_files.h).
+// Borrows the store, secrets and node access, which outlive the router.
+void RegisterVolumeRoutes(net::Router& router, store::Store& store,
+                          const api::SandboxSecrets& secrets, NodeAccess* node,
                           size_t max_body_bytes);
+// The content routes alone (RegisterVolumeRoutes adds them).
+void RegisterVolumeContentRoutes(net::Router& router, store::Store& store,
+                                 const api::SandboxSecrets& secrets, NodeAccess* node);
 
 }  // namespace warren::server::e2b

@@ -207,3 +207,61 @@ test('volumeClaimTemplates give each pool member its own volume, deleted with th
     (await members()).length === 0 &&
     !(await volumes()).some((v) => v.metadata.name.startsWith('work-')), 60000);
 });
+
+test("the volume content API reads and writes a volume's files without a sandbox, never following a link out", async () => {
+  // The SDK's Volume methods go to E2B_VOLUME_API_URL (not E2B_API_URL) with the volume's token.
+  process.env.E2B_VOLUME_API_URL = w.apiUrl;
+  const vol = await Volume.create('content');
+  assert.match(vol.token, /^vol_[0-9a-f]{64}$/);
+  assert.equal((await w.api('GET', `/volumes/${vol.volumeId}`, { key: keyA })).json.token, vol.token);
+  try {
+    const written = await vol.writeFile('/docs/readme.md', 'hello volume');
+    assert.equal(written.size, 12);
+    assert.equal(await vol.readFile('/docs/readme.md'), 'hello volume');
+    await vol.makeDir('/empty');
+    assert.deepEqual((await vol.list('/', { depth: 2 })).map((e) => [e.path, e.type]),
+      [['/docs', 'directory'], ['/docs/readme.md', 'file'], ['/empty', 'directory']]);
+    assert.equal((await vol.getInfo('/docs/readme.md')).type, 'file');
+
+    // A sandbox sees it, writes back, and plants links to the host's files.
+    const sbx = await Sandbox.create('base', { volumeMounts: { '/v': vol } });
+    try {
+      assert.equal(await sbx.files.read('/v/docs/readme.md'), 'hello volume');
+      await sbx.commands.run('echo from the sandbox > /v/back.txt && ln -s /etc/shadow /v/shadow && ' +
+        'ln -s / /v/root && mkfifo /v/fifo');
+      assert.equal(await vol.readFile('/back.txt'), 'from the sandbox\n');
+      const back = await vol.getInfo('/back.txt');
+      assert.equal(back.uid, 1000, 'ids as the sandbox sees them');
+      const link = await vol.getInfo('/shadow');
+      assert.equal(link.type, 'symlink');
+      assert.equal(link.target, '/etc/shadow');
+      await assert.rejects(vol.readFile('/shadow'), /is a symlink/);
+      await assert.rejects(vol.readFile('/root/etc/hostname'), /is a symlink|not a directory/);
+      await assert.rejects(vol.writeFile('/root/tmp/escape', 'x'), /is a symlink|not a directory/);
+      await assert.rejects(vol.readFile('/fifo'), /not a regular file/);
+      await assert.rejects(vol.readFile('/../../etc/passwd'), /not a path inside the volume/);
+      // What the API writes, the sandbox's user may change.
+      await vol.writeFile('/shared.txt', 'v1', { uid: 1000, gid: 1000 });
+      assert.equal((await sbx.commands.run('echo v2 > /v/shared.txt && cat /v/shared.txt')).stdout,
+        'v2\n');
+      await vol.remove('/shadow');
+      assert.equal((await sbx.commands.run('ls -l /etc/shadow | wc -l')).stdout, '1\n',
+        'removing the link leaves what it pointed to');
+    } finally {
+      await sbx.kill();
+    }
+    await vol.remove('/docs');
+    assert.equal(await vol.exists('/docs'), false);
+
+    // The token is the only key: none, a wrong one, or a valid one for another volume are 401.
+    const url = `${w.apiUrl}/volumecontent/${vol.volumeId}/file?path=/back.txt`;
+    assert.equal((await fetch(url)).status, 401);
+    assert.equal((await fetch(url, { headers: { authorization: `Bearer vol_${'0'.repeat(64)}` } })).status, 401);
+    const other = await Volume.create('other-content');
+    assert.equal((await fetch(url, { headers: { authorization: `Bearer ${other.token}` } })).status, 401);
+    assert.equal((await fetch(url, { headers: { 'x-api-key': keyA } })).status, 401);
+    await Volume.destroy(other.volumeId);
+  } finally {
+    await Volume.destroy(vol.volumeId);
+  }
+});
