@@ -18,6 +18,7 @@
 #include "api/types/sandbox_template.h"
 #include "api/types/sandbox_update_ops.h"
 #include "api/types/traffic_policy.h"
+#include "api/volume_mounts.h"
 #include "base/ids.h"
 #include "base/time_format.h"
 
@@ -231,7 +232,22 @@ void DefaultSandboxId(ObjectMeta& meta, FieldErrors& errors) {
 
 }  // namespace
 
+// What a sandbox mounts is decided when it is made: changing the annotation afterwards would
+// say something the node never did.
+Status VolumeMountsUnchanged(const Object& old_object, const Object& object) {
+  auto value = [](const Object& o) {
+    auto it = o.metadata.annotations.find(annotations::kVolumeMounts);
+    return it == o.metadata.annotations.end() ? std::string() : it->second;
+  };
+  if (value(old_object) == value(object)) return Status::Ok();
+  FieldErrors errors;
+  errors.Add(KeyPath("metadata.annotations", annotations::kVolumeMounts),
+             "Invalid value: field is immutable");
+  return errors.ToStatus();
+}
+
 Status AdmitSandboxUpdate(const Object& old_object, const Object& object) {
+  RETURN_IF_ERROR(VolumeMountsUnchanged(old_object, object));
   auto old_id = old_object.metadata.labels.find(labels::kSandboxId);
   if (old_id == old_object.metadata.labels.end()) return Status::Ok();
   auto new_id = object.metadata.labels.find(labels::kSandboxId);
@@ -251,6 +267,19 @@ Status AdmitSandbox(Object& object) {
   DefaultSandboxId(object.metadata, id_errors);
   RETURN_IF_ERROR(id_errors.ToStatus());
   return AdmitSpec<SandboxSpec>(object, [&](SandboxSpec& spec, FieldErrors& errors) {
+    if (auto mounts = VolumeMountsOf(object); !mounts.ok()) {
+      errors.Add("", mounts.status().message());
+    }
+    for (const VolumeClaimTemplate& c : spec.volume_claim_templates) {
+      // The Volume a claim gives this sandbox must be nameable.
+      if (auto err = CheckDns1123Subdomain(ClaimVolumeName(c.metadata.name, object.metadata.name));
+          err && !c.metadata.name.empty() && !object.metadata.name.empty()) {
+        errors.Add(
+            "spec.volumeClaimTemplates",
+            fmt::format("Invalid value: \"{}\": the Volume \"{}\" it makes: {}", c.metadata.name,
+                        ClaimVolumeName(c.metadata.name, object.metadata.name), *err));
+      }
+    }
     ValidateTemplateChoice(spec.pod_template, spec.template_ref, spec.volume_claim_templates,
                            errors);
     ValidateSandboxOptions(spec, errors);

@@ -292,6 +292,7 @@ Status NodeAgent::Adopt() {
     if (Status s = runtime_->Destroy(info.id); !s.ok() && s.code() != StatusCode::kNotFound) {
       log->error("orphan not destroyed id={} error=\"{}\"", info.id, s.ToString());
       kept.insert(info.id);  // keep its files: the runtime still has it
+      if (owner.ok()) volumes_->Restore(info.id, owner->volumes, owner->volume_dirs);
       continue;
     }
     if (owner.ok()) (void)images_->ReleaseLease(LeaseId(owner->uid));

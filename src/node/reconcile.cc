@@ -12,6 +12,7 @@
 #include "api/types/labels.h"
 #include "base/ids.h"
 #include "base/log.h"
+#include "base/scope_guard.h"
 #include "base/strings.h"
 #include "base/time_format.h"
 #include "image/safe_fs.h"
@@ -355,7 +356,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   PlanInput in;
   in.sandbox_id = id;
   in.pod = tmpl.resolved->pod;
-  auto mounts = ParseVolumeMountsAnnotation(obj);
+  auto mounts = api::VolumeMountsOf(obj);
   if (!mounts.ok()) {
     return Fail(obj, id, Failure{reasons::kInvalidVolume, mounts.status().message()});
   }
@@ -363,6 +364,9 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   VolumeStepOutcome attached =
       AttachSandboxVolumes(*volumes_, obj, id, tmpl.resolved->claims, in.pod);
   if (attached.failure) return Fail(obj, id, *attached.failure);
+  // Until the sandbox is in the local table (whose teardown detaches it), every way out of
+  // this pass — a retry, a failure — lets its volumes go.
+  base::ScopeGuard detach_on_exit([&] { volumes_->Detach(id); });
   std::vector<std::string> volume_dirs;
   for (const auto& [claim, dir] : attached.dirs) volume_dirs.push_back(dir);
   in.persistent_volumes = std::move(attached.dirs);
@@ -434,6 +438,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     l.state = runtime::SandboxState::kCreated;
     l.stats = StatsRing(options_.stats_samples);
     locals_.Put(std::move(l));
+    detach_on_exit.Dismiss();
   }
   if (Status c = runtime_->Create(plan.spec); !c.ok()) {
     Failure f = RuntimeFailure(c, options_.envd_path);
@@ -834,7 +839,6 @@ NodeAgent::Next NodeAgent::Fail(api::Object& obj, const std::string& id, const F
   }();
   // A Failed sandbox holds nothing: what a user sees as Failed is already torn down.
   if (f.terminal && EnsureFinished(obj, id) != Next::kDone) return Next::kRetry;
-  if (f.terminal && !id.empty()) volumes_->Detach(id);
   const bool creation_failed = f.terminal && !HasStarted(obj) && !Terminal(StatusOf(obj).phase);
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
     st.phase = f.terminal ? phase::kFailed : phase::kPending;

@@ -133,6 +133,8 @@ Status SandboxStorage::Enforce() {
       image_ = image;
     }
   } else {
+    // An empty volumes directory (made while the storage could not be mounted) hides nothing.
+    (void)rmdir((sandboxes_dir_ + "/.volumes").c_str());
     if (!base::DirNames(sandboxes_dir_).empty()) {
       return FailedPreconditionError(fmt::format(
           "{} holds sandboxes made before it had a file system of its own; delete them (or "

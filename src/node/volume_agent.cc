@@ -47,6 +47,11 @@ VolumeAgent::~VolumeAgent() { Stop(); }
 
 Status VolumeAgent::Start() {
   RETURN_IF_ERROR(MakeDirs(options_.dir));
+  // Only root walks it (the runtime clones a volume for its bind mount from here): host users
+  // have no business listing or writing teams' volumes.
+  if (chmod(options_.dir.c_str(), 0700) != 0) {
+    return InternalError(fmt::format("chmod {}: {}", options_.dir, strerror(errno)));
+  }
   SweepOrphans();
   watch_.Start();
   worker_ = std::thread([this] { WorkerLoop(); });
@@ -96,7 +101,16 @@ void VolumeAgent::WorkerLoop() {
 std::chrono::milliseconds VolumeAgent::ReconcileLocked(const std::string& key) {
   auto [ns, name] = SplitKey(key);
   auto obj = store_.Get(api::VolumeKind(), ns, name);
-  if (!obj.ok()) return obj.status().code() == StatusCode::kNotFound ? 0ms : 1000ms;
+  if (!obj.ok() && obj.status().code() == StatusCode::kNotFound) {
+    // Gone without our finalizer (someone removed it): its data goes too, once unmounted.
+    auto made = provisioned_.find(key);
+    if (made != provisioned_.end() && MountedBy(ns, name).empty()) {
+      (void)storage_.RemoveSandboxDir(options_.dir + "/" + made->second);
+      provisioned_.erase(made);
+    }
+    return 0ms;
+  }
+  if (!obj.ok()) return 1000ms;
   auto status = api::DecodeStatus<api::VolumeStatus>(*obj);
   if (!status.ok()) status = api::VolumeStatus{};
   if (!status->node_name.empty() && status->node_name != options_.node_name) return 0ms;
@@ -111,13 +125,30 @@ std::chrono::milliseconds VolumeAgent::ReconcileLocked(const std::string& key) {
   want.node_name = options_.node_name;
   want.mounted_by = MountedBy(ns, name);
   auto spec = api::DecodeSpec<api::VolumeSpec>(*obj);
+  std::chrono::milliseconds again = 0ms;
+  struct stat st;
   if (!spec.ok() || !spec->size) {
     want.phase = api::volume_phase::kFailed;
     want.message = spec.ok() ? "spec.size is missing" : spec.status().message();
+  } else if ((status->phase == api::volume_phase::kAvailable ||
+              status->phase == api::volume_phase::kFailed) &&
+             status->node_name == options_.node_name && status->capacity_bytes > 0 &&
+             lstat(DirOf(*obj).c_str(), &st) != 0) {
+    // It had data here and the data is gone: never hand out an empty directory in its place
+    // (the sandbox storage not mounted after a reboot would look just like this).
+    want.phase = api::volume_phase::kFailed;
+    want.message = fmt::format(
+        "its data is missing from {} (is the sandbox storage mounted?); delete the volume to "
+        "start afresh",
+        DirOf(*obj));
+    want.capacity_bytes = status->capacity_bytes;  // so it stays recognisable as once made
+    again = 30000ms;
   } else if (Status p = Provision(*obj, *spec); !p.ok()) {
     want.phase = api::volume_phase::kFailed;
     want.message = p.ToString();
+    again = 5000ms;
   } else {
+    provisioned_[key] = obj->metadata.uid;
     want.phase = api::volume_phase::kAvailable;
     want.capacity_bytes = spec->size->Value();
     want.size_enforced = storage_.enforced();
@@ -126,7 +157,7 @@ std::chrono::milliseconds VolumeAgent::ReconcileLocked(const std::string& key) {
     }
   }
   if (Status w = WriteStatus(*obj, want); !w.ok()) return 200ms;
-  return 0ms;
+  return again;
 }
 
 Status VolumeAgent::Provision(const api::Object& volume, const api::VolumeSpec& spec) {
@@ -267,10 +298,29 @@ Status VolumeAgent::EnsureClaimVolumes(const api::Object& sandbox,
         /*controller=*/false, /*block_owner_deletion=*/false});
     auto storage = c.spec.resources.requests.find("storage");
     if (storage != c.spec.resources.requests.end()) v.spec()["size"] = storage->second.ToString();
+    const std::string name = v.metadata.name;
     auto created = store_.Create(std::move(v));
-    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+    if (created.ok()) continue;
+    if (created.status().code() != StatusCode::kAlreadyExists) {
       return created.status().WithPrefix(
           fmt::format("volumeClaimTemplates \"{}\"", c.metadata.name));
+    }
+    // Only this Sandbox object's own: another's (a name collision, or an older object of the
+    // same name whose volume the garbage collector is about to take) is never mounted.
+    ASSIGN_OR_RETURN(api::Object existing,
+                     store_.Get(api::VolumeKind(), sandbox.metadata.namespace_, name));
+    bool ours = false;
+    for (const api::OwnerReference& ref : existing.metadata.owner_references) {
+      if (ref.uid == sandbox.metadata.uid) ours = true;
+    }
+    if (!ours) {
+      return FailedPreconditionError(fmt::format(
+          "volumeClaimTemplates \"{}\": Volume \"{}\" exists and is not this sandbox's (it "
+          "belongs to {}); waiting for it to go",
+          c.metadata.name, name,
+          existing.metadata.owner_references.empty()
+              ? std::string("no sandbox")
+              : "Sandbox uid " + existing.metadata.owner_references.front().uid));
     }
   }
   return Status::Ok();

@@ -107,6 +107,9 @@ class VolumeAgent {
 
   // Serialises reconciles with Attach, so the deletion decision and an attach never interleave.
   std::mutex reconcile_mu_;
+  // key → uid of the volumes this agent made or found: for data whose object vanished without
+  // the finalizer. Guarded by reconcile_mu_.
+  std::map<std::string, std::string> provisioned_;
   mutable std::mutex mu_;
   std::map<std::string, std::set<std::string>> mounts_;  // guarded by mu_; key → sandbox ids
   std::set<std::string> restored_dirs_;                  // guarded by mu_; kept by the sweep

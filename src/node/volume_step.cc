@@ -2,38 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "api/json.h"
-#include "api/types/labels.h"
 #include "node/reasons.h"
 
 namespace warren::node {
-
-Result<std::vector<VolumeMountRequest>> ParseVolumeMountsAnnotation(const api::Object& sandbox) {
-  auto it = sandbox.metadata.annotations.find(api::annotations::kVolumeMounts);
-  if (it == sandbox.metadata.annotations.end() || it->second.empty()) {
-    return std::vector<VolumeMountRequest>{};
-  }
-  const std::string where = fmt::format("annotation {}", api::annotations::kVolumeMounts);
-  auto json = api::ParseJson(it->second);
-  if (!json.ok() || !json->is_array()) {
-    return InvalidArgumentError(where + ": must be a JSON array of {\"name\", \"path\"}");
-  }
-  std::vector<VolumeMountRequest> out;
-  for (const api::Json& m : *json) {
-    if (!m.is_object() || !m.contains("name") || !m["name"].is_string() || !m.contains("path") ||
-        !m["path"].is_string()) {
-      return InvalidArgumentError(where + ": each entry needs a string name and path");
-    }
-    out.push_back({m["name"].get<std::string>(), m["path"].get<std::string>()});
-  }
-  return out;
-}
-
-std::string VolumeMountsAnnotation(const std::vector<VolumeMountRequest>& mounts) {
-  api::Json a = api::Json::array();
-  for (const VolumeMountRequest& m : mounts) a.push_back({{"name", m.name}, {"path", m.path}});
-  return api::DumpJson(a);
-}
 
 void AddPersistentVolumes(const std::string& sandbox_name,
                           const std::vector<api::VolumeClaimTemplate>& claims,
@@ -56,7 +27,7 @@ void AddPersistentVolumes(const std::string& sandbox_name,
   if (pod.spec.containers.empty()) return;
   for (size_t i = 0; i < mounts.size(); ++i) {
     api::Volume v;
-    v.name = fmt::format("e2b-volume-{}", i);
+    v.name = fmt::format("e2b.volume.{}", i);
     v.persistent_volume_claim = api::PersistentVolumeClaimVolumeSource{mounts[i].name, false};
     api::VolumeMount m;
     m.name = v.name;
@@ -71,6 +42,9 @@ VolumeStepOutcome AttachSandboxVolumes(VolumeAgent& volumes, const api::Object& 
                                        const std::vector<api::VolumeClaimTemplate>& claims,
                                        const api::PodTemplateSpec& pod) {
   VolumeStepOutcome out;
+  // What an earlier pass of this create attached (a changed template or annotation may name
+  // other volumes now); no running sandbox holds this id yet.
+  volumes.Detach(id);
   if (!claims.empty()) {
     if (Status s = volumes.EnsureClaimVolumes(sandbox, claims); !s.ok()) {
       out.failure = Failure{reasons::kInvalidVolume, s.message(), /*terminal=*/

@@ -34,23 +34,26 @@ TEST(VolumeStep, ClaimTemplatesAndE2bMountsBecomePersistentVolumeClaims) {
   EXPECT_EQ(pod.spec.containers[0].volume_mounts[0].mount_path, "/data");
 }
 
-TEST(VolumeStep, TheAnnotationRoundTripsAndABadOneIsNamed) {
+TEST(VolumeStep, TheAnnotationRoundTripsAndABadOneIsNamedByTheCreatesRules) {
   api::Object sbx;
-  auto none = ParseVolumeMountsAnnotation(sbx);
+  auto none = api::VolumeMountsOf(sbx);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
 
   sbx.metadata.annotations[api::annotations::kVolumeMounts] =
-      VolumeMountsAnnotation({{"a", "/mnt/a"}, {"b", "/b"}});
-  auto two = ParseVolumeMountsAnnotation(sbx);
+      api::VolumeMountsText({{"a", "/mnt/a"}, {"b", "/b"}});
+  auto two = api::VolumeMountsOf(sbx);
   ASSERT_TRUE(two.ok()) << two.status().ToString();
   ASSERT_EQ(two->size(), 2u);
   EXPECT_EQ((*two)[1].name, "b");
   EXPECT_EQ((*two)[1].path, "/b");
 
-  for (const char* bad : {"{", "{}", "[1]", R"([{"name":"a"}])", R"([{"name":1,"path":"/x"}])"}) {
+  // The annotation gets no more than an E2B create: the same rules, named after it.
+  for (const char* bad : {"{", "{}", "[1]", R"([{"name":"a"}])", R"([{"name":1,"path":"/x"}])",
+                          R"([{"name":"a","path":"/"}])", R"([{"name":"a","path":"/.warren/log"}])",
+                          R"([{"name":"a","path":"rel"}])", R"([{"name":"A_b","path":"/x"}])"}) {
     sbx.metadata.annotations[api::annotations::kVolumeMounts] = bad;
-    auto r = ParseVolumeMountsAnnotation(sbx);
+    auto r = api::VolumeMountsOf(sbx);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.status().message().find(api::annotations::kVolumeMounts), std::string::npos)
         << r.status().message();

@@ -8,6 +8,7 @@
 
 #include "api/json.h"
 #include "api/validation.h"
+#include "api/volume_mounts.h"
 #include "base/strings.h"
 #include "base/time_format.h"
 
@@ -183,64 +184,6 @@ Status TakeExtensions(CreateRequest& r, const TimeoutRules& rules) {
 
 }  // namespace
 
-namespace {
-
-// At most this many volumes in one sandbox.
-constexpr size_t kMaxVolumeMounts = 16;
-
-Result<std::vector<CreateRequest::VolumeMount>> VolumeMountsField(const Json& obj) {
-  std::vector<CreateRequest::VolumeMount> out;
-  auto vm = obj.find("volumeMounts");
-  if (vm == obj.end() || vm->is_null()) return out;
-  if (!vm->is_array()) {
-    return InvalidArgumentError(
-        fmt::format("volumeMounts must be an array, got {}", api::JsonTypeName(*vm)));
-  }
-  if (vm->size() > kMaxVolumeMounts) {
-    return InvalidArgumentError(
-        fmt::format("volumeMounts has {} entries; at most {}", vm->size(), kMaxVolumeMounts));
-  }
-  std::set<std::string> paths;
-  for (size_t i = 0; i < vm->size(); ++i) {
-    const Json& m = (*vm)[i];
-    const std::string where = fmt::format("volumeMounts[{}]", i);
-    if (!m.is_object()) return InvalidArgumentError(where + " must be an object {name, path}");
-    auto name = m.find("name");
-    auto path = m.find("path");
-    if (name == m.end() || !name->is_string() || name->get<std::string>().empty()) {
-      return InvalidArgumentError(where + ".name is required (a volume's name)");
-    }
-    if (path == m.end() || !path->is_string()) {
-      return InvalidArgumentError(where + ".path is required (an absolute path)");
-    }
-    CreateRequest::VolumeMount mount{name->get<std::string>(), path->get<std::string>()};
-    if (auto err = api::CheckDns1123Label(mount.name)) {
-      return InvalidArgumentError(
-          fmt::format("{}.name \"{}\" is not a volume name: {}", where, mount.name, *err));
-    }
-    const std::string& p = mount.path;
-    if (p.size() < 2 || p.front() != '/' || p.find("/..") != std::string::npos ||
-        p.find("/./") != std::string::npos || p.find('\0') != std::string::npos ||
-        p.size() > 1024) {
-      return InvalidArgumentError(fmt::format(
-          "{}.path \"{}\" must be an absolute path below / without \".\" or \"..\"", where, p));
-    }
-    // Warren's own directory inside every sandbox (envd, the command log).
-    if (p == "/.warren" || p.starts_with("/.warren/") || p == "/proc" || p.starts_with("/proc/") ||
-        p == "/dev" || p.starts_with("/dev/") || p == "/sys" || p.starts_with("/sys/")) {
-      return InvalidArgumentError(
-          fmt::format("{}.path \"{}\" is reserved (/.warren, /proc, /dev, /sys)", where, p));
-    }
-    if (!paths.insert(p).second) {
-      return InvalidArgumentError(fmt::format("{}.path \"{}\" is mounted twice", where, p));
-    }
-    out.push_back(std::move(mount));
-  }
-  return out;
-}
-
-}  // namespace
-
 Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRules& rules) {
   ASSIGN_OR_RETURN(Json obj, ParseObjectBody(body, false));
   CreateRequest r;
@@ -303,7 +246,9 @@ Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRul
                    EgressPolicyFromE2b(n != obj.end() && n->is_object() ? *n : Json::object(),
                                        r.allow_internet_access));
   if (!policy.IsDefault()) r.network = std::move(policy);
-  ASSIGN_OR_RETURN(r.volume_mounts, VolumeMountsField(obj));
+  if (auto vm = obj.find("volumeMounts"); vm != obj.end()) {
+    ASSIGN_OR_RETURN(r.volume_mounts, api::ParseVolumeMounts(*vm, "volumeMounts"));
+  }
   return r;
 }
 

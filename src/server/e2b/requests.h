@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/volume_mounts.h"
 #include "base/clock.h"
 #include "base/line_index.h"
 #include "base/result.h"
@@ -53,11 +54,7 @@ struct CreateRequest {
   std::optional<bool> create_on_no_stock;
   // volumeMounts: team Volumes by name, each at an absolute path (such a create is not served
   // by a pool: members cannot gain mounts once running).
-  struct VolumeMount {
-    std::string name;
-    std::string path;
-  };
-  std::vector<VolumeMount> volume_mounts;
+  std::vector<api::VolumeMountRequest> volume_mounts;
 };
 Result<CreateRequest> ParseCreateRequest(std::string_view body, const TimeoutRules& rules);
 

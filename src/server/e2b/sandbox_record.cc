@@ -6,6 +6,7 @@
 #include "api/typed_codec.h"
 #include "api/types/labels.h"
 #include "api/types/sandbox.h"
+#include "api/volume_mounts.h"
 #include "base/time_format.h"
 #include "server/e2b/annotations.h"
 
@@ -73,17 +74,10 @@ Result<SandboxRecord> RecordFromObject(const api::Object& o) {
                   Get(labels, api::labels::kSandboxClaimed) != "true";
 
   r.template_id = std::string(Get(ann, kTemplateIdAnnotation));
-  if (std::string_view mounts = Get(ann, api::annotations::kVolumeMounts); !mounts.empty()) {
-    // Written by the create (SandboxService); anything else in it is not shown.
-    if (auto j = api::ParseJson(mounts); j.ok() && j->is_array()) {
-      for (const api::Json& m : *j) {
-        if (m.is_object() && m.contains("name") && m["name"].is_string() && m.contains("path") &&
-            m["path"].is_string()) {
-          r.volume_mounts.emplace_back(m["name"].get<std::string>(), m["path"].get<std::string>());
-        }
-      }
-    }
+  if (auto mounts = api::VolumeMountsOf(o); mounts.ok()) {
+    for (auto& m : *mounts) r.volume_mounts.emplace_back(std::move(m.name), std::move(m.path));
   }
+
   if (r.template_id.empty()) r.template_id = std::string(Get(labels, api::labels::kSandboxPool));
   if (r.template_id.empty()) {
     r.template_id = std::string(Get(labels, api::labels::kSandboxTemplate));

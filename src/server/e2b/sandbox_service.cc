@@ -211,7 +211,7 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
 }
 
 Status SandboxService::CheckVolumes(const std::string& ns, const CreateRequest& request) {
-  for (const CreateRequest::VolumeMount& m : request.volume_mounts) {
+  for (const api::VolumeMountRequest& m : request.volume_mounts) {
     auto v = store_.Get(api::VolumeKind(), ns, m.name);
     if (!v.ok()) {
       if (v.status().code() == StatusCode::kNotFound) {

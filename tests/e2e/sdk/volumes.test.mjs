@@ -65,10 +65,16 @@ test('a volume outlives the sandbox that wrote it and a server restart, and moun
     assert.ok(e.message.includes(first.sandboxId), e.message);
     return true;
   });
-  await first.kill();
-
+  // Across a restart the adopted sandbox still holds it: the node says so from what it
+  // recorded beside the sandbox, and deleting it is still refused.
   await w.restart();
   useEnv(w, keyA);
+  const refused = await w.api('DELETE', `/volumes/${vol.volumeId}`, { key: keyA });
+  assert.equal(refused.status, 409, refused.text);
+  assert.ok(refused.json.message.includes(first.sandboxId), refused.text);
+  assert.equal(await (await Sandbox.connect(first.sandboxId)).files.read('/mnt/work/notes.txt'),
+    'kept across sandboxes');
+  await Sandbox.kill(first.sandboxId);
 
   const second = await Sandbox.create('base', { volumeMounts: { '/data': 'workspace' } });
   assert.equal(await second.files.read('/data/notes.txt'), 'kept across sandboxes');
@@ -92,11 +98,37 @@ test("another team's key can neither see, mount nor delete a team's volume", asy
     await assert.rejects(
       Sandbox.create('base', { apiKey: keyB, volumeMounts: { '/x': 'private-data' } }),
       /volume "private-data" not found/);
-    // Nor through the resource API of its own namespace naming the other team's volume.
+    // Nor read the other team's namespace through the resource API.
     const res = await fetch(`${w.apiUrl}/apis/warren.dev/v1alpha1/namespaces/${TEAM_A}/volumes`, {
       headers: { authorization: `Bearer ${keyB}` },
     });
     assert.ok([403, 404].includes(res.status), `${res.status} ${await res.text()}`);
+    // A Sandbox of its own naming the volume (a claim, or the annotation) finds no such volume
+    // in its namespace: it waits, saying so, and mounts nothing.
+    const sbxUrl = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/${TEAM_B}/sandboxes`;
+    const headersB = { authorization: `Bearer ${keyB}`, 'content-type': 'application/json' };
+    const made = await fetch(sbxUrl, { method: 'POST', headers: headersB, body: JSON.stringify({
+      apiVersion: 'agents.kruise.io/v1alpha1', kind: 'Sandbox', metadata: { name: 'thief' },
+      spec: { template: { spec: {
+        containers: [{ name: 'main', image: 'base', volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
+        volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'private-data' } }] } } } }) });
+    assert.equal(made.status, 201, await made.text());
+    const waiting = await waitFor('the thief to say why it waits', async () => {
+      const o = await (await fetch(`${sbxUrl}/thief`, { headers: headersB })).json();
+      const ready = o.status?.conditions?.find((c) => c.type === 'Ready');
+      return ready?.reason === 'VolumeNotFound' ? o : undefined;
+    });
+    assert.equal(waiting.status.phase, 'Pending');
+    assert.match(waiting.status.message, /volume "private-data" not found in namespace "vol-team-b"/);
+    await fetch(`${sbxUrl}/thief`, { method: 'DELETE', headers: headersB });
+    const annotated = await fetch(sbxUrl, { method: 'POST', headers: headersB, body: JSON.stringify({
+      apiVersion: 'agents.kruise.io/v1alpha1', kind: 'Sandbox',
+      metadata: { name: 'rooted', annotations: {
+        'warren.dev/volume-mounts': JSON.stringify([{ name: 'x', path: '/' }]) } },
+      spec: { template: { spec: { containers: [{ name: 'main', image: 'base' }] } } } }) });
+    assert.equal(annotated.status, 422);
+    assert.match((await annotated.json()).message,
+      /volume-mounts\]\[0\]\.path "\/" must be an absolute path/);
     assert.equal((await Volume.getInfo(vol.volumeId)).name, 'private-data');
   } finally {
     await Volume.destroy(vol.volumeId);
