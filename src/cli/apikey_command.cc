@@ -152,7 +152,8 @@ void RunBootstrap(App& app, const ApiKeyFlags& f) {
                     ? "  export E2B_SANDBOX_URL=" + f.sandbox_url
                     : "  export E2B_DOMAIN=" + f.domain + "   # and trust the CA the server prints")
             << "\n"
-            << "  export E2B_API_KEY=" << created->key << "\n\n";
+            << "  export E2B_API_KEY=" << created->key << "\n"
+            << "  export E2B_VOLUME_API_URL=" << api_url << "   # Volume file methods\n\n";
 }
 
 void RunCreate(App& app, const ApiKeyFlags& f) {

@@ -72,6 +72,12 @@ net::Response Create(store::Store& store, const api::SandboxSecrets& secrets,
   auto created = store.Create(std::move(v));
   if (!created.ok()) {
     if (created.status().code() == StatusCode::kAlreadyExists) {
+      auto existing = store.Get(api::VolumeKind(), who.team, n);
+      if (existing.ok() && existing->metadata.deletion_timestamp) {
+        return ErrorResponse(409, fmt::format("volume \"{}\" is being deleted; try again once "
+                                              "it is gone",
+                                              n));
+      }
       return ErrorResponse(409, fmt::format("volume \"{}\" already exists", n));
     }
     return ErrorResponse(created.status());

@@ -214,13 +214,14 @@ async function applyPool(w) {
   await w.waitPool(TEMPLATE, POOL_REPLICAS);
 }
 
-// Points the SDK at `w` the way a user does: the three exports run.sh prints, nothing else.
+// Points the SDK at `w` the way a user does: the exports run.sh prints, nothing else.
 export function useEnv(w, key = w.adminKey) {
   delete process.env.E2B_DEBUG;
   delete process.env.E2B_DOMAIN;
   process.env.E2B_API_URL = w.apiUrl;
   process.env.E2B_SANDBOX_URL = w.sandboxUrl;
   process.env.E2B_API_KEY = key;
+  process.env.E2B_VOLUME_API_URL = w.apiUrl;
 }
 
 export { sleep };

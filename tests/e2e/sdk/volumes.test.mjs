@@ -241,8 +241,8 @@ test('volumeClaimTemplates give each pool member its own volume, deleted with th
 });
 
 test("the volume content API reads and writes a volume's files without a sandbox, never following a link out", async () => {
-  // The SDK's Volume methods go to E2B_VOLUME_API_URL (not E2B_API_URL) with the volume's token.
-  process.env.E2B_VOLUME_API_URL = w.apiUrl;
+  // The SDK's Volume methods go to E2B_VOLUME_API_URL (not E2B_API_URL; useEnv sets it as
+  // run.sh prints it) with the volume's token.
   const vol = await Volume.create('content');
   assert.match(vol.token, /^vol_[0-9a-f]{64}$/);
   assert.equal((await w.api('GET', `/volumes/${vol.volumeId}`, { key: keyA })).json.token, vol.token);
