@@ -169,7 +169,9 @@ Result<std::vector<VolumeEntry>> VolumeFiles::List(std::string_view path, int de
   while (!todo.empty() && out.size() < kMaxListed) {
     Pending p = std::move(todo.back());
     todo.pop_back();
-    int scan_fd = fcntl(p.fd.get(), F_DUPFD_CLOEXEC, 0);
+    // A new open of the directory, not a dup: a dup would share its read offset with every
+    // other user of the fd (the root's is shared by every call on this object).
+    int scan_fd = openat(p.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (scan_fd < 0) return Errno(p.path, errno);
     DIR* d = fdopendir(scan_fd);
     if (d == nullptr) {
