@@ -226,6 +226,17 @@ export function useEnv(w, key = w.adminKey) {
 
 export { sleep };
 
+// Polls `fn` until it returns something truthy (returned), failing the test after `ms`.
+export async function waitFor(what, fn, ms = 30000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${what} not within ${ms / 1000} s`);
+    await sleep(200);
+  }
+}
+
 // The SDK as this suite pins it (tests/e2e/node_modules), for scripts outside tests/e2e
 // (bench/e2b_create) that cannot resolve 'e2b' from where they live.
 export async function loadSdk() {

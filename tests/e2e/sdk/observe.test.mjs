@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Sandbox } from 'e2b';
 import { spawnSync } from 'node:child_process';
-import { startWarren, useEnv, sleep, TEMPLATE, warrenBinary } from './harness.mjs';
+import { startWarren, useEnv, TEMPLATE, warrenBinary, waitFor } from './harness.mjs';
 
 let w;
 let otherKey;
@@ -35,16 +35,6 @@ before(async () => {
   assert.equal(res.status, 201, await res.text());
 });
 after(async () => { await w?.stop(); });
-
-async function waitFor(what, fn, ms = 30000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) assert.fail(`${what} not within ${ms / 1000} s`);
-    await sleep(250);
-  }
-}
 
 test("the logs routes return the template command's lines in order, with time and stream", async () => {
   const sbx = await Sandbox.create('chatty');

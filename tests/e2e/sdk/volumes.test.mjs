@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Sandbox, Volume } from 'e2b';
-import { startWarren, useEnv, sleep } from './harness.mjs';
+import { startWarren, useEnv, waitFor } from './harness.mjs';
 
 let w;
 let keyA;
@@ -33,16 +33,6 @@ after(async () => {
   }
   await w?.stop();
 });
-
-async function waitFor(what, fn, ms = 30000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) assert.fail(`${what} not within ${ms / 1000} s`);
-    await sleep(200);
-  }
-}
 
 test('a volume outlives the sandbox that wrote it and a server restart, and mounts again', async () => {
   const vol = await Volume.create('workspace');
