@@ -10,6 +10,7 @@
 #include "api/json.h"
 #include "api/kinds.h"
 #include "api/typed_codec.h"
+#include "api/types/labels.h"
 #include "api/types/volume.h"
 #include "api/validation.h"
 #include "base/strings.h"
@@ -85,6 +86,23 @@ net::Response Create(store::Store& store, const api::SandboxSecrets& secrets,
   return net::Response::Json(201, api::DumpJson(InfoWithToken(*created, secrets)));
 }
 
+// Whether a Sandbox object with E2B id `sandbox_id` is in `ns` and not being deleted (true
+// when unsure: the store could not say).
+bool LiveSandbox(store::Store& store, const std::string& ns, const std::string& sandbox_id) {
+  store::ListOptions lo;
+  lo.namespace_ = ns;
+  auto selector =
+      api::LabelSelector::Parse(fmt::format("{}={}", api::labels::kSandboxId, sandbox_id));
+  if (!selector.ok()) return true;
+  lo.label_selector = *selector;
+  auto list = store.List(api::SandboxKind(), lo);
+  if (!list.ok()) return true;
+  for (const api::Object& o : list->items) {
+    if (!o.metadata.deletion_timestamp) return true;
+  }
+  return false;
+}
+
 net::Response Delete(store::Store& store, NodeAccess* node, const auth::Principal& who,
                      std::string_view id) {
   auto v = Find(store, who, id);
@@ -98,6 +116,11 @@ net::Response Delete(store::Store& store, NodeAccess* node, const auth::Principa
   if (auto st = api::DecodeStatus<api::VolumeStatus>(*v); st.ok()) {
     users.insert(st->mounted_by.begin(), st->mounted_by.end());
   }
+  // A sandbox already killed (its object being deleted, or gone) is on its way out: the
+  // deletion waits for it on the node (the finalizer), so a kill then a destroy just works.
+  std::erase_if(users, [&](const std::string& sandbox_id) {
+    return !LiveSandbox(store, v->metadata.namespace_, sandbox_id);
+  });
   if (!users.empty()) {
     return ErrorResponse(
         409, fmt::format("volume \"{}\" is mounted by sandbox {}; kill {} first", v->metadata.name,

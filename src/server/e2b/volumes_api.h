@@ -13,7 +13,9 @@ namespace warren::server::e2b {
 //                                 label (lower-case letters, digits, '-'), 409 a name taken
 //   GET    /volumes               200 [{volumeID, name}]
 //   GET    /volumes/{volumeID}    200 {volumeID, name, token}; by id or name; 404 otherwise
-//   DELETE /volumes/{volumeID}    204; 409 while a sandbox mounts it (naming them), 404 unknown
+//   DELETE /volumes/{volumeID}    204; 409 while a live sandbox mounts it (naming them; one
+//                                 being deleted does not count: the node's finalizer waits for
+//                                 it), 404 unknown
 // volumeID is the object's uid. Another team's volume is 404 everywhere (an admin key sees its
 // own team's, as with sandboxes). The size is the Volume default (1Gi); a Volume made through
 // the resource API may name another.

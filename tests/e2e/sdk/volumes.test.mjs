@@ -71,9 +71,10 @@ test('a volume outlives the sandbox that wrote it and a server restart, and moun
   assert.equal((await second.commands.run('cat /data/cmd.txt')).stdout, 'from a command\n');
   await second.kill();
 
-  // Unmounted now: it goes, and with it the name.
-  await waitFor('the volume to be unmounted', async () =>
-    (await w.api('DELETE', `/volumes/${vol.volumeId}`, { key: keyA })).status === 204);
+  // Killed: its sandbox no longer counts, so the destroy is taken at once; the data goes once
+  // the node has torn the sandbox down, and with it the name.
+  const destroyed = await w.api('DELETE', `/volumes/${vol.volumeId}`, { key: keyA });
+  assert.equal(destroyed.status, 204, destroyed.text);
   await waitFor('the volume to be gone', async () => (await Volume.list()).length === 0);
   assert.equal(await Volume.destroy(vol.volumeId), false);
 });
@@ -286,4 +287,57 @@ test("the volume content API reads and writes a volume's files without a sandbox
   } finally {
     await Volume.destroy(vol.volumeId);
   }
+});
+
+test("a team volume mounted by a pool's members survives a member's recycle; the member's own files do not", async () => {
+  const base = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/${TEAM_A}`;
+  const auth = { authorization: `Bearer ${keyA}`, 'content-type': 'application/json' };
+  const cache = await Volume.create('team-cache');
+  const res = await fetch(`${base}/sandboxsets`, {
+    method: 'POST', headers: auth,
+    body: JSON.stringify({
+      apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxSet',
+      metadata: { name: 'recycling', annotations: { 'agents.kruise.io/cleanup-enabled': 'true' } },
+      spec: { replicas: 1, template: { spec: {
+        containers: [{ name: 'main', image: 'base', workingDir: '/home/user',
+          volumeMounts: [{ name: 'cache', mountPath: '/cache' }] }],
+        volumes: [{ name: 'cache', persistentVolumeClaim: { claimName: 'team-cache' } }] } } },
+    }),
+  });
+  assert.equal(res.status, 201, await res.text());
+  const member = async () => (await (await fetch(`${base}/sandboxes`, { headers: auth })).json())
+    .items.find((s) => s.metadata.labels?.['agents.kruise.io/sandbox-pool'] === 'recycling');
+  await waitFor('the member Ready', async () =>
+    (await member())?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  120000);
+  // No refills: the member that comes back from recycling is the one the next create gets.
+  const patched = await fetch(`${base}/sandboxsets/recycling`, {
+    method: 'PATCH', headers: { ...auth, 'content-type': 'application/merge-patch+json' },
+    body: JSON.stringify({ spec: { scaleStrategy: { maxUnavailable: 0 } } }),
+  });
+  assert.equal(patched.status, 200, await patched.text());
+
+  const first = await Sandbox.create('recycling');
+  await first.files.write('/cache/kept.txt', 'cached across users');
+  await first.files.write('/home/user/private.txt', 'not for the next user');
+  await first.kill();
+  await waitFor('the member recycled', async () => {
+    const m = await member();
+    return m?.status?.recycledCount === 1 &&
+      m.metadata.labels['agents.kruise.io/sandbox-claimed'] === 'false' &&
+      m.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+  }, 60000);
+  const second = await Sandbox.create('recycling');
+  try {
+    assert.equal(second.sandboxId, first.sandboxId, 'the recycled member');
+    assert.equal(await second.files.read('/cache/kept.txt'), 'cached across users');
+    assert.equal(await second.files.exists('/home/user/private.txt'), false);
+  } finally {
+    await second.kill();
+  }
+  assert.equal((await fetch(`${base}/sandboxsets/recycling`, { method: 'DELETE', headers: auth })).status,
+    200);
+  await waitFor('the pool gone', async () => !(await member()), 60000);
+  await waitFor('the volume deletable', async () =>
+    (await w.api('DELETE', `/volumes/${cache.volumeId}`, { key: keyA })).status === 204, 30000);
 });
