@@ -34,18 +34,25 @@ Json InfoWithToken(const api::Object& v, const api::SandboxSecrets& secrets) {
   return j;
 }
 
-// The caller's team's volume by uid (the SDK's volumeID) or name.
+// The caller's team's volume by uid (the SDK's volumeID) or name; one being deleted is gone
+// already, as in the list.
 Result<api::Object> Find(store::Store& store, const auth::Principal& who, std::string_view id) {
   const std::string ns = who.team;
+  auto live = [&](Result<api::Object> v) -> Result<api::Object> {
+    if (v.ok() && v->metadata.deletion_timestamp) {
+      return NotFoundError(fmt::format("volume \"{}\" not found (being deleted)", id));
+    }
+    return v;
+  };
   if (api::CheckDns1123Subdomain(std::string(id)) == std::nullopt) {
     auto byName = store.Get(api::VolumeKind(), ns, id);
-    if (byName.ok() || byName.status().code() != StatusCode::kNotFound) return byName;
+    if (byName.ok() || byName.status().code() != StatusCode::kNotFound) return live(byName);
   }
   store::ListOptions lo;
   lo.namespace_ = ns;
   ASSIGN_OR_RETURN(store::ObjectList list, store.List(api::VolumeKind(), lo));
   for (api::Object& v : list.items) {
-    if (v.metadata.uid == id) return std::move(v);
+    if (v.metadata.uid == id) return live(std::move(v));
   }
   return NotFoundError(fmt::format("volume \"{}\" not found", id));
 }
