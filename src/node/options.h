@@ -76,6 +76,7 @@ struct NodeAgentOptions {
   StorageOptions storage;
 
   int workers = 4;                                  // reconciles in parallel (one per sandbox)
+  int probe_threads = 4;  // probes of all sandboxes run on these (prober.h)
   std::chrono::milliseconds ready_timeout{30'000};  // envd must answer /health within this
   std::chrono::milliseconds stats_interval{5'000};
   size_t stats_samples = 720;  // per sandbox: one hour at 5 s

@@ -92,6 +92,8 @@ ContainerProbeState::Change ContainerProbeState::Record(ContainerProbeKind kind,
       break;
     case ContainerProbeKind::kReadiness:
       readiness_.Record(outcome.success);
+      // While not ready, what the probe says is Ready's message: a new one is worth a write.
+      change.message_changed = !readiness_.ok() && last_readiness_output_ != outcome.output;
       last_readiness_output_ = outcome.output;
       break;
     case ContainerProbeKind::kLiveness:
@@ -122,6 +124,15 @@ std::pair<std::string, std::string> ContainerProbeState::NotReadyWhy() const {
   }
   return {probe_reasons::kReadinessFailed,
           fmt::format("readiness probe failed: {}", last_readiness_output_)};
+}
+
+bool SandboxProbeState::Record(const ProbeOutcome& outcome) {
+  const SandboxProbeReport before = report_;
+  counter_.Record(outcome.success);
+  report_.ok = counter_.ok();
+  report_.message = outcome.output;
+  report_.reported = true;
+  return report_.ok != before.ok || report_.message != before.message || !before.reported;
 }
 
 IdleTracker::IdleTracker(std::string_view message_regex, std::chrono::nanoseconds threshold)

@@ -83,6 +83,7 @@ class ContainerProbeState {
   // What one result changed.
   struct Change {
     bool ready_changed = false;
+    bool message_changed = false;  // not ready, and the probe's output changed
     bool kill = false;  // the command must be killed (and restarted under restartPolicy)
   };
   Change Record(ContainerProbeKind kind, const ProbeOutcome& outcome);
@@ -110,6 +111,20 @@ struct SandboxProbeReport {
   bool ok = false;
   std::string message;  // the probe's output, truncated
   bool reported = false;  // false until the first result
+};
+
+// One sandbox probe's report under its thresholds: not ok until successThreshold successes,
+// then failing after failureThreshold failures in a row; the message is the latest output.
+class SandboxProbeState {
+ public:
+  explicit SandboxProbeState(const api::ProbeTimings& timings) : counter_(timings, false) {}
+  // Records one result; true when the report (state or message) changed.
+  bool Record(const ProbeOutcome& outcome);
+  const SandboxProbeReport& report() const { return report_; }
+
+ private:
+  ProbeCounter counter_;
+  SandboxProbeReport report_;
 };
 
 // When a sandbox probe says it is idle long enough to pause (AutoPausePolicy
