@@ -24,6 +24,8 @@ auto Log() { return base::Logger("node"); }
 // and the wake leaves its timers as they were.
 constexpr char kAutoResumeAnnotation[] = "warren.dev/auto-resume";
 constexpr char kIdlePausedAnnotation[] = "warren.dev/idle-paused";
+// How Prober::TakePause's message starts (prober.cc), so the running status can drop it.
+constexpr std::string_view kAutoPausedPrefix = "auto-paused:";
 
 const api::Container* ContainerNamed(const api::PodSpec& pod, const std::string& name) {
   if (pod.containers.empty()) return nullptr;
@@ -130,6 +132,8 @@ void NodeAgent::EnsureProbing(const api::Object& obj, const std::string& id) {
 
 void NodeAgent::ApplyProbeStatus(api::SandboxStatus& st, const std::string& id,
                                  base::WallTime now) {
+  // Running again: an auto-pause's explanation is over.
+  if (st.message.starts_with(kAutoPausedPrefix)) st.message.clear();
   const ProbeView view = prober_->View(id);
   if (!view.tracked || view.ready) {
     api::SetCondition(st.conditions,
