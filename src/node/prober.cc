@@ -46,8 +46,9 @@ void Prober::ScheduleAll(const std::string& id, const Sandbox& s, bool now) {
 
 void Prober::Track(const std::string& sandbox_id, const std::string& key, ProbeConfig config) {
   std::lock_guard lock(mu_);
-  Sandbox s{key,  config, ContainerProbeState(config.startup, config.readiness, config.liveness),
-            {},   std::nullopt};
+  Sandbox s{.key = key,
+            .config = config,
+            .container = ContainerProbeState(config.startup, config.readiness, config.liveness)};
   if (config.idle) s.idle.emplace(config.idle->message_regex, config.idle->threshold);
   s.generation = next_generation_++;
   auto [it, _] = sandboxes_.insert_or_assign(sandbox_id, std::move(s));

@@ -200,6 +200,41 @@ TEST_F(ProbeTest, SandboxProbesWithoutAPolicyOnlyReport) {
   WaitGone("report");
 }
 
+TEST_F(ProbeTest, AnAutoPauseOfAStopStrategySandboxEndsItsProcessesAndKeepsItsFiles) {
+  // Idle on its first boot; busy on the next, which finds the file the first one wrote.
+  Apply(ProbedSandbox("stopper",
+                      "if [ -f /tmp/state ]; then echo busy > /tmp/state; else echo idle > "
+                      "/tmp/state; fi; exec sleep 3600",
+                      "", "Always",
+                      "  pauseStrategy: {type: Stop}\n"
+                      "  probes:\n"
+                      "  - {name: idle, exec: {command: [cat, /tmp/state]}, periodSeconds: 1}\n"
+                      "  autoPausePolicy:\n"
+                      "    pause: {whenProbedIdleState: {probe: idle, thresholdDuration: 1s}}\n"));
+  api::Object paused = WaitPhase("stopper", "Paused", 30s);
+  EXPECT_TRUE(paused.spec().value("paused", false));
+  EXPECT_EQ(ConditionReason(paused, "SandboxPaused"), "AutoPaused");
+  EXPECT_EQ(paused.metadata.annotations["warren.dev/auto-resume"], "true");
+  const std::string id = SandboxId(paused);
+  WaitFor(
+      "stopper", [&](const api::Object&) { return SandboxPids(Options(), id).empty(); },
+      "its processes ended (the stop pause)", 20s);
+  // Resumed as any pause is: it boots again on its files, and its probes start afresh.
+  Patch("stopper", R"({"spec":{"paused":false}})");
+  api::Object resumed = WaitPhase("stopper", "Running", 30s);
+  EXPECT_EQ(ConditionReason(resumed, "SandboxPaused"), "ResumeSucceed");
+  api::Object busy = WaitFor(
+      "stopper",
+      [](const api::Object& o) {
+        const api::Condition* c = ConditionOf(StatusOfObject(o), "agents.kruise.io/idle");
+        return c && c->message == "busy";
+      },
+      "the probe reading the kept file", 20s);
+  EXPECT_EQ(Phase(busy), "Running");
+  Delete("stopper");
+  WaitGone("stopper");
+}
+
 TEST_F(ProbeTest, ASandboxProbeOfAMissingContainerIsNotValid) {
   // Admission checks inline templates; a templateRef's is the node's to check.
   Apply(R"(
