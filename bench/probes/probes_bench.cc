@@ -127,7 +127,8 @@ bool CreateAll(store::Store& store, int n, const std::string& image, int period,
 }
 
 void DeleteAll(store::Store& store, node::NodeAgent& agent, int n) {
-  for (int i = 0; i < n; ++i) (void)store.Delete(api::SandboxKind(), "default", fmt::format("bench-{}", i));
+  for (int i = 0; i < n; ++i)
+    (void)store.Delete(api::SandboxKind(), "default", fmt::format("bench-{}", i));
   for (int i = 0; i < 12000 && !agent.List().empty(); ++i) std::this_thread::sleep_for(50ms);
 }
 
@@ -195,12 +196,14 @@ int main(int argc, char** argv) {
   }
   auto images = image::ImageStore::Open({.root = o.image_root});
   if (!images.ok()) return 1;
-  for (int i = 0; i < 600 && !(*images)->Resolve(image).ok(); ++i) std::this_thread::sleep_for(100ms);
+  for (int i = 0; i < 600 && !(*images)->Resolve(image).ok(); ++i)
+    std::this_thread::sleep_for(100ms);
 
-  fmt::print("probes_bench: {} sandboxes ({}), exec probe `true` every {} s, windows of {} s, "
-             "{} cores, load {}\n",
-             sandboxes, image, period, seconds, std::thread::hardware_concurrency(),
-             base::TrimSpace(base::ReadSmallFile("/proc/loadavg").value_or("?")));
+  fmt::print(
+      "probes_bench: {} sandboxes ({}), exec probe `true` every {} s, windows of {} s, "
+      "{} cores, load {}\n",
+      sandboxes, image, period, seconds, std::thread::hardware_concurrency(),
+      base::TrimSpace(base::ReadSmallFile("/proc/loadavg").value_or("?")));
   int rc = 0;
   // The same sandboxes without probes: what idling costs, taken off the probed window.
   if (!CreateAll(store.store(), sandboxes, image, period, false)) rc = 1;
@@ -215,7 +218,8 @@ int main(int argc, char** argv) {
   double nsenter = -1, host = -1;
   if (rc == 0) {
     auto refs = agent.List();
-    auto info = refs.empty() ? NotFoundError("no sandbox") : agent.runtime().Inspect(refs[0].sandbox_id);
+    auto info =
+        refs.empty() ? NotFoundError("no sandbox") : agent.runtime().Inspect(refs[0].sandbox_id);
     if (info.ok()) {
       nsenter = SpawnCpuPerRun({"nsenter", "-t", std::to_string(info->pid), "-a", "true"},
                                reference_runs);
@@ -227,19 +231,20 @@ int main(int argc, char** argv) {
   if (rc != 0) return rc;
 
   const double expected = static_cast<double>(sandboxes) * seconds / period;
-  const double extra = (probed.agent_cpu + probed.sandboxes_cpu) -
-                       (idle.agent_cpu + idle.sandboxes_cpu);
+  const double extra =
+      (probed.agent_cpu + probed.sandboxes_cpu) - (idle.agent_cpu + idle.sandboxes_cpu);
   const double runs = static_cast<double>(std::max<uint64_t>(probed.runs, 1));
   fmt::print("  idle window:   agent {:.3f} s CPU, sandboxes {:.3f} s CPU\n", idle.agent_cpu,
              idle.sandboxes_cpu);
-  fmt::print("  probed window: agent {:.3f} s CPU, sandboxes {:.3f} s CPU, {} probe runs "
-             "(expected {:.0f})\n",
-             probed.agent_cpu, probed.sandboxes_cpu, probed.runs, expected);
-  fmt::print("  per probe run: {:.3f} ms CPU (agent {:.3f} + in the sandbox {:.3f}); "
-             "{:.2f} % of one core for all {} sandboxes\n",
-             extra / runs * 1e3, (probed.agent_cpu - idle.agent_cpu) / runs * 1e3,
-             (probed.sandboxes_cpu - idle.sandboxes_cpu) / runs * 1e3,
-             extra / seconds * 100, sandboxes);
+  fmt::print(
+      "  probed window: agent {:.3f} s CPU, sandboxes {:.3f} s CPU, {} probe runs "
+      "(expected {:.0f})\n",
+      probed.agent_cpu, probed.sandboxes_cpu, probed.runs, expected);
+  fmt::print(
+      "  per probe run: {:.3f} ms CPU (agent {:.3f} + in the sandbox {:.3f}); "
+      "{:.2f} % of one core for all {} sandboxes\n",
+      extra / runs * 1e3, (probed.agent_cpu - idle.agent_cpu) / runs * 1e3,
+      (probed.sandboxes_cpu - idle.sandboxes_cpu) / runs * 1e3, extra / seconds * 100, sandboxes);
   fmt::print("  reference, `nsenter -t <pid> -a true` into a sandbox: {:.3f} ms CPU per run\n",
              nsenter * 1e3);
   fmt::print("  reference, fork + exec of /bin/true on the host:      {:.3f} ms CPU per run\n",

@@ -48,8 +48,8 @@ void CheckPort(const IntOrString& port, const std::set<std::string>* port_names,
   } else if (auto err = CheckDns1123Label(port.str_value)) {
     errors.Add(path, *err);
   } else if (port_names != nullptr && !port_names->contains(port.str_value)) {
-    errors.Add(path, fmt::format("Invalid value: \"{}\": no container port of that name",
-                                 port.str_value));
+    errors.Add(
+        path, fmt::format("Invalid value: \"{}\": no container port of that name", port.str_value));
   }
 }
 
@@ -99,9 +99,9 @@ void ValidateProbe(const Probe& p, ProbeRole role, const std::set<std::string>* 
   CheckAtLeast(p.period_seconds, 1, ChildPath(path, "periodSeconds"), errors);
   CheckAtLeast(p.timeout_seconds, 1, ChildPath(path, "timeoutSeconds"), errors);
   if (p.timeout_seconds && *p.timeout_seconds > kMaxTimeoutSeconds) {
-    errors.Add(ChildPath(path, "timeoutSeconds"),
-               fmt::format("Invalid value: {}: must be <= {}", *p.timeout_seconds,
-                           kMaxTimeoutSeconds));
+    errors.Add(
+        ChildPath(path, "timeoutSeconds"),
+        fmt::format("Invalid value: {}: must be <= {}", *p.timeout_seconds, kMaxTimeoutSeconds));
   }
   CheckAtLeast(p.success_threshold, 1, ChildPath(path, "successThreshold"), errors);
   if ((role == ProbeRole::kLiveness || role == ProbeRole::kStartup) && p.success_threshold &&
@@ -179,8 +179,8 @@ void ValidateContainerProbes(const Container& c, std::string_view path, FieldErr
                   ChildPath(path, "readinessProbe"), errors);
   }
   if (c.liveness_probe) {
-    ValidateProbe(*c.liveness_probe, ProbeRole::kLiveness, &ports,
-                  ChildPath(path, "livenessProbe"), errors);
+    ValidateProbe(*c.liveness_probe, ProbeRole::kLiveness, &ports, ChildPath(path, "livenessProbe"),
+                  errors);
   }
 }
 

@@ -163,7 +163,7 @@ Status NodeAgent::Start() {
 void NodeAgent::Stop() {
   if (stopping_.exchange(true)) return;
   if (checkpoints_) checkpoints_->Stop();  // its captures wait on this agent's reconciles
-  if (prober_) prober_->Stop();  // its notifications feed the queue
+  if (prober_) prober_->Stop();            // its notifications feed the queue
   {
     std::lock_guard lock(mu_);
     if (watcher_) watcher_->Stop();

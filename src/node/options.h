@@ -76,7 +76,6 @@ struct NodeAgentOptions {
   StorageOptions storage;
 
   int workers = 4;                                  // reconciles in parallel (one per sandbox)
-  int probe_threads = 4;  // probes of all sandboxes run on these (prober.h)
   std::chrono::milliseconds ready_timeout{30'000};  // envd must answer /health within this
   std::chrono::milliseconds stats_interval{5'000};
   size_t stats_samples = 720;  // per sandbox: one hour at 5 s
@@ -88,6 +87,8 @@ struct NodeAgentOptions {
   std::chrono::milliseconds restart_backoff_base{10'000};
   std::chrono::milliseconds restart_backoff_max{300'000};
   std::chrono::milliseconds image_gc_interval{3'600'000};
+  // The threads every sandbox's probes run on (prober.h): one timer heap, never one per sandbox.
+  int probe_threads = 4;
   base::Clock* clock = nullptr;  // borrowed; the real clock when null
   // Opens the secrets sealed on Sandbox objects (the /init body the agent replays). Borrowed;
   // must be set before Start (the server's, or a test's).

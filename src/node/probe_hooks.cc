@@ -91,13 +91,14 @@ ProbeConfig BuildProbeConfig(const api::Object& obj, const std::optional<Resolve
   if (spec->auto_pause_policy && spec->auto_pause_policy->pause &&
       spec->auto_pause_policy->pause->when_probed_idle_state) {
     const api::ProbedIdleState& idle = *spec->auto_pause_policy->pause->when_probed_idle_state;
-    const bool runs = std::any_of(c.entries.begin(), c.entries.end(),
-                                  [&](const ProbeConfig::Entry& e) { return e.name == idle.probe; });
+    const bool runs =
+        std::any_of(c.entries.begin(), c.entries.end(),
+                    [&](const ProbeConfig::Entry& e) { return e.name == idle.probe; });
     if (runs) {
       c.idle = ProbeConfig::Idle{idle.probe, idle.message_regex, idle.threshold_duration.value};
     } else {
-      Append(c.invalid, fmt::format("autoPausePolicy: probe {} does not run, so nothing pauses",
-                                    idle.probe));
+      Append(c.invalid,
+             fmt::format("autoPausePolicy: probe {} does not run, so nothing pauses", idle.probe));
     }
   }
   return c;
@@ -193,8 +194,7 @@ NodeAgent::Next NodeAgent::AutoPause(api::Object& obj, const std::string& id,
   return Next::kRetry;
 }
 
-void NodeAgent::NoteAutoPaused(api::SandboxStatus& st, const std::string& id,
-                               base::WallTime now) {
+void NodeAgent::NoteAutoPaused(api::SandboxStatus& st, const std::string& id, base::WallTime now) {
   std::optional<std::string> why;
   locals_.With(id, [&](const Local& l) { why = l.auto_paused; });
   if (!why) return;

@@ -25,17 +25,17 @@ std::string Seconds(std::chrono::milliseconds d) {
 // interleaved as they came) is kept up to kMaxProbeOutput.
 ProbeOutcome RunExec(const ProbeAction& action, const ProbeTarget& target) {
   if (!target.envd) return {false, "the sandbox's envd is gone"};
-  api::Json process = {{"cmd", action.command.front()},
-                       {"args", std::vector<std::string>(action.command.begin() + 1,
-                                                         action.command.end())}};
+  api::Json process = {
+      {"cmd", action.command.front()},
+      {"args", std::vector<std::string>(action.command.begin() + 1, action.command.end())}};
   net::ClientRequest req;
   req.method = "POST";
   req.target = "/process.Process/Start";
   req.headers.Set("Content-Type", "application/connect+json");
   // envd kills the command's process group at this deadline, whether or not we still listen.
   req.headers.Set("Connect-Timeout-Ms", std::to_string(action.timeout.count()));
-  req.body = envd::EncodeEnvelope(envd::kEnvelopeMessage,
-                                  api::DumpJson(api::Json{{"process", process}}));
+  req.body =
+      envd::EncodeEnvelope(envd::kEnvelopeMessage, api::DumpJson(api::Json{{"process", process}}));
   req.timeout = action.timeout + kEnvdGrace;
 
   int status = 0;
@@ -97,8 +97,8 @@ ProbeOutcome RunExec(const ProbeAction& action, const ProbeTarget& target) {
     return {false, TruncateProbeOutput(fmt::format("envd answered HTTP {}: {}", status, output))};
   }
   if (!stream_error.empty() && (!exit_code || stream_error.starts_with("timed out"))) {
-    return {false, TruncateProbeOutput(output.empty() ? stream_error
-                                                      : stream_error + ": " + output)};
+    return {false,
+            TruncateProbeOutput(output.empty() ? stream_error : stream_error + ": " + output)};
   }
   if (!exit_code) {
     if (!resp.ok()) return {false, TruncateProbeOutput(resp.status().message())};
@@ -130,9 +130,8 @@ ProbeOutcome RunHttpGet(const ProbeAction& action, const ProbeTarget& target) {
       return {false, fmt::format("GET {} on port {}: timed out after {}", req.target, port,
                                  Seconds(action.timeout))};
     }
-    return {false, TruncateProbeOutput(
-                       fmt::format("GET {} on port {}: {}", req.target, port,
-                                   resp.status().message()))};
+    return {false, TruncateProbeOutput(fmt::format("GET {} on port {}: {}", req.target, port,
+                                                   resp.status().message()))};
   }
   // Kubernetes: 200 <= status < 400 is success.
   const bool ok = resp->status >= 200 && resp->status < 400;

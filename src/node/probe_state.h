@@ -19,13 +19,13 @@ namespace warren::node {
 // Reasons probes write into conditions and Events (Kubernetes' and OpenKruise's spelling).
 namespace probe_reasons {
 inline constexpr const char* kUnhealthy = "Unhealthy";  // an Event per failing probe, a kill
-inline constexpr const char* kReadinessFailed = "ReadinessProbeFailed";   // Ready False
-inline constexpr const char* kStartupPending = "StartupProbeNotPassed";   // Ready False
-inline constexpr const char* kProbeSucceeded = "ProbeSucceeded";          // sandbox probe
-inline constexpr const char* kProbeFailed = "ProbeFailed";                // sandbox probe
-inline constexpr const char* kProbesValid = "ProbesValid";                // ProbeValid True
-inline constexpr const char* kInvalidProbe = "InvalidProbe";              // ProbeValid False
-inline constexpr const char* kAutoPaused = "AutoPaused";                  // SandboxPaused
+inline constexpr const char* kReadinessFailed = "ReadinessProbeFailed";  // Ready False
+inline constexpr const char* kStartupPending = "StartupProbeNotPassed";  // Ready False
+inline constexpr const char* kProbeSucceeded = "ProbeSucceeded";         // sandbox probe
+inline constexpr const char* kProbeFailed = "ProbeFailed";               // sandbox probe
+inline constexpr const char* kProbesValid = "ProbesValid";               // ProbeValid True
+inline constexpr const char* kInvalidProbe = "InvalidProbe";             // ProbeValid False
+inline constexpr const char* kAutoPaused = "AutoPaused";                 // SandboxPaused
 }  // namespace probe_reasons
 
 // At most this much of a probe's output is kept (condition messages, Events).
@@ -84,7 +84,7 @@ class ContainerProbeState {
   struct Change {
     bool ready_changed = false;
     bool message_changed = false;  // not ready, and the probe's output changed
-    bool kill = false;  // the command must be killed (and restarted under restartPolicy)
+    bool kill = false;             // the command must be killed (and restarted under restartPolicy)
   };
   Change Record(ContainerProbeKind kind, const ProbeOutcome& outcome);
 
@@ -109,7 +109,7 @@ class ContainerProbeState {
 // The state a sandbox probe reports as its condition agents.kruise.io/<name>.
 struct SandboxProbeReport {
   bool ok = false;
-  std::string message;  // the probe's output, truncated
+  std::string message;    // the probe's output, truncated
   bool reported = false;  // false until the first result
 };
 

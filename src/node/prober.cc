@@ -37,8 +37,9 @@ void Prober::Stop() {
 void Prober::ScheduleAll(const std::string& id, const Sandbox& s, bool now) {
   const base::MonoTime t = clock_.Monotonic();
   for (size_t i = 0; i < s.config.entries.size(); ++i) {
-    const auto delay = now ? std::chrono::seconds(0)
-                           : std::chrono::seconds(s.config.entries[i].timings.initial_delay_seconds);
+    const auto delay =
+        now ? std::chrono::seconds(0)
+            : std::chrono::seconds(s.config.entries[i].timings.initial_delay_seconds);
     heap_.push(Due{t + delay, id, i, s.generation});
   }
   wake_.notify_all();
@@ -146,10 +147,9 @@ bool Prober::Record(Sandbox& s, const ProbeConfig::Entry& entry, const ProbeOutc
   if (s.idle && s.config.idle && s.config.idle->probe == entry.name && !s.pause_asked &&
       s.idle->Observe(report, clock_.Monotonic())) {
     s.pause_asked = true;
-    s.pause = fmt::format("auto-paused: probe {} reported idle (\"{}\") for {}s", entry.name,
-                          report.message,
-                          std::chrono::duration_cast<std::chrono::seconds>(s.idle->threshold())
-                              .count());
+    s.pause = fmt::format(
+        "auto-paused: probe {} reported idle (\"{}\") for {}s", entry.name, report.message,
+        std::chrono::duration_cast<std::chrono::seconds>(s.idle->threshold()).count());
     look = true;
   }
   return look;
@@ -170,8 +170,7 @@ void Prober::Worker() {
     Due due = heap_.top();
     heap_.pop();
     auto it = sandboxes_.find(due.sandbox_id);
-    if (it == sandboxes_.end() || it->second.generation != due.generation ||
-        it->second.suspended) {
+    if (it == sandboxes_.end() || it->second.generation != due.generation || it->second.suspended) {
       continue;  // forgotten, restarted or paused since it was scheduled
     }
     const ProbeConfig::Entry entry = it->second.config.entries[due.entry];
@@ -188,8 +187,7 @@ void Prober::Worker() {
     lock.lock();
     ++runs_;
     it = sandboxes_.find(due.sandbox_id);
-    if (it == sandboxes_.end() || it->second.generation != due.generation ||
-        it->second.suspended) {
+    if (it == sandboxes_.end() || it->second.generation != due.generation || it->second.suspended) {
       continue;
     }
     Sandbox& s = it->second;
@@ -201,8 +199,8 @@ void Prober::Worker() {
     // The next run a period after this one was due, or at once when it overran its period.
     const base::MonoTime next =
         std::max(due.at + std::chrono::seconds(entry.timings.period_seconds), clock_.Monotonic());
-    if (!s.container.killed() || !entry.kind) heap_.push(Due{next, due.sandbox_id, due.entry,
-                                                             due.generation});
+    if (!s.container.killed() || !entry.kind)
+      heap_.push(Due{next, due.sandbox_id, due.entry, due.generation});
     wake_.notify_one();
     if (look) {
       const std::string key = s.key;

@@ -20,7 +20,7 @@ namespace warren::node {
 // What one sandbox's probes are, resolved from its objects once per start (probe_hooks.cc).
 struct ProbeConfig {
   struct Entry {
-    std::string name;  // a sandbox probe's name; empty for a container probe
+    std::string name;                        // a sandbox probe's name; empty for a container probe
     std::optional<ContainerProbeKind> kind;  // set for a container probe
     ProbeAction action;
     api::ProbeTimings timings;
@@ -120,12 +120,12 @@ class Prober {
   const Notify notify_;
 
   mutable std::mutex mu_;
-  std::condition_variable wake_;                 // with mu_: the heap's top changed, or stop
-  std::map<std::string, Sandbox, std::less<>> sandboxes_;  // guarded by mu_
+  std::condition_variable wake_;  // with mu_: the heap's top changed, or stop
+  std::map<std::string, Sandbox, std::less<>> sandboxes_;            // guarded by mu_
   std::priority_queue<Due, std::vector<Due>, std::greater<>> heap_;  // guarded by mu_
-  uint64_t next_generation_ = 1;                 // guarded by mu_
-  uint64_t runs_ = 0;                            // guarded by mu_
-  bool stopping_ = false;                        // guarded by mu_
+  uint64_t next_generation_ = 1;                                     // guarded by mu_
+  uint64_t runs_ = 0;                                                // guarded by mu_
+  bool stopping_ = false;                                            // guarded by mu_
   std::vector<std::thread> workers_;
 };
 

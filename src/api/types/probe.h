@@ -30,9 +30,9 @@ struct HttpHeader {
 
 struct HttpGetAction {
   WARREN_API_STRUCT;
-  std::string path;  // "" = "/"
-  IntOrString port;  // a number, or the name of a container port
-  std::string host;  // only "", "localhost" or "127.0.0.1": a sandbox has no other address
+  std::string path;    // "" = "/"
+  IntOrString port;    // a number, or the name of a container port
+  std::string host;    // only "", "localhost" or "127.0.0.1": a sandbox has no other address
   std::string scheme;  // HTTP (default); HTTPS is refused
   std::vector<HttpHeader> http_headers;
 

@@ -109,7 +109,8 @@ spec:
   std::string member;
   ASSERT_TRUE(Eventually(
       [&] {
-        api::Json list = Get(*server_, "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes");
+        api::Json list =
+            Get(*server_, "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes");
         if (!list.is_object() || list["items"].empty()) return false;
         const api::Json& m = list["items"][0];
         member = m["metadata"].value("name", "");

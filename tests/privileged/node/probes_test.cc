@@ -104,8 +104,7 @@ TEST_F(ProbeTest, ReadinessKeepsASlowServerNotReadyUntilItAnswers) {
 
 TEST_F(ProbeTest, AFailingLivenessProbeRestartsTheCommandAndSaysWhy) {
   // Healthy for 2 s after each start, then /tmp/healthy goes; the probe fails twice in a row.
-  Apply(ProbedSandbox("sick",
-                      "touch /tmp/healthy; (sleep 2; rm /tmp/healthy) & exec sleep 3600",
+  Apply(ProbedSandbox("sick", "touch /tmp/healthy; (sleep 2; rm /tmp/healthy) & exec sleep 3600",
                       "        livenessProbe: {exec: {command: [cat, /tmp/healthy]}, "
                       "periodSeconds: 1, failureThreshold: 2}\n"));
   WaitPhase("sick", "Running");
