@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 #include <spawn.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,17 +20,14 @@
 
 #include "api/kinds.h"
 #include "api/object_codec.h"
-#include "api/sandbox_secrets.h"
 #include "api/typed_codec.h"
 #include "api/types/sandbox.h"
 #include "api/yaml_codec.h"
-#include "base/log.h"
 #include "base/small_file.h"
 #include "base/strings.h"
-#include "image/image_store.h"
+#include "common/bench_node.h"
 #include "node/node_agent.h"
 #include "os/cgroup.h"
-#include "store/testing/temp_store.h"
 
 extern char** environ;
 
@@ -180,24 +176,15 @@ int main(int argc, char** argv) {
     fmt::print("probes_bench needs root; skipped\n");
     return 77;
   }
-  base::SetLogLevel("warn");
-  store::testing::TempDir dir;
-  chmod(dir.path().c_str(), 0711);
-  store::testing::TempStore store;
-  node::NodeAgentOptions o = node::NodeAgentOptions::ForDataDir(dir.path() + "/data");
-  o.envd_path = WARREN_ENVD_BIN;
-  o.stats_interval = 5s;
-  const api::SandboxSecrets secrets = api::SandboxSecrets::ForTesting();
-  o.secrets = &secrets;
-  node::NodeAgent agent(store.store(), o);
-  if (Status s = agent.Start(); !s.ok()) {
-    fmt::print(stderr, "agent: {}\n", s.ToString());
+  auto started = bench::BenchNode::Start(WARREN_ENVD_BIN, image);
+  if (!started.ok()) {
+    fmt::print(stderr, "{}\n", started.status().ToString());
     return 1;
   }
-  auto images = image::ImageStore::Open({.root = o.image_root});
-  if (!images.ok()) return 1;
-  for (int i = 0; i < 600 && !(*images)->Resolve(image).ok(); ++i)
-    std::this_thread::sleep_for(100ms);
+  bench::BenchNode& bn = **started;
+  const node::NodeAgentOptions& o = bn.options();
+  node::NodeAgent& agent = bn.agent();
+  store::Store& store = bn.store();
 
   fmt::print(
       "probes_bench: {} sandboxes ({}), exec probe `true` every {} s, windows of {} s, "
@@ -206,11 +193,11 @@ int main(int argc, char** argv) {
       base::TrimSpace(base::ReadSmallFile("/proc/loadavg").value_or("?")));
   int rc = 0;
   // The same sandboxes without probes: what idling costs, taken off the probed window.
-  if (!CreateAll(store.store(), sandboxes, image, period, false)) rc = 1;
+  if (!CreateAll(store, sandboxes, image, period, false)) rc = 1;
   std::this_thread::sleep_for(2s);  // let creation's tail settle
   const Window idle = rc == 0 ? Measure(agent, o.cgroup_parent, seconds) : Window{};
-  DeleteAll(store.store(), agent, sandboxes);
-  if (rc == 0 && !CreateAll(store.store(), sandboxes, image, period, true)) rc = 1;
+  DeleteAll(store, agent, sandboxes);
+  if (rc == 0 && !CreateAll(store, sandboxes, image, period, true)) rc = 1;
   std::this_thread::sleep_for(std::chrono::seconds(std::min(period, 10)));
   const Window probed = rc == 0 ? Measure(agent, o.cgroup_parent, seconds) : Window{};
 
@@ -226,7 +213,7 @@ int main(int argc, char** argv) {
     }
     host = SpawnCpuPerRun({"/bin/true"}, reference_runs);
   }
-  DeleteAll(store.store(), agent, sandboxes);
+  DeleteAll(store, agent, sandboxes);
   agent.Stop();
   if (rc != 0) return rc;
 
