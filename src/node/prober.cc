@@ -175,8 +175,12 @@ void Prober::Worker() {
     }
     const ProbeConfig::Entry entry = it->second.config.entries[due.entry];
     if (entry.kind && !it->second.container.Runs(*entry.kind)) {
-      // Gated (readiness and liveness wait for startup) or over (killed): look again later.
-      if (!it->second.container.killed()) {
+      // Gated (readiness and liveness wait for startup: looked at again a period later), or
+      // over (killed, or a startup probe that passed): dropped.
+      const bool over =
+          it->second.container.killed() ||
+          (*entry.kind == ContainerProbeKind::kStartup && it->second.container.started());
+      if (!over) {
         heap_.push(Due{now + std::chrono::seconds(entry.timings.period_seconds), due.sandbox_id,
                        due.entry, due.generation});
       }
@@ -191,16 +195,23 @@ void Prober::Worker() {
       continue;
     }
     Sandbox& s = it->second;
+    const bool was_started = s.container.started();
     const bool look = Record(s, entry, outcome);
     if (!outcome.success) {
       Log()->debug("probe failed id={} probe={} output=\"{}\"", due.sandbox_id, KindName(entry),
                    outcome.output);
     }
-    // The next run a period after this one was due, or at once when it overran its period.
-    const base::MonoTime next =
-        std::max(due.at + std::chrono::seconds(entry.timings.period_seconds), clock_.Monotonic());
-    if (!s.container.killed() || !entry.kind)
+    if (!was_started && s.container.started()) {
+      // Startup passed: readiness and liveness start now, not a period later (a new generation,
+      // so the runs they had waiting are dropped).
+      s.generation = next_generation_++;
+      ScheduleAll(due.sandbox_id, s, /*now=*/true);
+    } else if (!s.container.killed() || !entry.kind) {
+      // The next run a period after this one was due, or at once when it overran its period.
+      const base::MonoTime next =
+          std::max(due.at + std::chrono::seconds(entry.timings.period_seconds), clock_.Monotonic());
       heap_.push(Due{next, due.sandbox_id, due.entry, due.generation});
+    }
     wake_.notify_one();
     if (look) {
       const std::string key = s.key;

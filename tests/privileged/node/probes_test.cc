@@ -102,6 +102,24 @@ TEST_F(ProbeTest, ReadinessKeepsASlowServerNotReadyUntilItAnswers) {
   WaitGone("slow");
 }
 
+TEST_F(ProbeTest, TheStartupProbeGatesReadinessWhichThenRunsAtOnce) {
+  // Started after 2 s; readiness would pass at once but runs only every 30 s.
+  Apply(
+      ProbedSandbox("starter", "sleep 2; touch /tmp/started; exec sleep 3600",
+                    "        startupProbe: {exec: {command: [cat, /tmp/started]}, periodSeconds: "
+                    "1, failureThreshold: 30}\n"
+                    "        readinessProbe: {exec: {command: [\"true\"]}, periodSeconds: 30}\n"));
+  api::Object running = WaitFor(
+      "starter", [](const api::Object& o) { return Phase(o) == "Running"; }, "phase Running");
+  EXPECT_EQ(ConditionReason(running, "Ready"), "StartupProbeNotPassed");
+  // Ready soon after the startup probe passes, not a readiness period later.
+  WaitFor(
+      "starter", [](const api::Object& o) { return ConditionStatus(o, "Ready") == "True"; },
+      "Ready once started", 15s);
+  Delete("starter");
+  WaitGone("starter");
+}
+
 TEST_F(ProbeTest, AFailingLivenessProbeRestartsTheCommandAndSaysWhy) {
   // Healthy for 2 s after each start, then /tmp/healthy goes; the probe fails twice in a row.
   Apply(ProbedSandbox("sick", "touch /tmp/healthy; (sleep 2; rm /tmp/healthy) & exec sleep 3600",
