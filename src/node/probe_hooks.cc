@@ -148,6 +148,9 @@ void NodeAgent::ApplyProbeStatus(api::SandboxStatus& st, const std::string& id,
 }
 
 std::optional<NodeAgent::Next> NodeAgent::ActOnProbes(api::Object& obj, const std::string& id) {
+  for (const std::string& warning : prober_->TakeWarnings(id)) {
+    events_->Warning(obj, probe_reasons::kUnhealthy, warning);
+  }
   if (auto kill = prober_->TakeKill(id)) {
     Log()->info("probe kills the sandbox's command id={} object={} why=\"{}\"", id, obj.Key(),
                 *kill);

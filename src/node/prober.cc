@@ -119,6 +119,13 @@ std::optional<std::string> Prober::TakeKill(const std::string& sandbox_id) {
   return std::exchange(it->second.kill, std::nullopt);
 }
 
+std::vector<std::string> Prober::TakeWarnings(const std::string& sandbox_id) {
+  std::lock_guard lock(mu_);
+  auto it = sandboxes_.find(sandbox_id);
+  if (it == sandboxes_.end()) return {};
+  return std::exchange(it->second.warnings, {});
+}
+
 std::optional<std::string> Prober::TakePause(const std::string& sandbox_id) {
   std::lock_guard lock(mu_);
   auto it = sandboxes_.find(sandbox_id);
@@ -136,6 +143,9 @@ bool Prober::Record(Sandbox& s, const ProbeConfig::Entry& entry, const ProbeOutc
     const bool was_killed = s.container.killed();
     const ContainerProbeState::Change change = s.container.Record(*entry.kind, outcome);
     if (change.kill && !was_killed) s.kill = s.container.kill_message();
+    if (change.ready_changed && !s.container.Ready() && !s.container.killed()) {
+      s.warnings.push_back(s.container.NotReadyWhy().second);  // was Ready, is not any more
+    }
     return change.kill || change.ready_changed || change.message_changed;
   }
   auto state = s.probes.find(entry.name);

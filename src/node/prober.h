@@ -83,6 +83,9 @@ class Prober {
   ProbeView View(const std::string& sandbox_id) const;
   // The kill a liveness or startup probe asked for, once ("liveness probe failed 3 times: ...").
   std::optional<std::string> TakeKill(const std::string& sandbox_id);
+  // Warnings to record as Events, once each: a readiness probe that made a Ready sandbox not
+  // ready ("readiness probe failed: <output>").
+  std::vector<std::string> TakeWarnings(const std::string& sandbox_id);
   // The pause the AutoPausePolicy asked for, once (why, for the status).
   std::optional<std::string> TakePause(const std::string& sandbox_id);
   // Runs done so far (for the bench and tests).
@@ -98,6 +101,7 @@ class Prober {
     uint64_t generation = 0;
     bool suspended = false;
     std::optional<std::string> kill;
+    std::vector<std::string> warnings;
     std::optional<std::string> pause;
     bool pause_asked = false;  // until the next Continue/Track
   };

@@ -102,6 +102,25 @@ TEST_F(ProbeTest, ReadinessKeepsASlowServerNotReadyUntilItAnswers) {
   WaitGone("slow");
 }
 
+TEST_F(ProbeTest, AReadySandboxWhoseReadinessFailsIsNotReadyAndSaysWhy) {
+  // Ready while /tmp/ready exists (2 s), then not.
+  Apply(ProbedSandbox("flaky", "touch /tmp/ready; (sleep 2; rm /tmp/ready) & exec sleep 3600",
+                      "        readinessProbe: {exec: {command: [cat, /tmp/ready]}, periodSeconds: "
+                      "1, failureThreshold: 2}\n"));
+  WaitPhase("flaky", "Running");  // and Ready
+  api::Object unready = WaitFor(
+      "flaky", [](const api::Object& o) { return ConditionStatus(o, "Ready") == "False"; },
+      "Ready False once the file is gone", 20s);
+  EXPECT_EQ(ConditionReason(unready, "Ready"), "ReadinessProbeFailed");
+  EXPECT_EQ(Phase(unready), "Running");  // readiness never restarts anything
+  const std::string event = WaitEvent("flaky", "Unhealthy", 10s);
+  EXPECT_NE(event.find("readiness probe failed: cat: can't open '/tmp/ready'"), std::string::npos)
+      << event;
+  EXPECT_EQ(RestartCount(Get("flaky")), 0);
+  Delete("flaky");
+  WaitGone("flaky");
+}
+
 TEST_F(ProbeTest, TheStartupProbeGatesReadinessWhichThenRunsAtOnce) {
   // Started after 2 s; readiness would pass at once but runs only every 30 s.
   Apply(
