@@ -154,7 +154,10 @@ std::optional<NodeAgent::Next> NodeAgent::ActOnProbes(api::Object& obj, const st
   if (auto kill = prober_->TakeKill(id)) {
     Log()->info("probe kills the sandbox's command id={} object={} why=\"{}\"", id, obj.Key(),
                 *kill);
-    locals_.With(id, [&](Local& l) { l.probe_kill = *kill; });
+    locals_.With(id, [&](Local& l) {
+      l.probe_kill = *kill;
+      l.probes_tracked = false;  // a retry after a failed stop probes it afresh
+    });
     prober_->Forget(id);
     if (Status s = StopProcesses(id); !s.ok()) {
       Log()->warn("stopping an unhealthy sandbox failed id={} error=\"{}\"", id, s.ToString());

@@ -56,11 +56,6 @@ void Prober::Track(const std::string& sandbox_id, const std::string& key, ProbeC
   ScheduleAll(sandbox_id, it->second, /*now=*/false);
 }
 
-bool Prober::Tracking(const std::string& sandbox_id) const {
-  std::lock_guard lock(mu_);
-  return sandboxes_.contains(sandbox_id);
-}
-
 void Prober::Suspend(const std::string& sandbox_id) {
   std::lock_guard lock(mu_);
   auto it = sandboxes_.find(sandbox_id);

@@ -73,7 +73,6 @@ class Prober {
   // Probes the sandbox from now on with fresh state (a start or a restart of its command):
   // each probe first runs after its initialDelaySeconds.
   void Track(const std::string& sandbox_id, const std::string& key, ProbeConfig config);
-  bool Tracking(const std::string& sandbox_id) const;
   // Pauses probing (the sandbox is frozen or stopped); results in flight are dropped and the
   // idle time starts over. Continue runs every probe at once and keeps the rest of the state.
   void Suspend(const std::string& sandbox_id);
