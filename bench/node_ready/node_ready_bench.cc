@@ -19,7 +19,7 @@
 #include "api/typed_codec.h"
 #include "api/types/sandbox.h"
 #include "api/yaml_codec.h"
-#include "base/log.h"
+#include "common/bench_node.h"
 #include "image/image_store.h"
 #include "node/envd_client.h"
 #include "node/node_agent.h"
@@ -59,37 +59,23 @@ int main(int argc, char** argv) {
     fmt::print("node_ready_bench needs root; skipped\n");
     return 77;
   }
-  base::SetLogLevel("warn");
-  store::testing::TempDir dir;
-  chmod(dir.path().c_str(), 0711);
-  store::testing::TempStore store;
-  node::NodeAgentOptions o = node::NodeAgentOptions::ForDataDir(dir.path() + "/data");
-  o.envd_path = WARREN_ENVD_BIN;
-  o.stats_interval = 5s;
-  const api::SandboxSecrets secrets = api::SandboxSecrets::ForTesting();
-  o.secrets = &secrets;
-  node::NodeAgent agent(store.store(), o);
-  if (Status s = agent.Start(); !s.ok()) {
-    fmt::print(stderr, "agent: {}\n", s.ToString());
+  auto started = bench::BenchNode::Start(WARREN_ENVD_BIN, image);
+  if (!started.ok()) {
+    fmt::print(stderr, "{}\n", started.status().ToString());
     return 1;
   }
-  auto images = image::ImageStore::Open({.root = o.image_root});
+  bench::BenchNode& bn = **started;
+  const node::NodeAgentOptions& o = bn.options();
+  node::NodeAgent& agent = bn.agent();
+  store::Store& store = bn.store();
+  const image::ResolvedImage& resolved = bn.image();
   // The reference: a second runtime with its own state dir and cgroup parent.
   runtime::native::NativeRuntimeOptions ro;
   ro.state_dir = o.runtime_state_dir + "-ref";
   ro.cgroup_parent = o.cgroup_parent + "-ref";
   mkdir(ro.state_dir.c_str(), 0711);
   auto rt = runtime::native::NativeRuntime::Create(ro);
-  if (!images.ok() || !rt.ok()) return 1;
-  // Wait for the agent's import of the built-in images.
-  Result<image::ResolvedImage> resolved = NotFoundError("");
-  for (int i = 0; i < 600 && !(resolved = (*images)->Resolve(image)).ok(); ++i) {
-    std::this_thread::sleep_for(100ms);
-  }
-  if (!resolved.ok()) {
-    fmt::print(stderr, "image {}: {}\n", image, resolved.status().ToString());
-    return 1;
-  }
+  if (!rt.ok()) return 1;
 
   std::vector<double> via_agent, via_runtime;
   for (int i = 0; i < n + 1; ++i) {  // the first round warms caches and is not counted
@@ -107,10 +93,10 @@ spec:
                                           name, image));
     auto obj = api::ObjectFromJson(*doc);
     auto t0 = Clock::now();
-    auto created = store.store().Create(*obj);
+    auto created = store.Create(*obj);
     if (!created.ok()) return 1;
-    auto w = store.store().Watch(&api::SandboxKind(),
-                                 {.resource_version = created->metadata.resource_version});
+    auto w =
+        store.Watch(&api::SandboxKind(), {.resource_version = created->metadata.resource_version});
     bool ok = false;
     while (!ok && Clock::now() - t0 < 60s) {
       auto ev = (*w)->Next(1s);
@@ -124,14 +110,14 @@ spec:
       return 1;
     }
     if (i > 0) via_agent.push_back(Ms(t1 - t0));
-    (void)store.store().Delete(api::SandboxKind(), "default", name);
+    (void)store.Delete(api::SandboxKind(), "default", name);
 
     // The runtime alone, same envd, image and limit.
     std::string id = fmt::format("iref{:016d}", i);
     runtime::SandboxSpec spec;
     spec.id = id;
-    spec.layers = resolved->lower_dirs;
-    spec.writable_dir = dir.path() + "/" + id;
+    spec.layers = resolved.lower_dirs;
+    spec.writable_dir = bn.dir() + "/" + id;
     spec.user_namespace = o.user_namespace;
     spec.resources.memory_bytes = 256 << 20;
     spec.mounts = {{o.envd_path, node::kEnvdInSandbox, true}};

@@ -9,6 +9,7 @@
 #include "api/go_duration.h"
 #include "api/label_selector.h"
 #include "api/pod_template_validation.h"
+#include "api/probe_validation.h"
 #include "api/typed_codec.h"
 #include "api/types/checkpoint.h"
 #include "api/types/labels.h"
@@ -266,6 +267,7 @@ Status AdmitSandbox(Object& object) {
   FieldErrors id_errors;
   DefaultSandboxId(object.metadata, id_errors);
   RETURN_IF_ERROR(id_errors.ToStatus());
+  RETURN_IF_ERROR(AdmitSandboxProbes(object));
   return AdmitSpec<SandboxSpec>(object, [&](SandboxSpec& spec, FieldErrors& errors) {
     if (auto mounts = VolumeMountsOf(object); !mounts.ok()) {
       errors.Add("", mounts.status().message());

@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "api/probe_validation.h"
+
 namespace warren::api {
 namespace {
 
@@ -82,6 +84,7 @@ void ValidateContainer(const Container& c, std::string_view path,
           fmt::format("Invalid value: \"{}\": must be a relative path without '..'", m.sub_path));
     }
   }
+  ValidateContainerProbes(c, path, errors);
 }
 
 }  // namespace

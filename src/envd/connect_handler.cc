@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/encoding.h"
 #include "base/strings.h"
 #include "envd/envelope.h"
 #include "envd/paths.h"
@@ -108,6 +109,12 @@ Response ConnectError(const Status& status) {
   return Response::Json(HttpStatusFromCode(status.code()), ConnectErrorJson(status));
 }
 
+bool IsNodeCall(const EnvdState& state, const Request& req) {
+  auto secret = state.reset_secret();
+  auto given = req.headers.Get("X-Warren-Node-Secret");  // kNodeSecretHeader (envd_server.h)
+  return secret && given && base::ConstantTimeEquals(*given, *secret);
+}
+
 Status CheckRequestToken(const EnvdState& state, const Request& req) {
   auto header = req.headers.Get("X-Access-Token");
   return CheckAccessToken(state.access_token(),
@@ -138,7 +145,8 @@ void AddStreamMethod(net::Router& router, std::string_view path, RpcAuth auth,
   router.Add(
       "POST", path,
       [auth, method = std::move(method)](Request&& req, Responder r) {
-        if (Status s = CheckRequestToken(*auth.state, req); !s.ok()) {
+        const bool node_call = IsNodeCall(*auth.state, req);
+        if (Status s = CheckRequestToken(*auth.state, req); !s.ok() && !node_call) {
           return r.Send(HttpError(401, s.message()));
         }
         if (MediaType(req) != "application/connect+json") {
@@ -156,6 +164,7 @@ void AddStreamMethod(net::Router& router, std::string_view path, RpcAuth auth,
         StreamOptions options;
         options.keepalive = ParseKeepalive(req);
         options.timeout = *timeout;
+        options.node_call = node_call;
         method(*payload, *user, sink, options);
       },
       RpcRoute());

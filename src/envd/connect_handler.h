@@ -48,5 +48,8 @@ net::Response HttpError(int status, std::string_view message);
 net::Response ConnectError(const Status& status);
 // Ok when no token is configured or X-Access-Token matches it.
 Status CheckRequestToken(const EnvdState& state, const net::Request& request);
+// Whether the request carries this sandbox's node secret (X-Warren-Node-Secret): the node
+// agent's own call (probes), let in whatever the access token and not journalled.
+bool IsNodeCall(const EnvdState& state, const net::Request& request);
 
 }  // namespace warren::envd

@@ -261,16 +261,17 @@ Result<std::shared_ptr<ManagedProcess>> ProcessManager::Start(
     table_->live[p->pid_] = p;
   }
   p->Subscribe(session);
-  if (audit_ != nullptr) {
-    audit_->Record("process.start", {{"pid", p->pid_},
-                                     {"cmd", p->request().process.cmd},
-                                     {"args", p->request().process.args},
-                                     {"cwd", options.cwd},
-                                     {"user", plan.user},
-                                     {"pty", is_pty}});
+  AuditLog* const audit_log = plan.audited ? audit_ : nullptr;
+  if (audit_log != nullptr) {
+    audit_log->Record("process.start", {{"pid", p->pid_},
+                                        {"cmd", p->request().process.cmd},
+                                        {"args", p->request().process.args},
+                                        {"cwd", options.cwd},
+                                        {"user", plan.user},
+                                        {"pty", is_pty}});
   }
   p->on_ended_ = [weak_table = std::weak_ptr<Table>(table_), &timers = timers_,
-                  retention = ended_retention_, weak, audit = audit_,
+                  retention = ended_retention_, weak, audit = audit_log,
                   started = std::chrono::steady_clock::now()] {
     auto table = weak_table.lock();
     auto proc = weak.lock();

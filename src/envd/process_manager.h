@@ -30,6 +30,9 @@ struct SpawnPlan {
   std::string cwd;                // absolute, existing
   os::Credentials credentials;
   std::string user;  // the name `credentials` belong to (for the audit log)
+  // False for the node agent's probes: a probe every few seconds would push what the sandbox's
+  // users did out of the bounded journal.
+  bool audited = true;
 };
 
 // One process started through Start: its output fan-out to subscribers, its stdin or pty, its

@@ -46,6 +46,7 @@ void ProcessService::Start(const std::string& payload, const os::UserInfo& user,
   auto session = StreamSession::Create(sink, timers_, options, KeepaliveEventJson());
   auto plan = PlanStart(payload, user);
   if (!plan.ok()) return session->End(plan.status());
+  plan->audited = !options.node_call;
   // Start's deadline is also the process's lifetime, whether or not the client is still there
   // to see the stream end: the SDK aborts its request at the same moment.
   auto p = processes_.Start(std::move(*plan), session, options.timeout);

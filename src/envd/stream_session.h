@@ -36,6 +36,8 @@ struct StreamOptions {
   std::chrono::milliseconds keepalive{std::chrono::seconds(90)};
   // Connect-Timeout-Ms: the stream ends with deadline_exceeded when it passes.
   std::optional<std::chrono::milliseconds> timeout;
+  // Authenticated by the node secret (IsNodeCall): the node agent's probes, not journalled.
+  bool node_call = false;
 };
 
 // One open server stream: the messages, keepalives when idle, the deadline, and exactly one

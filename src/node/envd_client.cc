@@ -21,6 +21,13 @@ Result<net::Response> EnvdClient::Do(net::ClientRequest request) {
   return http_->Do(request);
 }
 
+Result<net::Response> EnvdClient::DoStreaming(
+    net::ClientRequest request, std::function<bool(const net::Response& head)> on_head,
+    std::function<bool(std::string_view data)> on_data) {
+  request.headers.Set(kNodeSecretHeader, node_secret_);
+  return http_->DoStreaming(request, std::move(on_head), std::move(on_data));
+}
+
 Status EnvdClient::Expect(const net::ClientRequest& request, int status, std::string_view what) {
   ASSIGN_OR_RETURN(net::Response resp, Do(request));
   if (resp.status == status) return Status::Ok();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,10 @@ class EnvdClient {
 
   // Any request; the node secret is added. HTTP error statuses come back as responses.
   Result<net::Response> Do(net::ClientRequest request);
+  // Any request with its response body handed over as it arrives (net::HttpClient::DoStreaming).
+  Result<net::Response> DoStreaming(net::ClientRequest request,
+                                    std::function<bool(const net::Response& head)> on_head,
+                                    std::function<bool(std::string_view data)> on_data);
 
   // GET /health → OK on 204.
   Status Health(std::chrono::milliseconds timeout);

@@ -41,6 +41,11 @@ struct LocalSandbox {
   std::shared_ptr<EnvdClient> envd;
   std::shared_ptr<ResetRequest> reset;  // a Reset waiting for this sandbox's reconcile
   std::vector<std::shared_ptr<CaptureRequest>> captures;  // waiting for it too
+  // Probes (probe_hooks.cc): resolved for this run of pid 1; the kill a probe asked for, which
+  // the exit then reports; the auto-pause in progress, which the Paused status then explains.
+  bool probes_tracked = false;
+  std::optional<std::string> probe_kill;
+  std::optional<std::string> auto_paused;
 };
 
 // The node agent's sandboxes by sandbox id, behind one lock that every access takes: callers

@@ -139,6 +139,16 @@ Status NodeAgent::Start() {
   // The sandboxes' policies, adopted with them, go in with the table.
   if (network_) RETURN_IF_ERROR(network_->Install());
   const int64_t revision = Relist();
+  prober_ = std::make_unique<Prober>(
+      clock_, std::max(1, options_.probe_threads),
+      [this](const std::string& id) {
+        runtime::Runtime* rt = runtime_.get();
+        return ProbeTarget{EnvdFor(id), [rt, id](uint16_t port, std::chrono::milliseconds t) {
+                             return rt->Dial(id, port, t);
+                           }};
+      },
+      [this](const std::string& key) { queue_.Add(key); });
+  prober_->Start();
   started_ = true;
   import_thread_ = std::thread([this] { ImportLoop(); });
   watch_thread_ = std::thread([this, revision] { WatchLoop(revision); });
@@ -159,6 +169,7 @@ Status NodeAgent::Start() {
 void NodeAgent::Stop() {
   if (stopping_.exchange(true)) return;
   if (checkpoints_) checkpoints_->Stop();  // its captures wait on this agent's reconciles
+  if (prober_) prober_->Stop();            // its notifications feed the queue
   {
     std::lock_guard lock(mu_);
     if (watcher_) watcher_->Stop();

@@ -27,6 +27,7 @@
 #include "node/local_table.h"
 #include "node/node_secret.h"
 #include "node/options.h"
+#include "node/prober.h"
 #include "node/sandbox_paths.h"
 #include "node/sandbox_plan.h"
 #include "node/sandbox_storage.h"
@@ -155,6 +156,8 @@ class NodeAgent {
   Result<std::vector<base::LogLine>> ReadCommandLog(std::string_view sandbox_id,
                                                     const base::LogLineQuery& query) const;
 
+  // Probe runs done so far, all sandboxes together (prober.h; for benches and tests).
+  uint64_t ProbeRuns() const { return prober_ ? prober_->runs() : 0; }
   const NodeAgentOptions& options() const { return options_; }
   runtime::Runtime& runtime() { return *runtime_; }
   image::ImageStore& images() { return *images_; }
@@ -204,6 +207,21 @@ class NodeAgent {
   // A frozen sandbox resumed with pauseStrategy Stop (E2B's connect without memory): its
   // processes end and it boots again on its files.
   Next RebootFrozen(api::Object& obj, const std::string& id);
+  // probe_hooks.cc: probes of the running sandbox (README "Probes"). TrackProbes resolves them
+  // for this run of pid 1 (fresh state) and starts probing; EnsureProbing does it for a
+  // sandbox found running untracked (adopted) and continues one that was paused.
+  void TrackProbes(const api::Object& obj, const std::string& id);
+  void EnsureProbing(const api::Object& obj, const std::string& id);
+  // Ready as envd and the probes say, and the sandbox probes' conditions, into `st`.
+  void ApplyProbeStatus(api::SandboxStatus& st, const std::string& id, base::WallTime now);
+  // A kill or an auto-pause the probes asked for, done now; nullopt when there is none.
+  std::optional<Next> ActOnProbes(api::Object& obj, const std::string& id);
+  Next AutoPause(api::Object& obj, const std::string& id, const std::string& why);
+  // A Paused status written for an auto-pause says so (reason AutoPaused, the probe's output)
+  // until the sandbox runs again.
+  void NoteAutoPaused(api::SandboxStatus& st, const std::string& id, base::WallTime now);
+  // The probe kill behind an exit, if any (taken).
+  std::optional<std::string> TakeProbeKill(const std::string& id);
   // Stops pid 1 (and so every process) and waits until the exit is recorded.
   Status StopProcesses(const std::string& id);
   Next Teardown(api::Object& obj, const std::string& id);
@@ -262,6 +280,7 @@ class NodeAgent {
   LifecycleMetrics metrics_;
   std::unique_ptr<VolumeAgent> volumes_;          // set by Start; Volume objects (volume_agent.h)
   std::unique_ptr<CheckpointAgent> checkpoints_;  // Checkpoint objects (checkpoint_agent.h)
+  std::unique_ptr<Prober> prober_;  // container and sandbox probes (prober.h); set by Start
   NodeCapacity capacity_;
   WorkQueue queue_;
 

@@ -87,6 +87,8 @@ struct NodeAgentOptions {
   std::chrono::milliseconds restart_backoff_base{10'000};
   std::chrono::milliseconds restart_backoff_max{300'000};
   std::chrono::milliseconds image_gc_interval{3'600'000};
+  // The threads every sandbox's probes run on (prober.h): one timer heap, never one per sandbox.
+  int probe_threads = 4;
   base::Clock* clock = nullptr;  // borrowed; the real clock when null
   // Opens the secrets sealed on Sandbox objects (the /init body the agent replays). Borrowed;
   // must be set before Start (the server's, or a test's).

@@ -500,6 +500,7 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
             std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - started).count());
   if (ReplayInit(obj, id) == Next::kRetry) return Next::kRetry;
   locals_.With(id, [](Local& l) { l.ready = true; });
+  TrackProbes(obj, id);  // a fresh run of pid 1: fresh probe state
   const base::WallTime now = clock_.Now();
   const bool first_start = !HasStarted(obj);
   // One write for start and readiness (each status write is a durable commit).
@@ -507,8 +508,7 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
     st.phase = phase::kRunning;
     st.message.clear();
     raw["startTime"] = base::FormatRfc3339(started);
-    api::SetCondition(st.conditions,
-                      {conditions::kReady, "True", reasons::kSandboxReady, "envd answers"}, now);
+    ApplyProbeStatus(st, id, now);  // Ready: envd answers, and the probes (if any) say so
   });
   if (!s.ok()) return AfterWriteError(s);
   if (first_start) {
@@ -639,7 +639,9 @@ NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
     restart_at = l.restart_at;
     l.state = runtime::SandboxState::kStopped;
     l.ready = false;
+    l.probes_tracked = false;  // the next run of pid 1 starts its probes afresh
   });
+  prober_->Forget(id);
   // Waiting out a restart backoff already counted.
   if (restart_at) {
     const base::MonoTime now = clock_.Monotonic();
@@ -655,6 +657,11 @@ NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
   runtime::ExitStatus exit = info.last_exit.value_or(runtime::ExitStatus{.unknown = true});
   bool success = false;
   Failure f = ClassifyExit(id, exit, has_command, &success);
+  if (auto kill = TakeProbeKill(id)) {
+    // Killed because a liveness or startup probe failed: that is the reason, not the signal.
+    f = Failure{probe_reasons::kUnhealthy, *kill};
+    success = false;
+  }
   if (exit.oom_killed && f.reason != reasons::kOOMKilled) {
     events_->Warning(obj, reasons::kOOMKilled,
                      "processes in the sandbox were killed by the kernel's OOM killer before it "
@@ -702,6 +709,7 @@ NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
 
 NodeAgent::Next NodeAgent::Freeze(api::Object& obj, const std::string& id) {
   KeepSpan("node.pause");
+  prober_->Suspend(id);  // a frozen sandbox cannot answer; Continue after the thaw
   if (Status s = runtime_->Pause(id); !s.ok()) {
     events_->Warning(obj, reasons::kPauseFailed, s.message());
     return Next::kRetry;
@@ -711,6 +719,7 @@ NodeAgent::Next NodeAgent::Freeze(api::Object& obj, const std::string& id) {
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
     st.message.clear();
     SetPaused(st, clock_.Now());
+    NoteAutoPaused(st, id, clock_.Now());
   });
   if (!s.ok()) return AfterWriteError(s);
   return Next::kDone;
@@ -767,6 +776,8 @@ NodeAgent::Next NodeAgent::ReconcileRunning(api::Object& obj, const std::string&
     }
     locals_.With(id, [](Local& l) { l.ready = true; });
   }
+  EnsureProbing(obj, id);
+  if (auto next = ActOnProbes(obj, id)) return *next;
   if (oom_new > 0) {
     uint64_t limit = 0;
     if (auto st = runtime_->Stats(id); st.ok()) limit = st->memory_limit_bytes;
@@ -785,8 +796,7 @@ NodeAgent::Next NodeAgent::ReconcileRunning(api::Object& obj, const std::string&
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
     st.phase = phase::kRunning;
     if (st.message.find("restarting in") != std::string::npos) st.message.clear();
-    api::SetCondition(st.conditions,
-                      {conditions::kReady, "True", reasons::kSandboxReady, "envd answers"}, now);
+    ApplyProbeStatus(st, id, now);
     if (api::IsConditionTrue(st.conditions, conditions::kSandboxPaused)) {
       api::SetCondition(st.conditions, {conditions::kSandboxPaused, "False", reasons::kResumed, ""},
                         now);
@@ -806,7 +816,10 @@ void NodeAgent::NoteFrozenOrThawed(const std::string& id, runtime::SandboxState 
 NodeAgent::Next NodeAgent::ReconcilePaused(api::Object& obj, const std::string& id) {
   const base::WallTime now = clock_.Now();
   if (SpecPaused(obj)) {
-    Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) { SetPaused(st, now); });
+    Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+      SetPaused(st, now);
+      NoteAutoPaused(st, id, now);
+    });
     if (!s.ok()) return AfterWriteError(s);
     return Next::kDone;
   }
@@ -918,6 +931,7 @@ Status NodeAgent::DestroyLocal(const std::string& id, const std::string& uid, bo
   }
   std::string namespace_;
   locals_.With(id, [&](const Local& l) { namespace_ = l.namespace_; });
+  if (prober_) prober_->Forget(id);
   Status s = runtime_->Destroy(id);
   if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
   // What envd recorded last, before its log directory goes with the files.

@@ -36,8 +36,11 @@ NodeAgent::Next NodeAgent::PauseByStopping(api::Object& obj, const std::string& 
                       {conditions::kSandboxPaused, "True", reasons::kStopPaused, message}, now);
     api::SetCondition(st.conditions,
                       {conditions::kReady, "False", "SandboxPaused", "the sandbox is paused"}, now);
+    NoteAutoPaused(st, id, now);
   });
   if (!s.ok()) return AfterWriteError(s);
+  prober_->Forget(id);  // its processes end; the boot that resumes it starts probes afresh
+  locals_.With(id, [](Local& l) { l.probes_tracked = false; });
   if (Status st = StopProcesses(id); !st.ok()) {
     events_->Warning(obj, reasons::kPauseFailed, st.message());
     return Next::kRetry;

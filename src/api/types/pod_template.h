@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/types/common.h"
+#include "api/types/probe.h"
 
 namespace warren::api {
 
@@ -80,6 +81,10 @@ struct Container {
   ResourceRequirements resources;
   std::vector<ContainerPort> ports;
   std::vector<VolumeMount> volume_mounts;
+  // Probes with Kubernetes semantics, run by the node agent (src/node/README.md, "Probes").
+  std::optional<Probe> startup_probe;
+  std::optional<Probe> readiness_probe;
+  std::optional<Probe> liveness_probe;
 
   template <class S, class V>
   static void Fields(S& s, V& v) {
@@ -92,6 +97,9 @@ struct Container {
     v("resources", s.resources);
     v("ports", s.ports);
     v("volumeMounts", s.volume_mounts);
+    v("startupProbe", s.startup_probe);
+    v("readinessProbe", s.readiness_probe);
+    v("livenessProbe", s.liveness_probe);
   }
 };
 
