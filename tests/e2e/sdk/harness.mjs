@@ -1,7 +1,7 @@
 // Starts a real `warren server` for one suite: a temp data dir, the admin key made the way
 // run.sh makes it (`warren apikey bootstrap`), the node agent running real sandboxes from the
 // cached `base` image, the gateway on its own port. The SDK is then pointed at it with nothing
-// but the three environment variables a user would export.
+// but the environment variables a user would export (the ones the bootstrap prints).
 
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
