@@ -7,8 +7,9 @@ namespace warren::node {
 using namespace std::chrono_literals;
 
 KindWatch::KindWatch(store::Store& store, const api::KindInfo& kind,
-                     std::function<void(const std::string& key)> on_key)
-    : store_(store), kind_(kind), on_key_(std::move(on_key)) {}
+                     std::function<void(const std::string& key)> on_key,
+                     std::function<void()> after_list)
+    : store_(store), kind_(kind), on_key_(std::move(on_key)), after_list_(std::move(after_list)) {}
 
 KindWatch::~KindWatch() { Stop(); }
 
@@ -34,6 +35,7 @@ int64_t KindWatch::Relist() {
     return 0;
   }
   for (const api::Object& obj : list->items) on_key_(obj.Key());
+  if (after_list_) after_list_();
   return list->resource_version;
 }
 
@@ -43,6 +45,8 @@ void KindWatch::Loop(int64_t revision) {
     if (revision > 0) wo.resource_version = revision;
     auto w = store_.Watch(&kind_, wo);
     if (!w.ok()) {
+      base::Logger("node")->warn("watch of {} failed, relisting error=\"{}\"", kind_.plural,
+                                 w.status().ToString());
       std::this_thread::sleep_for(200ms);
       revision = Relist();
       continue;
@@ -54,7 +58,13 @@ void KindWatch::Loop(int64_t revision) {
     }
     while (!stopping_) {
       auto ev = watcher_->Next(1s);
-      if (!ev.ok()) break;
+      if (!ev.ok()) {
+        if (!stopping_) {
+          base::Logger("node")->info("watch of {} ended, relisting reason=\"{}\"", kind_.plural,
+                                     ev.status().ToString());
+        }
+        break;
+      }
       if (!ev->has_value()) continue;
       revision = (*ev)->revision;
       on_key_((*ev)->object->Key());

@@ -138,7 +138,12 @@ Status NodeAgent::Start() {
   RETURN_IF_ERROR(volumes_->Start());
   // The sandboxes' policies, adopted with them, go in with the table.
   if (network_) RETURN_IF_ERROR(network_->Install());
-  const int64_t revision = Relist();
+  // Every Sandbox, and after each list the keys of sandboxes this node holds whose objects
+  // may have gone while nobody watched (CleanupGoneKey).
+  watch_ = std::make_unique<KindWatch>(
+      store_, api::SandboxKind(), [this](const std::string& key) { queue_.Add(key); },
+      [this] { locals_.ForEach([&](const Local& l) { queue_.Add(l.key); }); });
+  watch_->Start();
   prober_ = std::make_unique<Prober>(
       clock_, std::max(1, options_.probe_threads),
       [this](const std::string& id) {
@@ -151,7 +156,6 @@ Status NodeAgent::Start() {
   prober_->Start();
   started_ = true;
   import_thread_ = std::thread([this] { ImportLoop(); });
-  watch_thread_ = std::thread([this, revision] { WatchLoop(revision); });
   for (int i = 0; i < std::max(1, options_.workers); ++i) {
     workers_.emplace_back([this] { WorkerLoop(); });
   }
@@ -170,15 +174,11 @@ void NodeAgent::Stop() {
   if (stopping_.exchange(true)) return;
   if (checkpoints_) checkpoints_->Stop();  // its captures wait on this agent's reconciles
   if (prober_) prober_->Stop();            // its notifications feed the queue
-  {
-    std::lock_guard lock(mu_);
-    if (watcher_) watcher_->Stop();
-  }
+  if (watch_) watch_->Stop();
   stop_cv_.notify_all();
   queue_.Shutdown();
   for (auto& w : workers_) w.join();
   workers_.clear();
-  if (watch_thread_.joinable()) watch_thread_.join();
   if (sampler_thread_.joinable()) sampler_thread_.join();
   if (import_thread_.joinable()) import_thread_.join();
   if (volumes_) volumes_->Stop();
@@ -332,51 +332,6 @@ Status NodeAgent::Adopt() {
 
 // Lists every Sandbox, enqueues each (and every key we hold whose object vanished); returns the
 // revision to watch from.
-int64_t NodeAgent::Relist() {
-  auto list = store_.List(api::SandboxKind(), {});
-  if (!list.ok()) {
-    Log()->error("listing sandboxes failed error=\"{}\"", list.status().ToString());
-    return 0;
-  }
-  std::set<std::string> keys;
-  for (const api::Object& obj : list->items) keys.insert(obj.Key());
-  locals_.ForEach([&](const Local& l) { keys.insert(l.key); });
-  for (const auto& k : keys) queue_.Add(k);
-  return list->resource_version;
-}
-
-void NodeAgent::WatchLoop(int64_t revision) {
-  auto log = Log();
-  while (!stopping_) {
-    store::WatchOptions wo;
-    if (revision > 0) wo.resource_version = revision;
-    auto w = store_.Watch(&api::SandboxKind(), wo);
-    if (!w.ok()) {
-      log->warn("watch failed, relisting error=\"{}\"", w.status().ToString());
-      std::this_thread::sleep_for(200ms);
-      revision = Relist();
-      continue;
-    }
-    {
-      std::lock_guard lock(mu_);
-      watcher_ = std::move(*w);
-      if (stopping_) watcher_->Stop();
-    }
-    while (!stopping_) {
-      auto ev = watcher_->Next(1s);
-      if (!ev.ok()) {
-        if (!stopping_) log->info("watch ended, relisting reason=\"{}\"", ev.status().ToString());
-        break;
-      }
-      if (!ev->has_value()) continue;
-      revision = (*ev)->revision;
-      queue_.Add((*ev)->object->Key());
-    }
-    if (stopping_) break;
-    revision = Relist();
-  }
-}
-
 void NodeAgent::WorkerLoop() {
   while (auto key = queue_.Get()) {
     ReconcileKey(*key);

@@ -23,6 +23,7 @@
 #include "node/envd_client.h"
 #include "node/event_recorder.h"
 #include "node/failure.h"
+#include "node/kind_watch.h"
 #include "node/lifecycle_metrics.h"
 #include "node/local_table.h"
 #include "node/node_secret.h"
@@ -177,8 +178,6 @@ class NodeAgent {
     return s.code() == StatusCode::kAborted ? Next::kRetryNow : Next::kRetry;
   }
 
-  void WatchLoop(int64_t from_revision);
-  int64_t Relist();
   void WorkerLoop();
   void SamplerLoop();
   void ImportLoop();
@@ -291,7 +290,6 @@ class NodeAgent {
   audit::Journal* audit_ = nullptr;
   // One collection at a time: the sampler and a teardown must not both read the same offset.
   std::mutex audit_mu_;  // collect unused image layers at the next sample
-  std::thread watch_thread_;
   std::thread sampler_thread_;
   std::thread import_thread_;
   std::vector<std::thread> workers_;
@@ -300,7 +298,7 @@ class NodeAgent {
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;                  // sampler's sleep; with mu_
   std::map<std::string, int, std::less<>> retries_;  // guarded by mu_; by key
-  std::unique_ptr<store::Watcher> watcher_;          // guarded by mu_
+  std::unique_ptr<KindWatch> watch_;                 // set by Start: Sandbox keys → queue_
 };
 
 }  // namespace warren::node

@@ -13,6 +13,7 @@
 #include "api/types/labels.h"
 #include "api/types/volume.h"
 #include "api/validation.h"
+#include "base/encoding.h"
 #include "base/strings.h"
 #include "base/time_format.h"
 #include "server/e2b/authed_route.h"
@@ -147,13 +148,6 @@ net::Response Delete(store::Store& store, NodeAccess* node, const auth::Principa
 // Largest file the content routes take or return whole.
 constexpr size_t kMaxFileBytes = size_t{64} << 20;
 
-bool SameToken(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
 Json EntryJson(const VolumeEntry& e) {
   Json j = {{"name", e.name},
             {"path", e.path},
@@ -205,7 +199,7 @@ Result<VolumeFiles> OpenContent(store::Store& store, const api::SandboxSecrets& 
   ASSIGN_OR_RETURN(store::ObjectList list, store.List(api::VolumeKind(), {}));
   for (const api::Object& v : list.items) {
     if (v.metadata.uid != id || v.metadata.deletion_timestamp) continue;
-    if (!SameToken(auth.substr(kBearer.size()), secrets.VolumeToken(v))) {
+    if (!base::ConstantTimeEquals(auth.substr(kBearer.size()), secrets.VolumeToken(v))) {
       return UnauthenticatedError("the token does not open this volume");
     }
     if (node == nullptr) return UnavailableError("this server runs no node agent");
