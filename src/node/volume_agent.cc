@@ -248,7 +248,10 @@ Result<std::string> VolumeAgent::Attach(const std::string& namespace_, const std
   return DirOf(*obj);
 }
 
-Result<std::string> VolumeAgent::Dir(const std::string& namespace_, const std::string& name) const {
+Result<std::string> VolumeAgent::Dir(const std::string& namespace_, const std::string& name) {
+  // As Attach does: a volume just created may not have been made yet.
+  std::lock_guard lock(reconcile_mu_);
+  (void)ReconcileLocked(KeyOf(namespace_, name));
   ASSIGN_OR_RETURN(api::Object obj, store_.Get(api::VolumeKind(), namespace_, name));
   auto status = api::DecodeStatus<api::VolumeStatus>(obj);
   if (!status.ok() || status->phase != api::volume_phase::kAvailable ||

@@ -71,9 +71,9 @@ class VolumeAgent {
                const std::vector<std::string>& dirs);
   // The sandbox no longer mounts anything; volumes waiting for deletion may go.
   void Detach(const std::string& sandbox_id);
-  // The host directory of an Available Volume of this node (NotFound otherwise), for the
-  // volume content API.
-  Result<std::string> Dir(const std::string& namespace_, const std::string& name) const;
+  // The host directory of an Available Volume of this node, made first when the worker has not
+  // yet (NotFound otherwise), for the volume content API.
+  Result<std::string> Dir(const std::string& namespace_, const std::string& name);
   // The host uid of root inside a sandbox (what a volume's ids are relative to).
   uint32_t sandbox_root_uid() const { return options_.sandbox_root_uid; }
   // The ids of the sandboxes mounting it now, sorted.

@@ -283,6 +283,7 @@ test("the volume content API reads and writes a volume's files without a sandbox
     const other = await Volume.create('other-content');
     assert.equal((await fetch(url, { headers: { authorization: `Bearer ${other.token}` } })).status, 401);
     assert.equal((await fetch(url, { headers: { 'x-api-key': keyA } })).status, 401);
+    assert.equal((await fetch(url, { headers: { authorization: `Bearer ${keyB}` } })).status, 401);
     await Volume.destroy(other.volumeId);
   } finally {
     await Volume.destroy(vol.volumeId);
