@@ -2,12 +2,16 @@
 // image store directly (it is shared safely between processes: the node agent of a running
 // server may hold it at the same time), so they work with or without a server.
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 
 #include "cli/app.h"
 #include "image/commands.h"
 #include "image/image_store.h"
+#include "image/pull_meter.h"
 
 namespace warren::cli {
 namespace {
@@ -85,12 +89,26 @@ pull->callback([&app, flags] {
   if (!allowed.ok()) return app.Fail(allowed.status());
   auto store = OpenStore(*flags, std::move(allowed).value());
   if (!store.ok()) return app.Fail(store.status());
-  // Progress on stderr, so stdout stays the table a script may parse.
-  PrintOrFail(app, image::PullImageCommand(**store, flags->reference, flags->name,
-                                           [&app](const image::PullProgress& p) {
-                                             app.err() << image::PullProgressText(p);
-                                             app.err().flush();
-                                           }));
+  // Progress on stderr, so stdout stays the table a script may parse: a line for each layer
+  // that finished and, on a terminal, a bar redrawn below them.
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  image::PullMeter meter;
+  auto drawn = std::chrono::steady_clock::time_point{};
+  auto result = image::PullImageCommand(
+      **store, flags->reference, flags->name, [&](const image::PullProgress& p) {
+        meter.Add(p);
+        std::string line = image::PullProgressText(p);
+        auto now = std::chrono::steady_clock::now();
+        if (line.empty() && (!terminal || now - drawn < std::chrono::milliseconds(100))) return;
+        drawn = now;
+        if (terminal) app.err() << "\r\033[K";
+        app.err() << line;
+        if (terminal) app.err() << meter.Bar();
+        app.err().flush();
+      });
+  if (terminal) app.err() << "\r\033[K";
+  if (result.ok()) app.err() << meter.Bar() << "\n";
+  PrintOrFail(app, std::move(result));
 });
 
 auto* ls = cmd->add_subcommand("ls", "List the images");

@@ -75,13 +75,22 @@ Result<Table> PullImageCommand(ImageStore& store, const std::string& reference,
 
 std::string PullProgressText(const PullProgress& p) {
   using Step = PullProgress::Step;
-  if (p.step == Step::kUnpacking) return "unpacking...\n";
-  if (p.step == Step::kLayerDownloaded) {
-    return fmt::format(" done in {:.1f}s\n", static_cast<double>(p.took.count()) / 1000.0);
+  std::string head = fmt::format("layer {}/{} {} {}: ", p.layer, p.layers, p.digest.Short(),
+                                 HumanSize(static_cast<uint64_t>(std::max<int64_t>(0, p.bytes))));
+  switch (p.step) {
+    case Step::kLayerPresent:
+      return head + "already here\n";
+    case Step::kLayerDownloaded:
+      return head +
+             fmt::format("downloaded in {:.1f}s\n", static_cast<double>(p.took.count()) / 1000.0);
+    case Step::kLayerUnpacked:
+      return head + "unpacked\n";
+    case Step::kLayerDownloading:
+    case Step::kLayerBytes:
+    case Step::kUnpacking:
+      return "";  // The lines say what finished; a bar (PullMeter) shows what is under way.
   }
-  return fmt::format("layer {}/{} {} {}: {}", p.layer, p.layers, p.digest.Short(),
-                     HumanSize(static_cast<uint64_t>(std::max<int64_t>(0, p.bytes))),
-                     p.step == Step::kLayerPresent ? "already here\n" : "downloading...");
+  return "";
 }
 
 Table ListImagesCommand(const ImageStore& store) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "base/dir_names.h"
@@ -59,6 +60,21 @@ Status MakeDir(const std::string& path, mode_t mode) {
   }
   return Status::Ok();
 }
+
+// Hands progress to the caller one report at a time: a pull works on several layers at once.
+class ProgressSink {
+ public:
+  explicit ProgressSink(const std::function<void(const PullProgress&)>& report) : report_(report) {}
+  void Report(const PullProgress& p) {
+    if (!report_) return;
+    std::lock_guard lock(mu_);
+    report_(p);
+  }
+
+ private:
+  const std::function<void(const PullProgress&)>& report_;
+  std::mutex mu_;
+};
 
 }  // namespace
 
@@ -197,6 +213,8 @@ Result<ImageRecord> ImageStore::Pull(std::string_view reference, const ImportOpt
   }
   RegistryClient::Options client_options;
   client_options.allowed = options_.allowed_registries;
+  client_options.deadline = options.deadline;
+  client_options.cancel = options.cancel;
   RegistryClient client(registry, client_options);
   ASSIGN_OR_RETURN(FetchedManifest top, client.GetManifest(repository, ref.tag));
 
@@ -231,51 +249,70 @@ Result<ImageRecord> ImageStore::Pull(std::string_view reference, const ImportOpt
   ASSIGN_OR_RETURN(Manifest parsed, ParseManifest(manifest.body, "manifest of " + ref.ToString()));
   ASSIGN_OR_RETURN(std::string config, client.GetBlob(repository, parsed.config, kMaxConfigBytes));
   RETURN_IF_ERROR(WriteFileAtomic(blobs, parsed.config.digest.hex(), config));
-  auto report = [&](PullProgress::Step step, size_t i, const Descriptor* layer,
-                    std::chrono::milliseconds took) {
-    if (!options.on_pull_progress) return;
-    PullProgress p{.step = step, .layer = i, .layers = parsed.layers.size(), .took = took};
-    if (layer != nullptr) {
-      p.digest = layer->digest;
-      p.bytes = layer->size;
-    }
-    options.on_pull_progress(p);
-  };
-  for (size_t i = 0; i < parsed.layers.size(); ++i) {
-    const Descriptor& layer = parsed.layers[i];
-    std::string path = blobs + "/" + layer.digest.hex();
-    // Already unpacked here, or listed twice: nothing to fetch.
-    if (ReadLayer(layer.digest).ok() || access(path.c_str(), F_OK) == 0) {
-      report(PullProgress::Step::kLayerPresent, i + 1, &layer, {});
-      continue;
-    }
-    report(PullProgress::Step::kLayerDownloading, i + 1, &layer, {});
-    auto started = std::chrono::steady_clock::now();
-    RETURN_IF_ERROR(client.DownloadBlob(repository, layer, path));
-    double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-            .count();
-    report(PullProgress::Step::kLayerDownloaded, i + 1, &layer,
-           std::chrono::milliseconds(static_cast<int64_t>(ms)));
-    Log()->info("layer downloaded digest={} bytes={} ms={:.0f}", layer.digest.Short(), layer.size,
-                ms);
-  }
   nlohmann::json index = {
       {"schemaVersion", 2},
       {"manifests", nlohmann::json::array({{{"mediaType", manifest.media_type},
                                             {"digest", manifest.digest.ToString()},
                                             {"size", manifest.body.size()}}})}};
   RETURN_IF_ERROR(WriteFileAtomic(dir, "index.json", index.dump()));
+
+  // Each missing layer is downloaded by the worker that then unpacks it, under the layer's
+  // lock: a concurrent pull of the same layer (another thread or process) waits and finds it
+  // unpacked instead of fetching it again. The blob goes to a temporary name and is renamed to
+  // its digest only once every byte is verified, so nothing ever reads part of one.
+  ProgressSink progress(options.on_pull_progress);
+  FetchBlob fetch = [&](size_t i, const Descriptor& layer) -> Status {
+    std::string path = blobs + "/" + layer.digest.hex();
+    if (access(path.c_str(), F_OK) == 0) return Status::Ok();  // listed twice
+    progress.Report({.step = PullProgress::Step::kLayerDownloading,
+                     .layer = i + 1,
+                     .layers = parsed.layers.size(),
+                     .digest = layer.digest,
+                     .bytes = layer.size});
+    auto started = std::chrono::steady_clock::now();
+    std::string partial = path + ".partial";
+    auto last = started;
+    auto on_bytes = [&](uint64_t done) {
+      auto now = std::chrono::steady_clock::now();
+      if (now - last < std::chrono::milliseconds(100)) return;
+      last = now;
+      progress.Report({.step = PullProgress::Step::kLayerBytes,
+                       .layer = i + 1,
+                       .layers = parsed.layers.size(),
+                       .digest = layer.digest,
+                       .bytes = layer.size,
+                       .done = static_cast<int64_t>(done)});
+    };
+    RETURN_IF_ERROR(client.DownloadBlob(repository, layer, partial, on_bytes));
+    if (rename(partial.c_str(), path.c_str()) != 0) {
+      int err = errno;
+      unlink(partial.c_str());
+      return ErrnoError(fmt::format("keeping layer {}", layer.digest.ToString()), err);
+    }
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    progress.Report({.step = PullProgress::Step::kLayerDownloaded,
+                     .layer = i + 1,
+                     .layers = parsed.layers.size(),
+                     .digest = layer.digest,
+                     .bytes = layer.size,
+                     .done = layer.size,
+                     .took = took});
+    Log()->info("layer downloaded digest={} bytes={} ms={}", layer.digest.Short(), layer.size,
+                took.count());
+    return Status::Ok();
+  };
   ImportOptions import_options = options;
   if (import_options.name.empty()) import_options.name = ref.ToString();
-  report(PullProgress::Step::kUnpacking, 0, nullptr, {});
+  import_options.on_pull_progress = [&progress](const PullProgress& p) { progress.Report(p); };
   ASSIGN_OR_RETURN(OciLayout layout, OciLayout::Open(dir));
-  return ImportFromLayout(layout, import_options, "http://" + registry + "/" + repository);
+  return ImportFromLayout(layout, import_options, "http://" + registry + "/" + repository, fetch);
 }
 
 Result<ImageRecord> ImageStore::ImportFromLayout(const OciLayout& layout,
                                                  const ImportOptions& options,
-                                                 const std::string& source) {
+                                                 const std::string& source,
+                                                 const FetchBlob& fetch) {
   auto started = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(SelectedImage selected, layout.Select(options.name));
   std::string name_text = options.name.empty() ? selected.name_hint : options.name;
@@ -292,21 +329,21 @@ Result<ImageRecord> ImageStore::ImportFromLayout(const OciLayout& layout,
   // While this import runs, the layers it has are pinned by a lease named after its staging
   // directory: Gc() keeps them, and drops the lease if the import dies.
   ASSIGN_OR_RETURN(Staging staging, Staging::Create(Path("staging")));
-  Lease pin;
-  pin.id = std::string(kImportLeasePrefix) + staging.id();
-  pin.created_at = Now();
+  ImportState state;
+  state.staging = &staging;
+  state.pin.id = std::string(kImportLeasePrefix) + staging.id();
+  state.pin.created_at = Now();
   bool pinned = true;
   auto drop_pin = [&] {
     if (!std::exchange(pinned, false)) return;
     auto locked = Locked::Take(*this);
-    if (locked.ok()) unlink(Path("leases/" + RecordFileName(pin.id)).c_str());
+    if (locked.ok()) unlink(Path("leases/" + RecordFileName(state.pin.id)).c_str());
   };
   auto drop_pin_at_exit = base::ScopeExit([&] { drop_pin(); });
 
   // A failed import takes back the layers it unpacked that nothing else holds.
-  std::vector<Digest> unpacked_here;
   auto collect_on_failure = base::ScopeExit([&] {
-    if (unpacked_here.empty()) return;
+    if (state.unpacked_here.empty()) return;
     drop_pin();
     auto report = Gc();
     if (!report.ok()) Log()->warn("gc after a failed import: {}", report.status().ToString());
@@ -323,71 +360,27 @@ Result<ImageRecord> ImageStore::ImportFromLayout(const OciLayout& layout,
     record.compressed_size += layer.size;
   }
 
-  for (const auto& layer : selected.manifest.layers) {
-    // Pin what is already here; otherwise unpack under the layer's own lock (one unpacker per
-    // layer across threads and processes), move it in and pin it, all before the next layer.
-    bool present = false;
-    {
-      ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
-      if (ReadLayer(layer.digest).ok()) {
-        pin.layers.push_back(layer.digest);
-        RETURN_IF_ERROR(WriteFileAtomic(Path("leases"), RecordFileName(pin.id), LeaseToJson(pin)));
-        present = true;
-      }
+  // Layers are independent until the record names them all: several are fetched and unpacked
+  // at once. The first failure stops workers from starting more; the lowest-numbered failure is
+  // the one reported, so the error does not depend on scheduling.
+  const auto& layers = selected.manifest.layers;
+  std::vector<Status> results(layers.size());
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (size_t i = next.fetch_add(1); i < layers.size() && !failed.load(); i = next.fetch_add(1)) {
+      results[i] = AddLayer(layout, i, layers.size(), layers[i], fetch, options, source, state);
+      if (!results[i].ok()) failed.store(true);
     }
-    if (present) continue;
-    ASSIGN_OR_RETURN(FileLock layer_lock,
-                     FileLock::Acquire(Path("locks/" + layer.digest.hex() + ".lock"),
-                                       /*remove_on_release=*/true));
-    {
-      ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
-      if (ReadLayer(layer.digest).ok()) {  // Another importer finished it while we waited.
-        pin.layers.push_back(layer.digest);
-        RETURN_IF_ERROR(WriteFileAtomic(Path("leases"), RecordFileName(pin.id), LeaseToJson(pin)));
-        continue;
-      }
-    }
-    std::string layer_stage = staging.dir() + "/" + layer.digest.hex();
-    RETURN_IF_ERROR(MakeDir(layer_stage, 0755));
-    RETURN_IF_ERROR(MakeDir(layer_stage + "/rootfs", 0755));
-    base::UniqueFd rootfs(
-        open((layer_stage + "/rootfs").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!rootfs.valid()) return ErrnoError("open staging rootfs", errno);
-    ASSIGN_OR_RETURN(base::UniqueFd blob, layout.OpenBlob(layer.digest));
-    auto unpack_started = std::chrono::steady_clock::now();
-    auto stats =
-        UnpackLayerBlob(blob.get(), {layer.digest, layer.size}, rootfs.get(), options_.unpack);
-    if (!stats.ok()) {
-      Log()->warn("layer rejected digest={} source={} error={}", layer.digest.ToString(), source,
-                  stats.status().ToString());
-      return stats.status();
-    }
-    LayerRecord layer_record;
-    layer_record.digest = layer.digest;
-    layer_record.media_type = layer.media_type;
-    layer_record.compressed_size = layer.size;
-    layer_record.unpacked_bytes = stats->bytes;
-    layer_record.entries = stats->entries;
-    layer_record.unpacked_at = Now();
-    RETURN_IF_ERROR(WriteFileAtomic(layer_stage, "layer.json", LayerRecordToJson(layer_record)));
-    {
-      ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
-      std::string final_dir = Path("layers/sha256/" + layer.digest.hex());
-      if (rename(layer_stage.c_str(), final_dir.c_str()) != 0) {
-        return ErrnoError(fmt::format("moving layer {} into the store", layer.digest.ToString()),
-                          errno);
-      }
-      unpacked_here.push_back(layer.digest);
-      pin.layers.push_back(layer.digest);
-      RETURN_IF_ERROR(WriteFileAtomic(Path("leases"), RecordFileName(pin.id), LeaseToJson(pin)));
-    }
-    layers_unpacked_.fetch_add(1);
-    double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - unpack_started)
-            .count();
-    Log()->info("layer unpacked digest={} entries={} bytes={} ms={:.0f}", layer.digest.Short(),
-                stats->entries, stats->bytes, ms);
+  };
+  size_t parallel =
+      std::clamp<size_t>(options.layer_parallelism, 1, std::max<size_t>(1, layers.size()));
+  {
+    std::vector<std::jthread> workers;
+    for (size_t w = 1; w < parallel; ++w) workers.emplace_back(work);
+    work();
   }
+  for (const auto& r : results) RETURN_IF_ERROR(r);
 
   {
     ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
@@ -401,6 +394,90 @@ Result<ImageRecord> ImageStore::ImportFromLayout(const OciLayout& layout,
   Log()->info("image imported name={} manifest={} layers={} ms={:.0f}", record.name,
               record.manifest_digest.Short(), record.layers.size(), ms);
   return record;
+}
+
+Status ImageStore::PinLocked(ImportState& state, const Digest& digest, bool unpacked_here) {
+  if (unpacked_here) state.unpacked_here.push_back(digest);
+  state.pin.layers.push_back(digest);
+  return WriteFileAtomic(Path("leases"), RecordFileName(state.pin.id), LeaseToJson(state.pin));
+}
+
+Status ImageStore::AddLayer(const OciLayout& layout, size_t index, size_t count,
+                            const Descriptor& layer, const FetchBlob& fetch,
+                            const ImportOptions& options, const std::string& source,
+                            ImportState& state) {
+  auto tell = [&](PullProgress::Step step) {
+    if (!fetch || !options.on_pull_progress) return;
+    options.on_pull_progress({.step = step,
+                              .layer = index + 1,
+                              .layers = count,
+                              .digest = layer.digest,
+                              .bytes = layer.size,
+                              .done = layer.size});
+  };
+  // Pin what is already here; otherwise fetch (a pull) and unpack under the layer's own lock
+  // (one unpacker per layer across threads and processes), move it in and pin it.
+  {
+    ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+    if (ReadLayer(layer.digest).ok()) {
+      RETURN_IF_ERROR(PinLocked(state, layer.digest, false));
+      if (fetch) tell(PullProgress::Step::kLayerPresent);
+      return Status::Ok();
+    }
+  }
+  ASSIGN_OR_RETURN(FileLock layer_lock,
+                   FileLock::Acquire(Path("locks/" + layer.digest.hex() + ".lock"),
+                                     /*remove_on_release=*/true));
+  {
+    ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+    if (ReadLayer(layer.digest).ok()) {  // Another importer finished it while we waited.
+      RETURN_IF_ERROR(PinLocked(state, layer.digest, false));
+      if (fetch) tell(PullProgress::Step::kLayerPresent);
+      return Status::Ok();
+    }
+  }
+  if (fetch) RETURN_IF_ERROR(fetch(index, layer));
+  tell(PullProgress::Step::kUnpacking);
+  std::string layer_stage = state.staging->dir() + "/" + layer.digest.hex();
+  RETURN_IF_ERROR(MakeDir(layer_stage, 0755));
+  RETURN_IF_ERROR(MakeDir(layer_stage + "/rootfs", 0755));
+  base::UniqueFd rootfs(
+      open((layer_stage + "/rootfs").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!rootfs.valid()) return ErrnoError("open staging rootfs", errno);
+  ASSIGN_OR_RETURN(base::UniqueFd blob, layout.OpenBlob(layer.digest));
+  auto unpack_started = std::chrono::steady_clock::now();
+  auto stats =
+      UnpackLayerBlob(blob.get(), {layer.digest, layer.size}, rootfs.get(), options_.unpack);
+  if (!stats.ok()) {
+    Log()->warn("layer rejected digest={} source={} error={}", layer.digest.ToString(), source,
+                stats.status().ToString());
+    return stats.status();
+  }
+  LayerRecord layer_record;
+  layer_record.digest = layer.digest;
+  layer_record.media_type = layer.media_type;
+  layer_record.compressed_size = layer.size;
+  layer_record.unpacked_bytes = stats->bytes;
+  layer_record.entries = stats->entries;
+  layer_record.unpacked_at = Now();
+  RETURN_IF_ERROR(WriteFileAtomic(layer_stage, "layer.json", LayerRecordToJson(layer_record)));
+  {
+    ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+    std::string final_dir = Path("layers/sha256/" + layer.digest.hex());
+    if (rename(layer_stage.c_str(), final_dir.c_str()) != 0) {
+      return ErrnoError(fmt::format("moving layer {} into the store", layer.digest.ToString()),
+                        errno);
+    }
+    RETURN_IF_ERROR(PinLocked(state, layer.digest, true));
+  }
+  layers_unpacked_.fetch_add(1);
+  tell(PullProgress::Step::kLayerUnpacked);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - unpack_started)
+          .count();
+  Log()->info("layer unpacked digest={} entries={} bytes={} ms={:.0f}", layer.digest.Short(),
+              stats->entries, stats->bytes, ms);
+  return Status::Ok();
 }
 
 Result<ImageRecord> ImageStore::ReadImage(std::string_view normalized_name) const {

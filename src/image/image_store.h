@@ -66,14 +66,24 @@ struct Lease {
   std::string created_at;  // RFC 3339
 };
 
-// A step of Pull, for a caller that shows progress (`warren image pull`).
+// A step of Pull for one layer, for a caller that shows progress (`warren image pull`, an
+// ImagePullJob's status). A missing layer goes Downloading → Bytes… → Downloaded → Unpacking →
+// Unpacked; one already in the store is Present.
 struct PullProgress {
-  enum class Step { kLayerPresent, kLayerDownloading, kLayerDownloaded, kUnpacking };
+  enum class Step {
+    kLayerPresent,
+    kLayerDownloading,
+    kLayerBytes,
+    kLayerDownloaded,
+    kUnpacking,
+    kLayerUnpacked
+  };
   Step step = Step::kLayerPresent;
-  size_t layer = 0;  // 1-based, of `layers` (kUnpacking: 0)
+  size_t layer = 0;  // 1-based, of `layers`
   size_t layers = 0;
   Digest digest;
   int64_t bytes = 0;                  // the layer's compressed size
+  int64_t done = 0;                   // compressed bytes of it fetched so far
   std::chrono::milliseconds took{0};  // kLayerDownloaded: how long the download took
 };
 
@@ -81,9 +91,15 @@ struct ImportOptions {
   // The name to give the image; with a multi-image layout also which one to take. Empty: the
   // name the layout's annotations give it.
   std::string name;
-  // Pull only: told of each layer (already here, downloading, downloaded) and of the unpacking
-  // that follows, on the pulling thread. May be empty.
+  // Pull only: told of each layer's steps (PullProgress), from the threads fetching layers but
+  // one call at a time. May be empty.
   std::function<void(const PullProgress&)> on_pull_progress;
+  // Pull only: layers fetched and unpacked at once (imports of a local layout use it too).
+  size_t layer_parallelism = 4;
+  // Pull only: abandon the pull (DeadlineExceeded) when this instant passes...
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // ...or (Cancelled) when this is set from another thread.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct GcReport {
@@ -189,11 +205,22 @@ class ImageStore {
   class Locked;
   explicit ImageStore(ImageStoreOptions options);
   Status Init();
+  // Puts the blob of layer `index` into the layout being imported, just before it is unpacked
+  // (a pull downloads it there). Called only for a layer the store lacks, under its lock.
+  using FetchBlob = std::function<Status(size_t index, const Descriptor& layer)>;
+  // What one import has done so far; shared by its layer workers under the record lock.
+  struct ImportState {
+    Staging* staging = nullptr;
+    Lease pin;
+    std::vector<Digest> unpacked_here;
+  };
   Result<ImageRecord> ImportFromLayout(const OciLayout& layout, const ImportOptions& options,
-                                       const std::string& source);
-  // Makes sure the layer is unpacked; returns its record.
-  Result<LayerRecord> EnsureLayer(const OciLayout& layout, const Descriptor& layer);
-  Result<LayerRecord> UnpackIntoStore(const OciLayout& layout, const Descriptor& layer);
+                                       const std::string& source, const FetchBlob& fetch = {});
+  // Makes layer `index` of `count` present in the store and pins it for the import.
+  Status AddLayer(const OciLayout& layout, size_t index, size_t count, const Descriptor& layer,
+                  const FetchBlob& fetch, const ImportOptions& options, const std::string& source,
+                  ImportState& state);
+  Status PinLocked(ImportState& state, const Digest& digest, bool unpacked_here);
   Result<ImageRecord> ReadImage(std::string_view normalized_name) const;
   Result<LayerRecord> ReadLayer(const Digest& digest) const;
   Result<Lease> ReadLease(std::string_view id) const;

@@ -43,6 +43,7 @@ struct Sink {
   int write_errno = 0;
   std::string content_type;
   bool redirect = false;  // the response being read is a 3xx: its body is not the content
+  const std::function<void(uint64_t)>* on_bytes = nullptr;
 
   static size_t Write(char* data, size_t size, size_t n, void* self) {
     auto* sink = static_cast<Sink*>(self);
@@ -54,6 +55,7 @@ struct Sink {
     }
     sink->hasher.Update(data, len);
     sink->bytes += len;
+    if (sink->on_bytes != nullptr && *sink->on_bytes) (*sink->on_bytes)(sink->bytes);
     if (sink->memory != nullptr) {
       sink->memory->append(data, len);
       return len;
@@ -136,6 +138,21 @@ Status CheckAllowed(const std::string& url, const RegistryAllowlist& allowed,
 
 constexpr int kMaxRedirects = 5;
 
+// Why a transfer was abandoned by the progress callback, if it was.
+struct Abort {
+  const RegistryClient::Options* options = nullptr;
+  bool deadline = false;
+  bool cancelled = false;
+
+  static int Check(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    auto* abort = static_cast<Abort*>(self);
+    const auto& o = *abort->options;
+    if (o.cancel != nullptr && o.cancel->load()) abort->cancelled = true;
+    if (o.deadline && std::chrono::steady_clock::now() >= *o.deadline) abort->deadline = true;
+    return abort->cancelled || abort->deadline ? 1 : 0;
+  }
+};
+
 // One GET into `sink`, following redirects by hand so that each target is checked against the
 // allowlist before it is connected to. Returns the final HTTP status, or a Status for transport
 // failures and refused hosts.
@@ -162,7 +179,16 @@ Result<long> Get(const std::string& first_url, const RegistryClient::Options& op
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options.connect_timeout.count()));
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, options.low_speed_bytes);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_time.count()));
+  Abort abort{.options = &options};
+  if (options.deadline || options.cancel != nullptr) {
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, &Abort::Check);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &abort);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  }
   for (int hop = 0;; ++hop) {
+    if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline) {
+      return DeadlineExceededError(fmt::format("{}: the pull's time ran out", url));
+    }
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     error[0] = '\0';
     CURLcode rc = curl_easy_perform(c);
@@ -172,6 +198,10 @@ Result<long> Get(const std::string& first_url, const RegistryClient::Options& op
     }
     if (sink.write_errno != 0) {
       return ErrnoError(fmt::format("{}: writing", url), sink.write_errno);
+    }
+    if (abort.cancelled) return CancelledError(fmt::format("{}: cancelled", url));
+    if (abort.deadline) {
+      return DeadlineExceededError(fmt::format("{}: the pull's time ran out", url));
     }
     if (rc != CURLE_OK) {
       std::string why = error[0] != '\0' ? error : curl_easy_strerror(rc);
@@ -265,7 +295,8 @@ Result<std::string> RegistryClient::GetBlob(std::string_view repository,
 }
 
 Status RegistryClient::DownloadBlob(std::string_view repository, const Descriptor& descriptor,
-                                    const std::string& path) {
+                                    const std::string& path,
+                                    const std::function<void(uint64_t)>& on_bytes) {
   if (!ValidRepository(repository)) {
     return InvalidArgumentError(fmt::format("bad repository name '{}'", repository));
   }
@@ -277,6 +308,7 @@ Status RegistryClient::DownloadBlob(std::string_view repository, const Descripto
   Sink sink;
   sink.fd = fd.get();
   sink.max_bytes = static_cast<size_t>(std::max<int64_t>(0, descriptor.size));
+  sink.on_bytes = &on_bytes;
   auto status = Get(url, options_, sink, nullptr);
   Status result;
   if (!status.ok()) {

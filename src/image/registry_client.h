@@ -1,7 +1,11 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,6 +39,11 @@ class RegistryClient {
     long low_speed_bytes = 1024;
     std::chrono::seconds low_speed_time{30};
     RegistryAllowlist allowed;  // empty: every request is refused
+    // Every request still running at this instant is abandoned (DeadlineExceeded): a pull
+    // attempt's timeout, whatever the registry does.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    // Set from another thread to abandon the requests in progress (Cancelled).
+    const std::atomic<bool>* cancel = nullptr;
   };
 
   // `registry` is "host:port" (or "host").
@@ -49,9 +58,11 @@ class RegistryClient {
                               size_t max_bytes);
 
   // Streams a blob into the file `path` (created, mode 0600), checking digest and size as the
-  // bytes arrive; a mismatch removes the file and is DataLoss.
+  // bytes arrive; a mismatch or any failure removes the file (DataLoss for a mismatch), so a
+  // file left at `path` is always the whole, verified blob. `on_bytes` (may be empty) is told
+  // the running total after each chunk, on the calling thread.
   Status DownloadBlob(std::string_view repository, const Descriptor& descriptor,
-                      const std::string& path);
+                      const std::string& path, const std::function<void(uint64_t)>& on_bytes = {});
 
   const std::string& registry() const { return registry_; }
 

@@ -3,10 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <future>
+#include <map>
 
 #include "image/commands.h"
 #include "image/image_store.h"
+#include "image/pull_meter.h"
 #include "image/testing/oci_builder.h"
 #include "image/testing/registry_fixture.h"
 
@@ -73,19 +77,34 @@ TEST_F(RegistryPullTest, PullsAndImportsOnlyWhatIsMissing) {
   EXPECT_EQ(again->manifest_digest, record->manifest_digest);
 }
 
-TEST_F(RegistryPullTest, TellsOfEachLayerAndTheUnpacking) {
+TEST_F(RegistryPullTest, TellsOfEachLayerInOrderAndTheMeterEndsWhole) {
   std::string ref = registry_->address() + "/team/app:1";
+  using Step = PullProgress::Step;
+  std::map<size_t, std::vector<Step>> steps;
   std::vector<std::string> lines;
+  PullMeter meter;
   auto record = store_->Pull(ref, {.on_pull_progress = [&](const PullProgress& p) {
-                               lines.push_back(PullProgressText(p));
+                               steps[p.layer].push_back(p.step);
+                               meter.Add(p);
+                               if (auto line = PullProgressText(p); !line.empty()) {
+                                 lines.push_back(line);
+                               }
                              }});
   ASSERT_TRUE(record.ok()) << record.status();
-  ASSERT_EQ(lines.size(), 5u) << ::testing::PrintToString(lines);
-  EXPECT_EQ(lines[0], "layer 1/2 " + base_.digest.Short() + " " +
-                          HumanSize(static_cast<uint64_t>(base_.size)) + ": downloading...");
-  EXPECT_THAT(lines[1], ::testing::MatchesRegex(" done in [0-9]+\\.[0-9]s\n"));
-  EXPECT_THAT(lines[2], HasSubstr("layer 2/2 " + top_.digest.Short()));
-  EXPECT_EQ(lines[4], "unpacking...\n");
+  ASSERT_EQ(steps.size(), 2u);
+  for (auto& [layer, seen] : steps) {
+    std::erase(seen, Step::kLayerBytes);  // as many as the transfer's chunks
+    EXPECT_EQ(seen, (std::vector<Step>{Step::kLayerDownloading, Step::kLayerDownloaded,
+                                       Step::kUnpacking, Step::kLayerUnpacked}))
+        << "layer " << layer;
+  }
+  EXPECT_EQ(meter.percent(), 100);
+  EXPECT_EQ(meter.layers_done(), 2u);
+  EXPECT_EQ(meter.bytes_total(), base_.size + top_.size);
+  EXPECT_THAT(meter.Bar(10), HasSubstr("[##########] 100%"));
+  ASSERT_EQ(lines.size(), 4u) << ::testing::PrintToString(lines);
+  EXPECT_THAT(lines, ::testing::Contains(::testing::MatchesRegex(
+                         "layer 1/2 " + base_.digest.Short() + " .*: downloaded in [0-9.]+s\n")));
 
   // Again: every layer is here already.
   lines.clear();
@@ -95,9 +114,48 @@ TEST_F(RegistryPullTest, TellsOfEachLayerAndTheUnpacking) {
                        .on_pull_progress =
                            [&](const PullProgress& p) { lines.push_back(PullProgressText(p)); }})
           .ok());
-  ASSERT_EQ(lines.size(), 3u) << ::testing::PrintToString(lines);
-  EXPECT_EQ(lines[0], "layer 1/2 " + base_.digest.Short() + " " +
-                          HumanSize(static_cast<uint64_t>(base_.size)) + ": already here\n");
+  ASSERT_EQ(lines.size(), 2u) << ::testing::PrintToString(lines);
+  EXPECT_THAT(lines, ::testing::Contains("layer 1/2 " + base_.digest.Short() + " " +
+                                         HumanSize(static_cast<uint64_t>(base_.size)) +
+                                         ": already here\n"));
+}
+
+TEST_F(RegistryPullTest, ConcurrentPullsOfOneImageFetchEachLayerOnce) {
+  std::string ref = registry_->address() + "/team/app:1";
+  std::atomic<int> downloads{0};
+  auto pull = [&](std::string name) {
+    return store_->Pull(ref,
+                        {.name = std::move(name), .on_pull_progress = [&](const PullProgress& p) {
+                           if (p.step == PullProgress::Step::kLayerDownloading) ++downloads;
+                         }});
+  };
+  std::vector<Result<ImageRecord>> results;
+  {
+    std::vector<std::future<Result<ImageRecord>>> pulls;
+    for (int i = 0; i < 4; ++i) {
+      pulls.push_back(std::async(std::launch::async, pull, "copy:" + std::to_string(i)));
+    }
+    for (auto& f : pulls) results.push_back(f.get());
+  }
+  for (const auto& r : results) ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(downloads.load(), 2);
+  EXPECT_EQ(store_->layers_unpacked(), 2u);
+  EXPECT_EQ(store_->List().size(), 4u);
+}
+
+TEST_F(RegistryPullTest, APullPastItsDeadlineOrCancelledLeavesNothing) {
+  std::string ref = registry_->address() + "/team/app:1";
+  auto late = store_->Pull(ref, {.deadline = std::chrono::steady_clock::now()});
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.status().code(), StatusCode::kDeadlineExceeded) << late.status();
+  EXPECT_THAT(late.status().message(), HasSubstr("time ran out"));
+  std::atomic<bool> cancel{true};
+  auto cancelled = store_->Pull(ref, {.cancel = &cancel});
+  ASSERT_FALSE(cancelled.ok());
+  EXPECT_EQ(cancelled.status().code(), StatusCode::kCancelled) << cancelled.status();
+  EXPECT_TRUE(store_->List().empty());
+  EXPECT_TRUE(store_->ListLayers().empty());
+  EXPECT_TRUE(std::filesystem::is_empty(tmp_.Sub("store/staging")));
 }
 
 TEST_F(RegistryPullTest, UnknownTagIsNotFound) {
