@@ -17,6 +17,7 @@
 #include "cli/app.h"
 #include "cli/server_command.h"
 #include "controller/claim/sandbox_connector.h"
+#include "controller/image_pull_job_controller.h"
 #include "controller/pool_manager.h"
 #include "controller/recycle_controller.h"
 #include "controller/timers_controller.h"
@@ -131,6 +132,19 @@ class TrafficPolicyComponent : public warren::server::Component {
 
  private:
   warren::controller::TrafficPolicyController controller_;
+};
+
+// ImagePullJobs' targets, counts, deadline and TTL, as a server component.
+class ImagePullJobComponent : public warren::server::Component {
+ public:
+  explicit ImagePullJobComponent(warren::store::Store& store)
+      : controller_(store, warren::base::RealClock()) {}
+  std::string_view name() const override { return "imagepulljob"; }
+  warren::Status Start() override { return controller_.Start(); }
+  void Stop() override { controller_.Stop(); }
+
+ private:
+  warren::controller::ImagePullJobController controller_;
 };
 
 // The node agent as a part of `warren server`. A machine that cannot run sandboxes (not root,
@@ -304,6 +318,7 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   server.AddComponent(std::move(gateway));
   server.AddComponent(std::make_unique<TimersComponent>(server.store()));
   server.AddComponent(std::make_unique<TrafficPolicyComponent>(server.store()));
+  server.AddComponent(std::make_unique<ImagePullJobComponent>(server.store()));
   return warren::Status::Ok();
 }
 

@@ -276,6 +276,55 @@ spec: {{size: {}}})",
   }
 }
 
+TEST(Admission, ImagePullJobsAreDefaultedAndBadFieldsNamed) {
+  Object job;
+  ASSERT_EQ(AdmitError(R"(apiVersion: apps.kruise.io/v1alpha1
+kind: ImagePullJob
+metadata: {name: warm, namespace: team}
+spec: {image: "reg:5000/app:1", parallelism: "2"})",
+                       &job),
+            "");
+  EXPECT_EQ(job.spec()["parallelism"], 2);
+  EXPECT_EQ(job.spec()["pullPolicy"]["timeoutSeconds"], 600);
+  EXPECT_EQ(job.spec()["pullPolicy"]["backoffLimit"], 3);
+  EXPECT_EQ(job.spec()["completionPolicy"]["type"], "Always");
+  EXPECT_EQ(job.spec()["imagePullPolicy"], "IfNotPresent");
+  Object moved = job;
+  moved.spec()["image"] = "reg:5000/app:2";
+  moved.spec()["parallelism"] = 0;  // pausing is an edit it takes
+  Status s = AdmitUpdate(ImagePullJobKind(), job, moved);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "ImagePullJob.apps.kruise.io \"warm\" is invalid: spec.image: Invalid value: field is "
+            "immutable")
+      << s;
+  const std::pair<const char*, const char*> bad[] = {
+      {"{}", "spec.image: Required value"},
+      {"{image: a, parallelism: 50%}", "spec.parallelism: Invalid value: \"50%\""},
+      {"{image: a, parallelism: -1}", "spec.parallelism: must be >= 0"},
+      {"{image: a, selector: {names: [n, n]}}", "spec.selector.names: Duplicate value: \"n\""},
+      {"{image: a, selector: {names: [n], matchLabels: {z: a}}}", "may not be combined"},
+      {"{image: a, selector: {names: [n]}, podSelector: {}}", "spec.podSelector"},
+      {"{image: a, completionPolicy: {type: Sometimes}}",
+       "spec.completionPolicy.type: Unsupported"},
+      {"{image: a, completionPolicy: {type: Never, ttlSecondsAfterFinished: 5}}",
+       "only for type Always"},
+      {"{image: a, completionPolicy: {activeDeadlineSeconds: 10}}",
+       "spec.completionPolicy.activeDeadlineSeconds: must be >= spec.pullPolicy.timeoutSeconds "
+       "(600)"},
+      {"{image: a, imagePullPolicy: Never}", "spec.imagePullPolicy: Unsupported value: \"Never\""},
+      {"{image: a, pullSecrets: [s]}", "spec.pullSecrets: Forbidden"},
+      {"{image: \"a b\"}", "spec.image: Invalid value"},
+  };
+  for (const auto& [spec, want] : bad) {
+    std::string got = AdmitError(
+        fmt::format("apiVersion: apps.kruise.io/v1alpha1\nkind: ImagePullJob\nmetadata: {{name: j, "
+                    "namespace: team}}\nspec: {}",
+                    spec));
+    EXPECT_NE(got.find(want), std::string::npos) << spec << " → " << got;
+  }
+}
+
 TEST(Admission, VolumeClaimTemplatesAndClaimVolumesAreChecked) {
   EXPECT_EQ(AdmitError(R"(apiVersion: agents.kruise.io/v1alpha1
 kind: SandboxSet

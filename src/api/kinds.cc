@@ -245,6 +245,29 @@ void RegisterBuiltinKinds(KindRegistry& registry) {
   }
   {
     KindInfo k;
+    k.group = kAppsGroup;
+    k.version = kV1alpha1;
+    k.kind = "ImagePullJob";
+    k.plural = "imagepulljobs";
+    k.singular = "imagepulljob";
+    k.short_names = {"ipj"};
+    k.status_subresource = true;
+    k.columns = {
+        {"TOTAL", ".status.desired", ColType::kInteger, false},
+        {"ACTIVE", ".status.active", ColType::kInteger, false},
+        {"SUCCEED", ".status.succeeded", ColType::kInteger, false},
+        {"FAILED", ".status.failed", ColType::kInteger, false},
+        {"PROGRESS", ".status.progress", ColType::kPercent, false},
+        {"IMAGE", ".spec.image", ColType::kString, true},
+        {"MESSAGE", ".status.message", ColType::kString, true},
+    };
+    k.admit = AdmitImagePullJob;
+    k.admit_update = AdmitImagePullJobUpdate;
+    k.admit_status = AdmitImagePullJobStatus;
+    registry.Add(std::move(k));
+  }
+  {
+    KindInfo k;
     k.group = kWarrenGroup;
     k.version = kV1alpha1;
     k.kind = "ResourceQuota";
@@ -278,7 +301,8 @@ const KindInfo& Builtin(std::string_view kind) {
   const KindInfo* k = BuiltinKinds().ForObject(
       kind == "Node" || kind == "Event" || kind == "ResourceQuota" || kind == "Volume"
           ? kWarrenApiVersion
-          : kAgentsApiVersion,
+      : kind == "ImagePullJob" ? kAppsApiVersion
+                               : kAgentsApiVersion,
       kind);
   CHECK(k != nullptr);
   return *k;
@@ -319,6 +343,10 @@ const KindInfo& NodeKind() {
 }
 const KindInfo& VolumeKind() {
   static const KindInfo& k = Builtin("Volume");
+  return k;
+}
+const KindInfo& ImagePullJobKind() {
+  static const KindInfo& k = Builtin("ImagePullJob");
   return k;
 }
 const KindInfo& ResourceQuotaKind() {

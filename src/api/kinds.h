@@ -15,6 +15,8 @@ namespace warren::api {
 // apply unchanged; Warren's own kinds (Node, Event) live in warren.dev.
 inline constexpr const char* kAgentsGroup = "agents.kruise.io";
 inline constexpr const char* kWarrenGroup = "warren.dev";
+inline constexpr const char* kAppsGroup = "apps.kruise.io";
+inline constexpr const char* kAppsApiVersion = "apps.kruise.io/v1alpha1";
 inline constexpr const char* kV1alpha1 = "v1alpha1";
 inline constexpr const char* kAgentsApiVersion = "agents.kruise.io/v1alpha1";
 inline constexpr const char* kWarrenApiVersion = "warren.dev/v1alpha1";
@@ -22,7 +24,8 @@ inline constexpr const char* kWarrenApiVersion = "warren.dev/v1alpha1";
 // A column of `warren get` for a kind, like a CRD's additionalPrinterColumns. NAME (and
 // NAMESPACE with -A) come first and AGE last; these are the ones in between.
 struct PrinterColumn {
-  enum class Type { kString, kInteger, kBoolean, kDate };
+  // kPercent: an integer 0–100 the CLI draws as a bar.
+  enum class Type { kString, kInteger, kBoolean, kDate, kPercent };
   std::string name;       // "PHASE"
   std::string json_path;  // ".status.phase", or ".metadata.labels.agents\.kruise\.io/x"
   Type type = Type::kString;
@@ -106,6 +109,7 @@ const KindInfo& TrafficPolicyKind();
 const KindInfo& NodeKind();
 const KindInfo& ResourceQuotaKind();
 const KindInfo& VolumeKind();
+const KindInfo& ImagePullJobKind();
 const KindInfo& EventKind();
 
 }  // namespace warren::api

@@ -7,6 +7,7 @@
 
 #include "api/json_path.h"
 #include "api/types/labels.h"
+#include "base/strings.h"
 #include "base/time_format.h"
 
 namespace warren::cli {
@@ -58,6 +59,18 @@ void Table::Print(std::ostream& out, bool with_header) const {
   for (const auto& r : rows_) print(r);
 }
 
+namespace {
+
+// "40" → "[####......]  40%": a progress bar in a table cell (`get -w` redraws it).
+std::string PercentBar(const std::string& value) {
+  auto n = base::ParseInt64(value);
+  int64_t p = std::clamp<int64_t>(n.value_or(0), 0, 100);
+  return fmt::format("[{}{}] {:>3}%", std::string(static_cast<size_t>(p / 10), '#'),
+                     std::string(static_cast<size_t>(10 - p / 10), '.'), p);
+}
+
+}  // namespace
+
 std::vector<std::string> TableHeader(const api::KindInfo& kind, const TableOptions& options) {
   std::vector<std::string> h;
   if (options.with_namespace && kind.namespaced) h.push_back("NAMESPACE");
@@ -81,6 +94,7 @@ std::vector<std::string> TableRow(const api::KindInfo& kind, const api::Json& ob
   for (const auto& c : kind.columns) {
     if (c.wide_only && !options.wide) continue;
     std::string v = api::JsonPathText(object, c.json_path);
+    if (c.type == api::PrinterColumn::Type::kPercent) v = PercentBar(v);
     if (v.empty()) v = c.type == api::PrinterColumn::Type::kInteger ? "0" : "<none>";
     row.push_back(v);
   }

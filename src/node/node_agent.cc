@@ -17,6 +17,7 @@
 #include "image/safe_fs.h"
 #include "node/audit_collector.h"
 #include "node/checkpoint_agent.h"
+#include "node/node_registration.h"
 #include "node/sandbox_files.h"
 #include "node/sandbox_object.h"
 #include "runtime/native/native_runtime.h"
@@ -162,6 +163,12 @@ Status NodeAgent::Start() {
   sampler_thread_ = std::thread([this] { SamplerLoop(); });
   checkpoints_ = std::make_unique<CheckpointAgent>(store_, *this, clock_);
   checkpoints_->Start();
+  PublishNodeObject();
+  puller_ = std::make_unique<ImagePuller>(
+      store_, *images_, *events_, clock_,
+      ImagePullerOptions{.node_name = options_.node_name,
+                         .on_images_changed = [this] { PublishNodeObject(); }});
+  puller_->Start();
   log->info(
       "node agent started node={} root={} runtime_state={} cgroup_parent={} envd={} "
       "userns={}",
@@ -172,6 +179,7 @@ Status NodeAgent::Start() {
 
 void NodeAgent::Stop() {
   if (stopping_.exchange(true)) return;
+  if (puller_) puller_->Stop();
   if (checkpoints_) checkpoints_->Stop();  // its captures wait on this agent's reconciles
   if (prober_) prober_->Stop();            // its notifications feed the queue
   if (watch_) watch_->Stop();
@@ -240,6 +248,16 @@ void NodeAgent::ImportLoop() {
     }
   }
   images_ready_ = true;
+  PublishNodeObject();
+}
+
+void NodeAgent::PublishNodeObject() {
+  Status s = PublishNode(
+      store_,
+      {.name = options_.node_name, .capacity = capacity_, .runtime_classes = {api::kRuntimeNative}},
+      *images_, clock_);
+  if (!s.ok())
+    Log()->warn("node object not written node={} error=\"{}\"", options_.node_name, s.ToString());
 }
 
 // Adoption after a restart: what still runs and still has its object is kept as it is; what

@@ -23,6 +23,7 @@
 #include "node/envd_client.h"
 #include "node/event_recorder.h"
 #include "node/failure.h"
+#include "node/image_puller.h"
 #include "node/kind_watch.h"
 #include "node/lifecycle_metrics.h"
 #include "node/local_table.h"
@@ -181,6 +182,8 @@ class NodeAgent {
   void WorkerLoop();
   void SamplerLoop();
   void ImportLoop();
+  // Writes this node's Node object (node_registration.h); a failure is logged.
+  void PublishNodeObject();
   void OnExit(const std::string& sandbox_id);
   Status Adopt();
 
@@ -279,6 +282,7 @@ class NodeAgent {
   LifecycleMetrics metrics_;
   std::unique_ptr<VolumeAgent> volumes_;          // set by Start; Volume objects (volume_agent.h)
   std::unique_ptr<CheckpointAgent> checkpoints_;  // Checkpoint objects (checkpoint_agent.h)
+  std::unique_ptr<ImagePuller> puller_;           // ImagePullJobs (image_puller.h)
   std::unique_ptr<Prober> prober_;  // container and sandbox probes (prober.h); set by Start
   NodeCapacity capacity_;
   WorkQueue queue_;

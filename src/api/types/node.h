@@ -20,6 +20,19 @@ struct NodeSpec {
   }
 };
 
+// An image in the node's store (Kubernetes' ContainerImage).
+struct NodeImage {
+  WARREN_API_STRUCT;
+  std::vector<std::string> names;
+  int64_t size_bytes = 0;
+
+  template <class S, class V>
+  static void Fields(S& s, V& v) {
+    v("names", s.names);
+    v("sizeBytes", s.size_bytes);
+  }
+};
+
 struct NodeStatus {
   WARREN_API_STRUCT;
   std::map<std::string, Quantity> capacity;  // cpu, memory, sandboxes
@@ -31,6 +44,7 @@ struct NodeStatus {
   std::string kernel_version;
   int32_t sandboxes = 0;
   std::optional<base::WallTime> last_heartbeat_time;
+  std::vector<NodeImage> images;  // what the node's image store holds
 
   template <class S, class V>
   static void Fields(S& s, V& v) {
@@ -43,6 +57,7 @@ struct NodeStatus {
     v("kernelVersion", s.kernel_version);
     v("sandboxes", s.sandboxes);
     v("lastHeartbeatTime", s.last_heartbeat_time);
+    v("images", s.images);
   }
 };
 

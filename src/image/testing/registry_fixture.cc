@@ -149,6 +149,14 @@ RegistryProcess::~RegistryProcess() {
   }
 }
 
+void RegistryProcess::Kill() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  int status;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
 std::string RegistryProcess::BlobDataPath(const std::string& hex) const {
   return fmt::format("{}/docker/registry/v2/blobs/sha256/{}/{}/data", storage_, hex.substr(0, 2),
                      hex);

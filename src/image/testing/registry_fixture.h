@@ -20,6 +20,8 @@ class RegistryProcess {
   static Result<std::unique_ptr<RegistryProcess>> Start(const std::string& storage_dir,
                                                         const std::string& redirect_to = "");
   ~RegistryProcess();
+  // SIGKILL, and waits: the registry dies mid-response, as a crashed one does.
+  void Kill();
   const std::string& address() const { return address_; }  // "127.0.0.1:PORT"
   // Where the registry keeps a blob's bytes (to corrupt it in tests).
   std::string BlobDataPath(const std::string& hex) const;
