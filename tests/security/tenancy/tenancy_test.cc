@@ -309,6 +309,27 @@ TEST_F(TenancyTest, SecretsOnASandboxAreSealedForEveryReader) {
             403);
 }
 
+// An ImagePullJob is its team's: another team neither sees nor deletes it, and its status (the
+// nodes' progress) is the control plane's to write.
+TEST_F(TenancyTest, ImagePullJobsArePerTeamAndTheirStatusIsTheNodes) {
+  Json job = {{"apiVersion", "apps.kruise.io/v1alpha1"},
+              {"kind", "ImagePullJob"},
+              {"metadata", {{"name", "warm"}}},
+              {"spec", {{"image", "registry.invalid:5000/app:1"}, {"parallelism", 0}}}};
+  const std::string jobs = "/apis/apps.kruise.io/v1alpha1/namespaces/team-a/imagepulljobs";
+  ASSERT_EQ(Call("POST", jobs, team_a_key_, job.dump()).status, 201);
+  EXPECT_EQ(Call("GET", jobs + "/warm", team_a_key_).status, 200);
+  EXPECT_EQ(Call("GET", jobs + "/warm", team_b_key_).status, 404);
+  EXPECT_EQ(Call("DELETE", jobs + "/warm", team_b_key_).status, 404);
+  EXPECT_TRUE(
+      Items(Call("GET", "/apis/apps.kruise.io/v1alpha1/imagepulljobs", team_b_key_)).empty());
+  Reply status = Call("PATCH", jobs + "/warm/status", team_a_key_,
+                      R"({"status":{"succeeded":1,"message":"job has completed"}})",
+                      "application/merge-patch+json");
+  EXPECT_EQ(status.status, 403) << status.text;
+  EXPECT_EQ(Call("DELETE", jobs + "/warm", team_a_key_).status, 200);
+}
+
 // The kinds this batch added (ResourceQuota) and the control plane's Events are per team too.
 TEST_F(TenancyTest, AnotherTeamsQuotaAndEventsAre404) {
   Json quota = {{"apiVersion", "warren.dev/v1alpha1"},
