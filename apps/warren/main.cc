@@ -16,6 +16,7 @@
 #include "base/strings.h"
 #include "cli/app.h"
 #include "cli/server_command.h"
+#include "controller/advanced_cron_job_controller.h"
 #include "controller/claim/sandbox_connector.h"
 #include "controller/image_pull_job_controller.h"
 #include "controller/pool_manager.h"
@@ -145,6 +146,19 @@ class ImagePullJobComponent : public warren::server::Component {
 
  private:
   warren::controller::ImagePullJobController controller_;
+};
+
+// AdvancedCronJobs (scheduled prewarm), as a server component.
+class AdvancedCronJobComponent : public warren::server::Component {
+ public:
+  explicit AdvancedCronJobComponent(warren::store::Store& store)
+      : controller_(store, warren::base::RealClock()) {}
+  std::string_view name() const override { return "advancedcronjob"; }
+  warren::Status Start() override { return controller_.Start(); }
+  void Stop() override { controller_.Stop(); }
+
+ private:
+  warren::controller::AdvancedCronJobController controller_;
 };
 
 // The node agent as a part of `warren server`. A machine that cannot run sandboxes (not root,
@@ -319,6 +333,7 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   server.AddComponent(std::make_unique<TimersComponent>(server.store()));
   server.AddComponent(std::make_unique<TrafficPolicyComponent>(server.store()));
   server.AddComponent(std::make_unique<ImagePullJobComponent>(server.store()));
+  server.AddComponent(std::make_unique<AdvancedCronJobComponent>(server.store()));
   return warren::Status::Ok();
 }
 

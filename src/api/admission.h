@@ -38,6 +38,8 @@ Status AdmitSandboxUpdateOps(Object& object);
 Status AdmitSandboxUpdateOpsUpdate(const Object& old_object, const Object& object);
 Status AdmitSandboxUpdateOpsStatus(Object& object);
 Status AdmitImagePullJob(Object& object);
+Status AdmitAdvancedCronJob(Object& object);
+Status AdmitAdvancedCronJobStatus(Object& object);
 Status AdmitImagePullJobUpdate(const Object& old_object, const Object& new_object);
 Status AdmitImagePullJobStatus(Object& object);
 Status AdmitVolume(Object& object);

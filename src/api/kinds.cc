@@ -268,6 +268,26 @@ void RegisterBuiltinKinds(KindRegistry& registry) {
   }
   {
     KindInfo k;
+    k.group = kAppsGroup;
+    k.version = kV1alpha1;
+    k.kind = "AdvancedCronJob";
+    k.plural = "advancedcronjobs";
+    k.singular = "advancedcronjob";
+    k.short_names = {"acj"};
+    k.status_subresource = true;
+    k.columns = {
+        {"SCHEDULE", ".spec.schedule", ColType::kString, false},
+        {"TYPE", ".status.type", ColType::kString, false},
+        {"LASTSCHEDULETIME", ".status.lastScheduleTime", ColType::kDate, false},
+        {"PAUSED", ".spec.paused", ColType::kBoolean, true},
+        {"MESSAGE", ".status.message", ColType::kString, true},
+    };
+    k.admit = AdmitAdvancedCronJob;
+    k.admit_status = AdmitAdvancedCronJobStatus;
+    registry.Add(std::move(k));
+  }
+  {
+    KindInfo k;
     k.group = kWarrenGroup;
     k.version = kV1alpha1;
     k.kind = "ResourceQuota";
@@ -301,8 +321,8 @@ const KindInfo& Builtin(std::string_view kind) {
   const KindInfo* k = BuiltinKinds().ForObject(
       kind == "Node" || kind == "Event" || kind == "ResourceQuota" || kind == "Volume"
           ? kWarrenApiVersion
-      : kind == "ImagePullJob" ? kAppsApiVersion
-                               : kAgentsApiVersion,
+      : kind == "ImagePullJob" || kind == "AdvancedCronJob" ? kAppsApiVersion
+                                                            : kAgentsApiVersion,
       kind);
   CHECK(k != nullptr);
   return *k;
@@ -347,6 +367,10 @@ const KindInfo& VolumeKind() {
 }
 const KindInfo& ImagePullJobKind() {
   static const KindInfo& k = Builtin("ImagePullJob");
+  return k;
+}
+const KindInfo& AdvancedCronJobKind() {
+  static const KindInfo& k = Builtin("AdvancedCronJob");
   return k;
 }
 const KindInfo& ResourceQuotaKind() {

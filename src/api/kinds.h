@@ -110,6 +110,7 @@ const KindInfo& NodeKind();
 const KindInfo& ResourceQuotaKind();
 const KindInfo& VolumeKind();
 const KindInfo& ImagePullJobKind();
+const KindInfo& AdvancedCronJobKind();
 const KindInfo& EventKind();
 
 }  // namespace warren::api

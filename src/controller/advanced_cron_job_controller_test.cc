@@ -1,0 +1,189 @@
+#include "controller/advanced_cron_job_controller.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <thread>
+
+#include "api/kinds.h"
+#include "api/object_codec.h"
+#include "api/typed_codec.h"
+#include "api/types/advanced_cron_job.h"
+#include "api/types/image_pull_job.h"
+#include "api/yaml_codec.h"
+#include "base/testing/fake_clock.h"
+#include "base/time_format.h"
+#include "store/testing/objects.h"
+#include "store/testing/temp_store.h"
+
+namespace warren::controller {
+namespace {
+
+using namespace std::chrono_literals;
+
+api::Object CronJob(std::string_view name, std::string_view yaml_spec) {
+  std::string doc = fmt::format(
+      "apiVersion: apps.kruise.io/v1alpha1\nkind: AdvancedCronJob\nmetadata: {{name: {}, "
+      "namespace: default}}\nspec:\n{}\n",
+      name, yaml_spec);
+  return api::ObjectFromJson(*api::ParseYaml(doc)).value();
+}
+
+constexpr char kPullEvery5[] = R"(  schedule: "*/5 * * * *"
+  template:
+    imagePullJobTemplate:
+      metadata: {labels: {purpose: prewarm}}
+      spec: {image: "reg:5000/app:1", parallelism: 0})";
+
+// The fake clock starts at the real now (the store stamps creation with the real clock), moved
+// back to just after a five-minute boundary so the first firing is a known instant.
+base::WallTime StartInstant() {
+  auto now = std::chrono::floor<std::chrono::minutes>(base::RealClock().Now());
+  return now - (now.time_since_epoch() % std::chrono::minutes(5)) + 1s;
+}
+
+class AdvancedCronJobControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(controller_.Start().ok()); }
+
+  bool Eventually(const std::function<bool()>& done) {
+    for (int i = 0; i < 300; ++i) {
+      if (done()) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return done();
+  }
+  std::vector<api::Object> Children() {
+    return store_->List(api::ImagePullJobKind(), {}).value().items;
+  }
+  api::AdvancedCronJobStatus StatusOf(const std::string& name) {
+    auto o = store_->Get(api::AdvancedCronJobKind(), "default", name);
+    return api::DecodeStatus<api::AdvancedCronJobStatus>(*o).value();
+  }
+  // Moves to `offset` past the creation instant and lets the controller look.
+  void At(std::chrono::seconds offset) {
+    clock_.Advance(start_ + offset - clock_.Now());
+    controller_.Resync();
+    std::this_thread::sleep_for(50ms);
+  }
+  void Finish(const std::string& child, bool ok) {
+    auto o = store_->Get(api::ImagePullJobKind(), "default", child).value();
+    api::ImagePullJobStatus st;
+    st.desired = 1;
+    (ok ? st.succeeded : st.failed) = 1;
+    st.completion_time = clock_.Now();
+    api::EncodeStatus(st, o);
+    ASSERT_TRUE(store_->Update(o, store::Subresource::kStatus).ok());
+  }
+  static std::string NameAt(base::WallTime t) {
+    return fmt::format(
+        "pull-{}", std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
+  }
+
+  base::WallTime start_ = StartInstant();
+  base::FakeClock clock_{start_};
+  store::testing::TempStore store_;
+  AdvancedCronJobController controller_{store_.store(), clock_};
+};
+
+TEST_F(AdvancedCronJobControllerTest, FiresAtTheScheduledMinuteNotBeforeAndNamesTheChild) {
+  ASSERT_TRUE(store_->Create(CronJob("pull", kPullEvery5)).ok());
+  At(4min + 58s);  // 1 s before the first firing (start_ is 1 s past a boundary)
+  EXPECT_TRUE(Children().empty());
+  const base::WallTime first = start_ - 1s + 5min;
+  At(5min);
+  ASSERT_TRUE(Eventually([&] { return Children().size() == 1; }));
+  api::Object child = Children()[0];
+  EXPECT_EQ(child.metadata.name, NameAt(first));
+  EXPECT_EQ(child.metadata.labels["purpose"], "prewarm");
+  EXPECT_EQ(child.metadata.annotations["apps.kruise.io/scheduled-at"], base::FormatRfc3339(first));
+  ASSERT_EQ(child.metadata.owner_references.size(), 1u);
+  EXPECT_EQ(child.metadata.owner_references[0].name, "pull");
+  EXPECT_EQ(child.spec()["image"], "reg:5000/app:1");
+  ASSERT_TRUE(Eventually([&] { return StatusOf("pull").last_schedule_time == first; }));
+  EXPECT_EQ(StatusOf("pull").active, std::vector<std::string>{NameAt(first)});
+  EXPECT_EQ(StatusOf("pull").type, "ImagePullJob");
+}
+
+TEST_F(AdvancedCronJobControllerTest, HistoryLimitsTrimAndATrimmedSlotNeverFiresAgain) {
+  ASSERT_TRUE(
+      store_
+          ->Create(CronJob("pull", std::string(kPullEvery5) + "\n  successfulJobsHistoryLimit: 1\n"
+                                                              "  failedJobsHistoryLimit: 0"))
+          .ok());
+  for (int i = 1; i <= 3; ++i) {
+    At(std::chrono::seconds(i * 300));
+    std::string name = NameAt(start_ - 1s + i * 5min);
+    ASSERT_TRUE(Eventually([&] {
+      for (const auto& c : Children()) {
+        if (c.metadata.name == name) return true;
+      }
+      return false;
+    })) << i;
+    Finish(name, /*ok=*/i != 2);
+  }
+  controller_.Resync();
+  // Successes keep the newest one; the failure is gone at once.
+  ASSERT_TRUE(Eventually([&] { return Children().size() == 1; }));
+  EXPECT_EQ(Children()[0].metadata.name, NameAt(start_ - 1s + 15min));
+  // Looking again at the same instant fires nothing new: the slot is remembered, not its child.
+  controller_.Resync();
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(Children().size(), 1u);
+}
+
+TEST_F(AdvancedCronJobControllerTest, ForbidWaitsReplaceDeletesTheUnfinished) {
+  ASSERT_TRUE(
+      store_->Create(CronJob("pull", std::string(kPullEvery5) + "\n  concurrencyPolicy: Forbid"))
+          .ok());
+  At(5min);
+  ASSERT_TRUE(Eventually([&] { return Children().size() == 1; }));
+  At(10min);  // the first is still running
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(Children().size(), 1u);
+  EXPECT_NE(StatusOf("pull").message.find("waits"), std::string::npos) << StatusOf("pull").message;
+  Finish(NameAt(start_ - 1s + 5min), true);  // finishing it lets the due firing run
+  ASSERT_TRUE(Eventually([&] { return Children().size() == 2; }));
+
+  ASSERT_TRUE(store_->Create(CronJob("swap", std::string(kPullEvery5).replace(0, 0, ""))).ok());
+  At(15min);  // swap (Replace, the default for pulls) fires for the first time
+  auto owned_by_swap = [&] {
+    std::vector<std::string> out;
+    for (const auto& c : Children()) {
+      if (c.metadata.owner_references[0].name == "swap") out.push_back(c.metadata.name);
+    }
+    return out;
+  };
+  ASSERT_TRUE(Eventually([&] { return owned_by_swap().size() == 1; }));
+  std::string first = owned_by_swap()[0];
+  At(20min);
+  ASSERT_TRUE(
+      Eventually([&] { return owned_by_swap().size() == 1 && owned_by_swap()[0] != first; }));
+}
+
+TEST_F(AdvancedCronJobControllerTest, AReplicasTemplateSizesThePoolInItsTimeZone) {
+  ASSERT_TRUE(store_->Create(store::testing::MakeSandboxSet("pool", 1)).ok());
+  // 09:00 in Tokyo is 00:00 UTC; with the clock put just before a UTC midnight.
+  ASSERT_TRUE(store_
+                  ->Create(CronJob("busy", R"(  schedule: "0 9 * * *"
+  timeZone: Asia/Tokyo
+  template:
+    sandboxSetReplicasTemplate: {name: pool, replicas: 7})"))
+                  .ok());
+  auto midnight = std::chrono::ceil<std::chrono::days>(clock_.Now());
+  clock_.Advance(midnight - 2s - clock_.Now());
+  controller_.Resync();
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(store_->Get(api::SandboxSetKind(), "default", "pool")->spec()["replicas"], 1);
+  clock_.Advance(3s);
+  controller_.Resync();
+  ASSERT_TRUE(Eventually([&] {
+    return store_->Get(api::SandboxSetKind(), "default", "pool")->spec()["replicas"] == 7;
+  }));
+  EXPECT_EQ(StatusOf("busy").type, "SandboxSetReplicas");
+  EXPECT_EQ(StatusOf("busy").last_schedule_time, midnight);
+}
+
+}  // namespace
+}  // namespace warren::controller
