@@ -19,6 +19,7 @@
 #include "controller/advanced_cron_job_controller.h"
 #include "controller/claim/sandbox_connector.h"
 #include "controller/image_pull_job_controller.h"
+#include "controller/pool_autoscaler_controller.h"
 #include "controller/pool_manager.h"
 #include "controller/recycle_controller.h"
 #include "controller/timers_controller.h"
@@ -159,6 +160,20 @@ class AdvancedCronJobComponent : public warren::server::Component {
 
  private:
   warren::controller::AdvancedCronJobController controller_;
+};
+
+// PoolAutoscalers (controller/pool_autoscaler_controller.h) as a server component.
+class PoolAutoscalerComponent : public warren::server::Component {
+ public:
+  explicit PoolAutoscalerComponent(warren::store::Store& store)
+      : events_(store, {.component = "poolautoscaler-controller"}), controller_(store, &events_) {}
+  std::string_view name() const override { return "pool-autoscaler"; }
+  warren::Status Start() override { return controller_.Start(); }
+  void Stop() override { controller_.Stop(); }
+
+ private:
+  warren::obs::EventRecorder events_;
+  warren::controller::PoolAutoscalerController controller_;
 };
 
 // The node agent as a part of `warren server`. A machine that cannot run sandboxes (not root,
@@ -334,6 +349,7 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   server.AddComponent(std::make_unique<TrafficPolicyComponent>(server.store()));
   server.AddComponent(std::make_unique<ImagePullJobComponent>(server.store()));
   server.AddComponent(std::make_unique<AdvancedCronJobComponent>(server.store()));
+  server.AddComponent(std::make_unique<PoolAutoscalerComponent>(server.store()));
   return warren::Status::Ok();
 }
 

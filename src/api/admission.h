@@ -49,6 +49,9 @@ Status AdmitCheckpoint(Object& object);
 Status AdmitCheckpointStatus(Object& object);
 Status AdmitTrafficPolicy(Object& object);
 Status AdmitTrafficPolicyStatus(Object& object);
+// In pool_autoscaler_admission.cc.
+Status AdmitPoolAutoscaler(Object& object);
+Status AdmitPoolAutoscalerStatus(Object& object);
 Status AdmitNode(Object& object);
 Status AdmitNodeStatus(Object& object);
 Status AdmitEvent(Object& object);

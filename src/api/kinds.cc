@@ -184,6 +184,24 @@ void RegisterBuiltinKinds(KindRegistry& registry) {
     registry.Add(std::move(k));
   }
   {
+    KindInfo k = Agents("PoolAutoscaler", "poolautoscalers", "pas");
+    k.status_subresource = true;
+    k.columns = {
+        {"TARGET", ".spec.scaleTargetRef.name", ColType::kString, false},
+        {"MIN", ".spec.minReplicas", ColType::kInteger, false},
+        {"MAX", ".spec.maxReplicas", ColType::kInteger, false},
+        {"CURRENT", ".status.currentReplicas", ColType::kInteger, false},
+        {"DESIRED", ".status.desiredReplicas", ColType::kInteger, false},
+        {"AVAILABLE", ".status.currentCapacity.available", ColType::kInteger, true},
+        {"LAST_SCALE", ".status.lastScaleTime", ColType::kDate, true},
+        {"ACTIVE", ".status.conditions[?(@.type==\"ScalingActive\")].status", ColType::kString,
+         true},
+    };
+    k.admit = AdmitPoolAutoscaler;
+    k.admit_status = AdmitPoolAutoscalerStatus;
+    registry.Add(std::move(k));
+  }
+  {
     KindInfo k;
     k.group = kWarrenGroup;
     k.version = kV1alpha1;
@@ -355,6 +373,10 @@ const KindInfo& CheckpointKind() {
 }
 const KindInfo& TrafficPolicyKind() {
   static const KindInfo& k = Builtin("TrafficPolicy");
+  return k;
+}
+const KindInfo& PoolAutoscalerKind() {
+  static const KindInfo& k = Builtin("PoolAutoscaler");
   return k;
 }
 const KindInfo& NodeKind() {

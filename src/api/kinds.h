@@ -91,8 +91,8 @@ class KindRegistry {
 };
 
 // Adds the built-in kinds: Sandbox, SandboxSet, SandboxClaim, SandboxTemplate,
-// SandboxUpdateOps, Checkpoint (agents.kruise.io/v1alpha1) and Node, Event, ResourceQuota,
-// Volume (warren.dev/v1alpha1).
+// SandboxUpdateOps, Checkpoint, TrafficPolicy, PoolAutoscaler (agents.kruise.io/v1alpha1) and Node,
+// Event, ResourceQuota, Volume (warren.dev/v1alpha1).
 void RegisterBuiltinKinds(KindRegistry& registry);
 
 // A process-wide registry holding the built-in kinds, created on first use.
@@ -106,6 +106,7 @@ const KindInfo& SandboxTemplateKind();
 const KindInfo& SandboxUpdateOpsKind();
 const KindInfo& CheckpointKind();
 const KindInfo& TrafficPolicyKind();
+const KindInfo& PoolAutoscalerKind();
 const KindInfo& NodeKind();
 const KindInfo& ResourceQuotaKind();
 const KindInfo& VolumeKind();

@@ -134,6 +134,10 @@ class TenancyTest : public ::testing::Test {
           "metadata": {"name": "tp"},
           "spec": {"selector": {"matchLabels": {"selects": "nothing"}},
                    "egress": {"rules": [{"action": "reject", "to": [{"cidr": "0.0.0.0/0"}]}]}}})")},
+        {"poolautoscalers", api::Json::parse(R"({
+          "apiVersion": "agents.kruise.io/v1alpha1", "kind": "PoolAutoscaler",
+          "metadata": {"name": "pas"},
+          "spec": {"scaleTargetRef": {"kind": "SandboxSet", "name": "pool"}, "maxReplicas": 1}})")},
     };
     for (const auto& [plural, o] : objects) {
       Reply r = Call("POST", base + "/" + plural, key, o.dump());

@@ -72,7 +72,8 @@ TEST_F(TenancyTest, AnotherTeamsObjectsAre404OnEveryResourceRoute) {
                                                         {"sandboxtemplates", "tpl"},
                                                         {"checkpoints", "cp"},
                                                         {"sandboxclaims", "claim"},
-                                                        {"trafficpolicies", "tp"}}) {
+                                                        {"trafficpolicies", "tp"},
+                                                        {"poolautoscalers", "pas"}}) {
     std::string object = base + "/" + plural + "/" + name;
     // The owner sees it: the refusals below are about who asks, not about what is there.
     ASSERT_EQ(Call("GET", object, team_b_key_).status, 200) << object;
