@@ -325,6 +325,56 @@ spec: {image: "reg:5000/app:1", parallelism: "2"})",
   }
 }
 
+TEST(Admission, AdvancedCronJobsAreDefaultedAndBadFieldsNamed) {
+  Object job;
+  ASSERT_EQ(AdmitError(R"(apiVersion: apps.kruise.io/v1alpha1
+kind: AdvancedCronJob
+metadata: {name: prewarm, namespace: team}
+spec:
+  schedule: "0 6 * * mon-fri"
+  timeZone: Europe/Berlin
+  template:
+    imagePullJobTemplate:
+      spec: {image: "reg:5000/app:1"})",
+                       &job),
+            "");
+  EXPECT_EQ(job.spec()["concurrencyPolicy"], "Replace");
+  EXPECT_EQ(job.spec()["successfulJobsHistoryLimit"], 3);
+  EXPECT_EQ(job.spec()["failedJobsHistoryLimit"], 1);
+  EXPECT_EQ(job.spec()["template"]["imagePullJobTemplate"]["spec"]["pullPolicy"]["backoffLimit"],
+            3);
+  const std::pair<const char*, const char*> bad[] = {
+      {"{template: {sandboxSetReplicasTemplate: {name: p, replicas: 1}}}",
+       "spec.schedule: Required value"},
+      {"{schedule: \"61 * * * *\", template: {sandboxSetReplicasTemplate: {name: p, replicas: 1}}}",
+       "minute field \"61\""},
+      {"{schedule: \"@daily\", timeZone: Local, template: {sandboxSetReplicasTemplate: {name: p, "
+       "replicas: 1}}}",
+       "spec.timeZone: Invalid value: \"Local\""},
+      {"{schedule: \"@daily\", timeZone: Mars/Olympus, template: {sandboxSetReplicasTemplate: "
+       "{name: p, replicas: 1}}}",
+       "spec.timeZone"},
+      {"{schedule: \"@daily\", template: {}}", "exactly one of imagePullJobTemplate"},
+      {"{schedule: \"@daily\", concurrencyPolicy: Allow, template: {imagePullJobTemplate: {spec: "
+       "{image: a}}}}",
+       "an image pull template takes Forbid or Replace"},
+      {"{schedule: \"@daily\", template: {imagePullJobTemplate: {spec: {image: a, "
+       "completionPolicy: {ttlSecondsAfterFinished: 5}}}}}",
+       "ttlSecondsAfterFinished: Forbidden"},
+      {"{schedule: \"@daily\", template: {imagePullJobTemplate: {spec: {parallelism: -1}}}}",
+       "spec.template.imagePullJobTemplate.spec.image: Required value"},
+      {"{schedule: \"@daily\", template: {sandboxSetReplicasTemplate: {name: p, replicas: -2}}}",
+       "spec.template.sandboxSetReplicasTemplate.replicas: must be >= 0"},
+  };
+  for (const auto& [spec, want] : bad) {
+    std::string got = AdmitError(fmt::format(
+        "apiVersion: apps.kruise.io/v1alpha1\nkind: AdvancedCronJob\nmetadata: {{name: j, "
+        "namespace: team}}\nspec: {}",
+        spec));
+    EXPECT_NE(got.find(want), std::string::npos) << spec << " → " << got;
+  }
+}
+
 TEST(Admission, VolumeClaimTemplatesAndClaimVolumesAreChecked) {
   EXPECT_EQ(AdmitError(R"(apiVersion: agents.kruise.io/v1alpha1
 kind: SandboxSet
