@@ -119,6 +119,31 @@ void RemoveImage(const std::string& ref) {
   EXPECT_EQ(rm.exit_code, 0) << rm.err;
 }
 
+// Runs `script` in a Sandbox `name` on `image`, returns what it printed once it printed
+// `/data/big` (its last line), and deletes it again.
+std::string OutputOfSandboxOn(ServerProcess& s, const std::string& name, const std::string& image,
+                              const std::string& script) {
+  std::string sandbox =
+      "apiVersion: agents.kruise.io/v1alpha1\nkind: Sandbox\nmetadata: {name: " + name +
+      ", namespace: default}\nspec:\n  template:\n    spec:\n      "
+      "containers:\n      - name: main\n        image: " +
+      image + "\n        command: [\"/bin/sh\", \"-c\", \"" + script +
+      "; exec sleep 3600\"]\n        resources: {limits: {memory: 64Mi}}\n";
+  CommandResult apply = s.Cli({"apply", "-f", "-"}, sandbox);
+  EXPECT_EQ(apply.exit_code, 0) << apply.err;
+  WaitPhase(s, name, "Running");
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  CommandResult logs;
+  do {
+    logs = s.Cli({"logs", name});
+  } while (logs.out.find("/data/big") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline &&
+           (std::this_thread::sleep_for(50ms), true));
+  EXPECT_EQ(s.Cli({"delete", "sbx", name}).exit_code, 0);
+  WaitGone(s, name);
+  return logs.out;
+}
+
 bool Completed(const api::Json& status) { return status.contains("completionTime"); }
 
 std::string EventsFor(ServerProcess& s, const std::string& name) {
@@ -178,32 +203,8 @@ TEST_F(ImagePullJobTest, PullsAThreeLayerImageAndASandboxThenStartsWithNoRegistr
 
   // With the registry gone, a sandbox on the image starts: nothing is left to pull.
   registry_->Kill();
-  std::string sandbox = R"(
-apiVersion: agents.kruise.io/v1alpha1
-kind: Sandbox
-metadata: {name: warm-user, namespace: default}
-spec:
-  template:
-    spec:
-      containers:
-      - name: main
-        image: )" + ref +
-                        R"(
-        command: ["/bin/sh", "-c", "cat /data/hello; sha256sum /data/big; exec sleep 3600"]
-        resources: {limits: {memory: 64Mi}}
-)";
-  ASSERT_EQ(s.Cli({"apply", "-f", "-"}, sandbox).exit_code, 0);
-  WaitPhase(s, "warm-user", "Running");
-  auto deadline = std::chrono::steady_clock::now() + 20s;
-  CommandResult logs;
-  do {
-    logs = s.Cli({"logs", "warm-user"});
-  } while (logs.out.find("/data/big") == std::string::npos &&
-           std::chrono::steady_clock::now() < deadline &&
-           (std::this_thread::sleep_for(50ms), true));
-  EXPECT_EQ(logs.out, "pulled ahead\n" + pushed.big_sha256 + "  /data/big\n");
-  ASSERT_EQ(s.Cli({"delete", "sbx", "warm-user"}).exit_code, 0);
-  WaitGone(s, "warm-user");
+  EXPECT_EQ(OutputOfSandboxOn(s, "warm-user", ref, "cat /data/hello; sha256sum /data/big"),
+            "pulled ahead\n" + pushed.big_sha256 + "  /data/big\n");
   RemoveImage(ref);
 }
 
@@ -241,31 +242,8 @@ TEST_F(ImagePullJobTest, ARegistryKilledMidPullIsRetriedAndNoPartialLayerIsUsed)
   EXPECT_EQ(node.value("phase", ""), "Succeeded") << api::DumpJson(done);
   EXPECT_GE(node.value("attempts", 0), 2) << api::DumpJson(done);
   // What was stored is the whole layer: a sandbox reads the file's exact bytes.
-  std::string sandbox = R"(
-apiVersion: agents.kruise.io/v1alpha1
-kind: Sandbox
-metadata: {name: big-user, namespace: default}
-spec:
-  template:
-    spec:
-      containers:
-      - name: main
-        image: )" + ref +
-                        R"(
-        command: ["/bin/sh", "-c", "sha256sum /data/big; exec sleep 3600"]
-        resources: {limits: {memory: 64Mi}}
-)";
-  ASSERT_EQ(s.Cli({"apply", "-f", "-"}, sandbox).exit_code, 0);
-  WaitPhase(s, "big-user", "Running");
-  auto deadline = std::chrono::steady_clock::now() + 20s;
-  CommandResult logs;
-  do {
-    logs = s.Cli({"logs", "big-user"});
-  } while (logs.out.empty() && std::chrono::steady_clock::now() < deadline &&
-           (std::this_thread::sleep_for(50ms), true));
-  EXPECT_EQ(logs.out, pushed.big_sha256 + "  /data/big\n");
-  ASSERT_EQ(s.Cli({"delete", "sbx", "big-user"}).exit_code, 0);
-  WaitGone(s, "big-user");
+  EXPECT_EQ(OutputOfSandboxOn(s, "big-user", ref, "sha256sum /data/big"),
+            pushed.big_sha256 + "  /data/big\n");
   RemoveImage(ref);
 }
 
