@@ -82,8 +82,10 @@ Want Predictive(const Observation& o) {
   if (!o.forecast) return {o.spec_replicas, "no forecast"};
   const auto& f = *o.forecast;
   return {f.replicas,
-          fmt::format("predicted demand: {} claims in the last lookback, refill horizon {:.1f}s",
-                      f.claims_in_lookback, static_cast<double>(f.horizon.count()) / 1000.0)};
+          fmt::format("predicted demand: {:.0f} claims an hour now, sized from {} recorded claims, "
+                      "refill horizon {:.1f}s",
+                      f.claims_per_hour, f.claims_in_lookback,
+                      static_cast<double>(f.horizon.count()) / 1000.0)};
 }
 
 }  // namespace
