@@ -94,7 +94,7 @@ struct ImportOptions {
   // Pull only: told of each layer's steps (PullProgress), from the threads fetching layers but
   // one call at a time. May be empty.
   std::function<void(const PullProgress&)> on_pull_progress;
-  // Pull only: layers fetched and unpacked at once (imports of a local layout use it too).
+  // Layers fetched (a pull) and unpacked at once, by pulls and imports alike.
   size_t layer_parallelism = 4;
   // Pull only: abandon the pull (DeadlineExceeded) when this instant passes...
   std::optional<std::chrono::steady_clock::time_point> deadline;
