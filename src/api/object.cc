@@ -36,6 +36,12 @@ std::string Object::Key() const {
   return metadata.namespace_ + "/" + metadata.name;
 }
 
+std::pair<std::string, std::string> SplitKey(std::string_view key) {
+  auto slash = key.find('/');
+  if (slash == std::string_view::npos) return {"", std::string(key)};
+  return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
+}
+
 std::string_view Object::Group() const { return GroupOf(api_version); }
 
 bool Object::HasFinalizer(std::string_view finalizer) const {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "api/json.h"
@@ -79,5 +80,9 @@ struct Object {
 
 // The group of an apiVersion: "agents.kruise.io/v1alpha1" → "agents.kruise.io", "v1" → "".
 std::string_view GroupOf(std::string_view api_version);
+
+// Object::Key() taken apart: {namespace, name} ("name" alone: {"", name}). What work queues hand
+// their workers.
+std::pair<std::string, std::string> SplitKey(std::string_view key);
 
 }  // namespace warren::api

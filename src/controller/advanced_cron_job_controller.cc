@@ -91,8 +91,7 @@ void AdvancedCronJobController::Run() {
 }
 
 Status AdvancedCronJobController::Reconcile(const std::string& key) {
-  auto slash = key.find('/');
-  const std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
+  const auto [ns, name] = api::SplitKey(key);
   auto got = store_.Get(api::AdvancedCronJobKind(), ns, name);
   if (!got.ok()) return got.status().code() == StatusCode::kNotFound ? Status::Ok() : got.status();
   api::Object cron = std::move(got).value();

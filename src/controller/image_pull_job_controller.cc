@@ -82,8 +82,7 @@ void ImagePullJobController::Run() {
 }
 
 Status ImagePullJobController::Reconcile(const std::string& key) {
-  auto slash = key.find('/');
-  std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
+  auto [ns, name] = api::SplitKey(key);
   auto got = store_.Get(api::ImagePullJobKind(), ns, name);
   if (!got.ok()) return got.status().code() == StatusCode::kNotFound ? Status::Ok() : got.status();
   api::Object job = std::move(got).value();

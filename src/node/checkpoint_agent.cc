@@ -77,8 +77,8 @@ void CheckpointAgent::WorkerLoop() {
 }
 
 std::chrono::milliseconds CheckpointAgent::Reconcile(const std::string& key) {
-  auto slash = key.find('/');
-  auto obj = store_.Get(api::CheckpointKind(), key.substr(0, slash), key.substr(slash + 1));
+  auto [ns, name] = api::SplitKey(key);
+  auto obj = store_.Get(api::CheckpointKind(), ns, name);
   if (!obj.ok()) return obj.status().code() == StatusCode::kNotFound ? 0ms : 1000ms;
   const std::string node = Annotation(*obj, kNodeAnnotation);
   if (!node.empty() && node != agent_.options().node_name) return 0ms;

@@ -23,11 +23,6 @@ constexpr int kConflictRetries = 10;
 constexpr auto kMaxBackoff = std::chrono::seconds(30);
 constexpr auto kProgressEvery = std::chrono::seconds(1);
 
-std::pair<std::string, std::string> SplitKey(const std::string& key) {
-  auto slash = key.find('/');
-  return {key.substr(0, slash), key.substr(slash + 1)};
-}
-
 // An error no retry can change: the reference itself, or the node's allowlist.
 bool Permanent(const Status& s) {
   return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kPermissionDenied;
@@ -94,7 +89,7 @@ void ImagePuller::Reap() {
 }
 
 void ImagePuller::Sync(const std::string& key) {
-  auto [ns, name] = SplitKey(key);
+  auto [ns, name] = api::SplitKey(key);
   auto job = store_.Get(api::ImagePullJobKind(), ns, name);
   if (!job.ok() || job->metadata.deletion_timestamp) {
     if (!job.ok() && job.status().code() != StatusCode::kNotFound) {
@@ -163,7 +158,7 @@ void ImagePuller::Sync(const std::string& key) {
 
 Status ImagePuller::WriteMine(const std::string& key, const std::string& uid,
                               const std::function<void(api::ImagePullNodeStatus&)>& change) {
-  auto [ns, name] = SplitKey(key);
+  auto [ns, name] = api::SplitKey(key);
   for (int attempt = 0;; ++attempt) {
     ASSIGN_OR_RETURN(api::Object job, store_.Get(api::ImagePullJobKind(), ns, name));
     if (job.metadata.uid != uid) return NotFoundError("the job was replaced");
@@ -251,7 +246,7 @@ void ImagePuller::Run(const std::string& key, std::shared_ptr<Pull> pull,
     return;
   }
   auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  auto [ns, name] = SplitKey(key);
+  auto [ns, name] = api::SplitKey(key);
   Status write;
   if (pulled) {
     std::string message =

@@ -23,11 +23,6 @@ using namespace std::chrono_literals;
 constexpr const char* kFinalizer = "warren.dev/volume";
 auto Log() { return base::Logger("volume"); }
 
-std::pair<std::string, std::string> SplitKey(const std::string& key) {
-  auto slash = key.find('/');
-  return {key.substr(0, slash), key.substr(slash + 1)};
-}
-
 std::string KeyOf(const std::string& namespace_, const std::string& name) {
   return namespace_ + "/" + name;
 }
@@ -99,7 +94,7 @@ void VolumeAgent::WorkerLoop() {
 }
 
 std::chrono::milliseconds VolumeAgent::ReconcileLocked(const std::string& key) {
-  auto [ns, name] = SplitKey(key);
+  auto [ns, name] = api::SplitKey(key);
   auto obj = store_.Get(api::VolumeKind(), ns, name);
   if (!obj.ok() && obj.status().code() == StatusCode::kNotFound) {
     // Gone without our finalizer (someone removed it): its data goes too, once unmounted.

@@ -43,14 +43,7 @@ spec:
     sandboxSetReplicasTemplate: {name: cron-pool, replicas: 2}
 )";
 
-api::Json Get(ServerProcess& s, const std::string& path) {
-  net::ClientRequest req;
-  req.target = path;
-  auto resp = s.http().Do(req);
-  if (!resp.ok() || resp->status != 200) return api::Json();
-  auto j = api::ParseJson(resp->body);
-  return j.ok() ? *j : api::Json();
-}
+api::Json Get(ServerProcess& s, const std::string& path) { return GetJson(s, path); }
 
 TEST(AdvancedCronJobTest, AOneMinuteScheduleSizesThePoolWhenTheMinuteTurns) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root";

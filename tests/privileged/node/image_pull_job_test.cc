@@ -90,12 +90,7 @@ std::string JobYaml(const std::string& name, const std::string& image,
 }
 
 api::Json GetJob(ServerProcess& s, const std::string& name) {
-  net::ClientRequest req;
-  req.target = "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagepulljobs/" + name;
-  auto resp = s.http().Do(req);
-  if (!resp.ok() || resp->status != 200) return api::Json();
-  auto j = api::ParseJson(resp->body);
-  return j.ok() ? *j : api::Json();
+  return GetJson(s, "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagepulljobs/" + name);
 }
 
 // Waits up to `limit` for `pred` on the job; a failure naming the last state if never.

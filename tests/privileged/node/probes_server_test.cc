@@ -22,14 +22,7 @@ using namespace std::chrono_literals;
 using warren::testing::CommandResult;
 using warren::testing::ServerProcess;
 
-api::Json Get(ServerProcess& s, const std::string& path) {
-  net::ClientRequest req;
-  req.target = path;
-  auto resp = s.http().Do(req);
-  if (!resp.ok() || resp->status != 200) return api::Json();
-  auto j = api::ParseJson(resp->body);
-  return j.ok() ? *j : api::Json();
-}
+api::Json Get(ServerProcess& s, const std::string& path) { return GetJson(s, path); }
 
 const api::Json* Condition(const api::Json& obj, const std::string& type) {
   if (!obj.is_object() || !obj.contains("status") || !obj["status"].contains("conditions")) {

@@ -38,14 +38,19 @@ inline bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
-// The Sandbox `name` in namespace default, or null when there is none (or the call failed).
-inline api::Json GetSandbox(warren::testing::ServerProcess& s, const std::string& name) {
+// GET `path` with the admin key: the object, or null when not 200 (or the call failed).
+inline api::Json GetJson(warren::testing::ServerProcess& s, const std::string& path) {
   net::ClientRequest req;
-  req.target = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes/" + name;
+  req.target = path;
   auto resp = s.http().Do(req);
   if (!resp.ok() || resp->status != 200) return api::Json();
   auto j = api::ParseJson(resp->body);
   return j.ok() ? *j : api::Json();
+}
+
+// The Sandbox `name` in namespace default, or null when there is none (or the call failed).
+inline api::Json GetSandbox(warren::testing::ServerProcess& s, const std::string& name) {
+  return GetJson(s, "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes/" + name);
 }
 
 // Waits up to a minute for status.phase == `phase`; a test failure (and the last object) if not.

@@ -310,9 +310,9 @@ TEST_F(TenancyTest, SecretsOnASandboxAreSealedForEveryReader) {
             403);
 }
 
-// An ImagePullJob is its team's: another team neither sees nor deletes it, and its status (the
-// nodes' progress) is the control plane's to write.
-TEST_F(TenancyTest, ImagePullJobsArePerTeamAndTheirStatusIsTheNodes) {
+// An ImagePullJob and an AdvancedCronJob are their team's: another team neither sees nor
+// deletes them, and their status (the nodes' progress, the last firing) is the control plane's.
+TEST_F(TenancyTest, ImagePullAndCronJobsArePerTeamAndTheirStatusIsTheControlPlanes) {
   Json job = {{"apiVersion", "apps.kruise.io/v1alpha1"},
               {"kind", "ImagePullJob"},
               {"metadata", {{"name", "warm"}}},
@@ -329,6 +329,28 @@ TEST_F(TenancyTest, ImagePullJobsArePerTeamAndTheirStatusIsTheNodes) {
                       "application/merge-patch+json");
   EXPECT_EQ(status.status, 403) << status.text;
   EXPECT_EQ(Call("DELETE", jobs + "/warm", team_a_key_).status, 200);
+
+  // So is an AdvancedCronJob (its templates act in its own namespace only).
+  Json cron = {
+      {"apiVersion", "apps.kruise.io/v1alpha1"},
+      {"kind", "AdvancedCronJob"},
+      {"metadata", {{"name", "nightly"}}},
+      {"spec",
+       {{"schedule", "0 3 * * *"},
+        {"paused", true},
+        {"template", {{"sandboxSetReplicasTemplate", {{"name", "pool"}, {"replicas", 2}}}}}}}};
+  const std::string crons = "/apis/apps.kruise.io/v1alpha1/namespaces/team-a/advancedcronjobs";
+  ASSERT_EQ(Call("POST", crons, team_a_key_, cron.dump()).status, 201);
+  EXPECT_EQ(Call("GET", crons + "/nightly", team_a_key_).status, 200);
+  EXPECT_EQ(Call("GET", crons + "/nightly", team_b_key_).status, 404);
+  EXPECT_EQ(Call("DELETE", crons + "/nightly", team_b_key_).status, 404);
+  EXPECT_TRUE(
+      Items(Call("GET", "/apis/apps.kruise.io/v1alpha1/advancedcronjobs", team_b_key_)).empty());
+  EXPECT_EQ(Call("PATCH", crons + "/nightly/status", team_a_key_,
+                 R"({"status":{"lastScheduleTime":"2030-01-01T00:00:00Z"}})",
+                 "application/merge-patch+json")
+                .status,
+            403);
 }
 
 // The kinds this batch added (ResourceQuota) and the control plane's Events are per team too.
