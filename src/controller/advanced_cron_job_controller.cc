@@ -91,7 +91,10 @@ void AdvancedCronJobController::Run() {
 }
 
 Status AdvancedCronJobController::Reconcile(const std::string& key) {
-  const auto [ns, name] = api::SplitKey(key);
+  // Named references, not a structured binding: clang 14 cannot capture a binding in a lambda.
+  const auto key_parts = api::SplitKey(key);
+  const std::string& ns = key_parts.first;
+  const std::string& name = key_parts.second;
   auto got = store_.Get(api::AdvancedCronJobKind(), ns, name);
   if (!got.ok()) return got.status().code() == StatusCode::kNotFound ? Status::Ok() : got.status();
   api::Object cron = std::move(got).value();
