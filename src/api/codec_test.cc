@@ -376,3 +376,17 @@ TEST(YamlCodec, TrailingLineBreaksSurviveTheRoundTrip) {
 
 }  // namespace
 }  // namespace warren::api
+
+namespace warren::api {
+namespace {
+
+TEST(StringFieldTest, OnlyAStringIsTakenAnythingElseFallsBack) {
+  const Json j = ParseJson(R"({"message":"gone","code":502})").value();
+  EXPECT_EQ(StringField(j, "message"), "gone");
+  EXPECT_EQ(StringField(j, "code", "none"), "none") << "a number where a string was expected";
+  EXPECT_EQ(StringField(j, "missing", "none"), "none");
+  EXPECT_EQ(StringField(Json::array(), "message", "x"), "x");
+}
+
+}  // namespace
+}  // namespace warren::api

@@ -61,4 +61,10 @@ size_t JsonDepth(const Json& j) {
   return deepest + 1;
 }
 
+std::string StringField(const Json& j, std::string_view key, std::string fallback) {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 }  // namespace warren::api

@@ -27,6 +27,10 @@ std::string DumpJsonPretty(const Json& j);
 // A one-line human-readable name of a JSON value's type: "string", "integer", "object", ...
 std::string_view JsonTypeName(const Json& j);
 
+// j[key] when `j` is an object holding a string there, else `fallback`: for documents from
+// outside (error bodies), where Json::value throws on a key of another type.
+std::string StringField(const Json& j, std::string_view key, std::string fallback = "");
+
 // Nesting depth of a value (a scalar is 0, [] is 1).
 size_t JsonDepth(const Json& j);
 

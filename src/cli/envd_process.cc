@@ -46,9 +46,9 @@ net::ClientRequest EnvdProcess::Request(std::string method, std::string_view con
 Status EnvdProcess::HttpFailure(int status, std::string_view body) const {
   auto j = api::ParseJson(body);
   std::string message =
-      j.ok() && j->is_object() ? j->value("message", std::string(body)) : std::string(body);
+      j.ok() ? api::StringField(*j, "message", std::string(body)) : std::string(body);
   StatusCode code = status == 404 || status == 502 ? StatusCode::kNotFound
-                    : j.ok() && j->is_object()     ? CodeOf(j->value("code", ""))
+                    : j.ok() && j->is_object()     ? CodeOf(api::StringField(*j, "code"))
                                                    : StatusCode::kUnknown;
   return Status(code, fmt::format("sandbox {}: {} ({})", target_.sandbox_id, message, status));
 }
@@ -121,9 +121,9 @@ Result<int> EnvdProcess::Run(const StartOptions& options, const Handlers& handle
       if ((*next)->flags & envd::kEnvelopeEndStream) {
         if (msg->contains("error")) {
           const api::Json& e = (*msg)["error"];
-          failure = Status(
-              CodeOf(e.value("code", "")),
-              fmt::format("envd: {}: {}", e.value("code", "unknown"), e.value("message", "")));
+          failure = Status(CodeOf(api::StringField(e, "code")),
+                           fmt::format("envd: {}: {}", api::StringField(e, "code", "unknown"),
+                                       api::StringField(e, "message")));
         }
         return false;
       }

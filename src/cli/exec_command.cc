@@ -84,7 +84,7 @@ Result<std::string> EnvdToken(App& app, const std::string& id) {
   if (!got.ok()) return UnreachableError(app.ServerAddress(), got.status());
   if (got->status != 200 && got->status != 201) {
     auto j = api::ParseJson(got->body);
-    std::string message = j.ok() && j->is_object() ? j->value("message", got->body) : got->body;
+    std::string message = j.ok() ? api::StringField(*j, "message", got->body) : got->body;
     return Status(got->status == 404 ? StatusCode::kNotFound : StatusCode::kUnknown,
                   fmt::format("sandbox {}: {}", id, message));
   }

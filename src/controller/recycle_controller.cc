@@ -42,6 +42,14 @@ bool CleanupEnabled(const api::Object& sandbox, const api::Object* set) {
   return set != nullptr && Annotation(*set, annotations::kCleanupEnabled) == "true";
 }
 
+// Pool members are made with a templateRef to their pool's revision; an inline template means
+// the member was changed since (a claim-time or later in-place update): it runs something the
+// pool does not offer, so it is deleted rather than recycled.
+bool ChangedSinceClaim(const api::Object& sandbox) {
+  const api::Json& spec = sandbox.spec();
+  return spec.is_object() && spec.contains("template") && !spec["template"].is_null();
+}
+
 std::string SandboxIdOf(const api::Object& sandbox) {
   std::string id = Label(sandbox, labels::kSandboxId);
   return id.empty() ? Annotation(sandbox, annotations::kSandboxId) : id;
@@ -136,6 +144,9 @@ Status RecycleController::Reconcile(std::string_view ns, std::string_view name) 
   if (Label(sandbox, labels::kTemplateHash) != revision) {
     return Fail(sandbox, fmt::format("its template revision {} is not the pool's current {}",
                                      Label(sandbox, labels::kTemplateHash), revision));
+  }
+  if (ChangedSinceClaim(sandbox)) {
+    return Fail(sandbox, "its template was changed after its claim (an in-place update)");
   }
   std::string phase = PhaseOf(sandbox);
   if (phase == "Failed" || phase == "Succeeded") {
@@ -243,7 +254,8 @@ Result<bool> RequestRecycle(store::Store& store, const api::Object& sandbox) {
   std::string pool = Label(sandbox, labels::kSandboxPool);
   bool recycle = false;
   if (!pool.empty() && Label(sandbox, labels::kSandboxClaimed) == "true" &&
-      !sandbox.metadata.deletion_timestamp && PhaseOf(sandbox) == "Running") {
+      !sandbox.metadata.deletion_timestamp && PhaseOf(sandbox) == "Running" &&
+      !ChangedSinceClaim(sandbox)) {
     auto set = store.Get(api::SandboxSetKind(), ns, pool);
     recycle = CleanupEnabled(sandbox, set.ok() ? &*set : nullptr) && set.ok() &&
               !set->metadata.deletion_timestamp;

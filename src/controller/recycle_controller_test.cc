@@ -170,5 +170,24 @@ TEST_F(RecycleControllerTest, AnOutdatedRevisionIsDeletedNotRecycled) {
   EXPECT_EQ(resetter_.calls, 0);
 }
 
+TEST_F(RecycleControllerTest, AMemberUpdatedInPlaceIsDeletedNotRecycled) {
+  CreatePool("py", 1, true);
+  api::Object used = ClaimOne("py");
+  // What a claim-time in-place update leaves: the pool's template inline, with another image.
+  ASSERT_TRUE(
+      store_
+          ->Patch(api::SandboxKind(), "default", used.metadata.name,
+                  {{"spec",
+                    {{"templateRef", nullptr},
+                     {"template",
+                      {{"spec", {{"containers", {{{"name", "main"}, {"image", "busybox"}}}}}}}}}}})
+          .ok());
+  auto marked = DeleteOrRecycle(store_.store(), *Get(used.metadata.name));
+  ASSERT_TRUE(marked.ok()) << marked.status();
+  EXPECT_FALSE(*marked) << "deleted at once, not marked for recycling";
+  ASSERT_TRUE(Eventually([&] { return !Get(used.metadata.name).has_value(); }));
+  EXPECT_EQ(resetter_.calls, 0);
+}
+
 }  // namespace
 }  // namespace warren::controller

@@ -158,6 +158,7 @@ Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std:
     base_request.shutdown_time = spec.shutdown_time;
     base_request.create_on_no_stock = spec.create_on_no_stock.value_or(true);
     base_request.skip_init = spec.skip_init_runtime;
+    base_request.inplace_update = spec.inplace_update;
     base_request.owner_references = {claim->MakeControllerRef()};
     base_request.source = claim::ClaimSource::kSandboxClaim;
     base_request.wait_ready_timeout =

@@ -665,6 +665,19 @@ Status ImageStore::ReleaseLease(std::string_view lease_id) {
   return Status::Ok();
 }
 
+Status ImageStore::MoveLease(std::string_view from_id, std::string_view to_id) {
+  RETURN_IF_ERROR(CheckLeaseId(to_id));
+  ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
+  ASSIGN_OR_RETURN(Lease lease, ReadLease(from_id));
+  lease.id = std::string(to_id);
+  RETURN_IF_ERROR(WriteFileAtomic(Path("leases"), RecordFileName(lease.id), LeaseToJson(lease)));
+  std::string from = Path("leases/" + RecordFileName(from_id));
+  if (unlink(from.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError(fmt::format("releasing lease '{}'", PrintablePath(from_id)), errno);
+  }
+  return Status::Ok();
+}
+
 Result<ImageRecord> ImageStore::CommitImage(std::string_view name, std::string_view base_lease_id,
                                             int writable_fd, const CopyLayerOptions& options) {
   auto started = std::chrono::steady_clock::now();

@@ -179,6 +179,11 @@ class ImageStore {
   // Drops the pin; the layers go at the next Gc() unless something else holds them. Releasing
   // an unknown id is OK (release is retried after crashes).
   Status ReleaseLease(std::string_view lease_id);
+  // Moves the pin held under `from_id` to `to_id`, replacing what `to_id` held (whose layers go
+  // at the next Gc() unless something else holds them), in one step: a sandbox whose image
+  // changed in place pinned its new image under a second id while it still ran on the old one.
+  // NotFound when `from_id` holds nothing.
+  Status MoveLease(std::string_view from_id, std::string_view to_id);
   std::vector<Lease> ListLeases() const;
 
   // Makes the image `name` from a sandbox's writable layer: the layers and config of the image

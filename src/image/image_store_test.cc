@@ -243,6 +243,23 @@ TEST_F(ImageStoreTest, LeasesAreIdempotentAndExclusivePerId) {
   EXPECT_THAT(store_->ListLeases(), IsEmpty());
 }
 
+TEST_F(ImageStoreTest, MovingALeaseRepinsTheNewImageAndFreesTheOldOne) {
+  auto a = store_->Import(MakeLayout("a", "a:1", {{TarEntry::File("a", "")}}));
+  auto b = store_->Import(MakeLayout("b", "b:1", {{TarEntry::File("b", "")}}));
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(store_->AcquireLease("s", "a:1").ok());
+  ASSERT_TRUE(store_->AcquireLease("s.next", "b:1").ok());
+  ASSERT_TRUE(store_->MoveLease("s.next", "s").ok());
+  auto leases = store_->ListLeases();
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].id, "s");
+  EXPECT_EQ(leases[0].image, "b:1");
+  ASSERT_TRUE(store_->Remove("a:1").ok());  // a's layer is no longer pinned: it goes
+  ASSERT_TRUE(store_->Remove("b:1").ok());  // b's stays for the lease
+  EXPECT_EQ(store_->ListLayers().size(), 1u);
+  EXPECT_EQ(store_->MoveLease("s.next", "s").code(), StatusCode::kNotFound);
+}
+
 TEST_F(ImageStoreTest, LayerLeasePinsLayersWithoutAnImage) {
   auto record = store_->Import(MakeLayout("a", "a:1", {BaseEntries()}));
   ASSERT_TRUE(record.ok());

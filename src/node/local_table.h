@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/types/pod_template.h"
 #include "base/clock.h"
 #include "node/envd_client.h"
 #include "node/sandbox_plan.h"
@@ -46,6 +47,12 @@ struct LocalSandbox {
   bool probes_tracked = false;
   std::optional<std::string> probe_kill;
   std::optional<std::string> auto_paused;
+  // In-place updates (inplace_update.cc): the template it runs and that template's hash
+  // (status.updateRevision), and the object generation whose template was last compared with
+  // it, so a pass over an unchanged spec costs nothing.
+  std::optional<api::PodTemplateSpec> running_template;
+  std::string revision;
+  int64_t template_checked_generation = -1;
 };
 
 // The node agent's sandboxes by sandbox id, behind one lock that every access takes: callers

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "api/inplace_update.h"
 #include "api/kinds.h"
 #include "api/types/labels.h"
 #include "api/types/pod_template.h"
@@ -297,6 +298,12 @@ Status NodeAgent::Adopt() {
       l.has_command = owner->has_command;
       l.cpu_millicores = owner->cpu_millicores;
       l.disk_limit_bytes = owner->disk_bytes;
+      if (!owner->template_json.empty()) {
+        if (auto pod = ParseTemplateJson(owner->template_json); pod.ok()) {
+          l.running_template = *pod;
+          l.revision = api::PodTemplateHash(*pod);
+        }
+      }
       volumes_->Restore(info.id, owner->volumes, owner->volume_dirs);
       l.state = info.state;
       if (info.state == runtime::SandboxState::kPaused && !SpecPaused(obj)) {

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/inplace_update.h"
 #include "api/object.h"
 #include "api/types/sandbox.h"
 #include "audit/journal.h"
@@ -34,6 +35,7 @@
 #include "node/sandbox_plan.h"
 #include "node/sandbox_storage.h"
 #include "node/stats_ring.h"
+#include "node/template_resolver.h"
 #include "node/volume_agent.h"
 #include "node/work_queue.h"
 #include "runtime/runtime.h"
@@ -236,6 +238,33 @@ class NodeAgent {
   // reset.cc: the Reset asked for this sandbox, if any (taken), and doing it.
   std::shared_ptr<ResetRequest> TakeReset(const std::string& id);
   Next DoReset(api::Object& obj, const std::string& id, ResetRequest& request);
+  // inplace_update.cc: a running sandbox whose template changed (its hash differs from
+  // status.updateRevision) is updated — in place when the change qualifies (api::
+  // ClassifyTemplateChange: image, cpu/memory, metadata), else made again — with its
+  // lifecycle hooks around it; nullopt when there is nothing to do. A paused one only with the
+  // upgrade-resume-trigger annotation (thawed, updated, frozen again). RestartIfAsked: a new
+  // kRestartRequestedAt annotation restarts every process on the same files.
+  std::optional<Next> UpdateTemplateIfChanged(api::Object& obj, const std::string& id);
+  std::optional<Next> UpdatePausedIfAsked(api::Object& obj, const std::string& id);
+  std::optional<Next> RestartIfAsked(api::Object& obj, const std::string& id);
+  Next UpdateInPlace(api::Object& obj, const std::string& id, const ResolvedTemplate& tmpl,
+                     const api::TemplateChange& change, const std::string& revision);
+  Next RecreateForUpdate(api::Object& obj, const std::string& id, const std::string& why,
+                         const std::string& revision);
+  // Ends an in-place update that could not be made: InplaceUpdate False/Failed naming `why`,
+  // status.failedUpdateRevision (not tried again for it), a Warning Event.
+  Next FailUpdate(api::Object& obj, const std::string& id, const std::string& revision,
+                  const std::string& why);
+  // Runs a preUpgrade/postUpgrade hook inside the sandbox (through envd, as an exec probe).
+  Status RunUpgradeHook(const std::string& id, const char* name,
+                        const std::optional<api::UpgradeAction>& hook);
+  // What PlanSandbox needs of sandbox `id` but the persistent volumes (which the caller
+  // attaches): template, image, paths, node facts and the egress policy (a bad policy is the
+  // failure returned; `network_text` is its annotations).
+  std::optional<Failure> FillPlanInput(const api::Object& obj, const std::string& id,
+                                       const ResolvedTemplate& tmpl,
+                                       const image::ResolvedImage& leased, PlanInput& in,
+                                       std::string& network_text);
   // capture.cc: the captures asked for this sandbox, done now (from its reconcile).
   void RunCaptures(const std::string& id, const std::string& uid);
   // Waits until envd answers /health, pid 1 exits, or the timeout passes.

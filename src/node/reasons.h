@@ -53,6 +53,17 @@ inline constexpr const char* kRestarted = "Restarted";
 inline constexpr const char* kTerminating = "Terminating";
 inline constexpr const char* kInitSucceeded = "Succeeded";
 
+// In-place updates (inplace_update.cc), in the InplaceUpdate condition (OpenKruise Agents'
+// reasons) and Events (OpenKruise's CloneSet names).
+inline constexpr const char* kInplaceUpdating = "InplaceUpdating";
+inline constexpr const char* kInplaceSucceeded = "Succeeded";
+inline constexpr const char* kInplaceFailed = "Failed";
+inline constexpr const char* kRecreating = "Recreating";  // the change does not qualify
+inline constexpr const char* kRecreated = "Recreated";
+inline constexpr const char* kUpdatedInPlace = "SuccessfulUpdateInPlace";
+inline constexpr const char* kFailedUpdateInPlace = "FailedUpdateInPlace";
+inline constexpr const char* kRecreatedForUpdate = "SuccessfulUpdateRecreate";
+
 }  // namespace warren::node::reasons
 
 namespace warren::node::conditions {
@@ -62,5 +73,8 @@ inline constexpr const char* kSandboxPaused = "SandboxPaused";
 inline constexpr const char* kRuntimeInitialized = "RuntimeInitialized";
 // True while the memory limit kills processes of a sandbox that keeps running.
 inline constexpr const char* kOOMKilled = "OOMKilled";
+// An update of the template a running sandbox runs: False/InplaceUpdating while it is made,
+// True/Succeeded (in place) or True/Recreated, False/Failed naming what failed.
+inline constexpr const char* kInplaceUpdate = "InplaceUpdate";
 
 }  // namespace warren::node::conditions

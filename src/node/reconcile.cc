@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "api/inplace_update.h"
 #include "api/kinds.h"
 #include "api/typed_codec.h"
 #include "api/types/labels.h"
@@ -300,6 +301,13 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
   SyncEgressPolicy(obj, id);
   if (info->state == runtime::SandboxState::kRunning) {
     if (auto reset = TakeReset(id)) return DoReset(obj, id, *reset);
+    if (!SpecPaused(obj)) {
+      if (auto next = UpdateTemplateIfChanged(obj, id)) return *next;
+      if (auto next = RestartIfAsked(obj, id)) return *next;
+    }
+  }
+  if (info->state == runtime::SandboxState::kPaused && SpecPaused(obj)) {
+    if (auto next = UpdatePausedIfAsked(obj, id)) return *next;
   }
   switch (info->state) {
     case runtime::SandboxState::kCreated:
@@ -321,6 +329,34 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
     }
   }
   return Next::kDone;
+}
+
+std::optional<Failure> NodeAgent::FillPlanInput(const api::Object& obj, const std::string& id,
+                                                const ResolvedTemplate& tmpl,
+                                                const image::ResolvedImage& leased, PlanInput& in,
+                                                std::string& network_text) {
+  in.sandbox_id = id;
+  in.pod = tmpl.pod;
+  in.restart_policy = tmpl.restart_policy;
+  in.image = leased.image.config;
+  in.layers = leased.lower_dirs;
+  in.paths = PathsFor(id);
+  in.envd_path = options_.envd_path;
+  in.node_secret = secret_->ForSandbox(id);
+  in.birth_token = base::RandomHex(32);
+  in.user_namespace = options_.user_namespace;
+  in.runtime_classes = runtime_->Classes();
+  in.defaults = options_.defaults;
+  in.capacity = capacity_;
+  in.ephemeral_storage_unenforced = storage_->reason();
+  if (network_) {
+    auto policy = EgressPolicyOf(obj);
+    if (!policy.ok()) return Failure{reasons::kInvalidNetwork, policy.status().message()};
+    in.resolv_conf = network_->options().resolv_conf_path;
+    in.egress_policy = *policy;
+    network_text = EgressAnnotationsOf(obj);
+  }
+  return std::nullopt;
 }
 
 NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
@@ -354,8 +390,10 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
 
   SandboxPaths paths = PathsFor(id);
   PlanInput in;
-  in.sandbox_id = id;
-  in.pod = tmpl.resolved->pod;
+  std::string network_text;
+  if (auto f = FillPlanInput(obj, id, *tmpl.resolved, leased, in, network_text)) {
+    return Fail(obj, id, *f);
+  }
   auto mounts = api::VolumeMountsOf(obj);
   if (!mounts.ok()) {
     return Fail(obj, id, Failure{reasons::kInvalidVolume, mounts.status().message()});
@@ -370,28 +408,6 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   std::vector<std::string> volume_dirs;
   for (const auto& [claim, dir] : attached.dirs) volume_dirs.push_back(dir);
   in.persistent_volumes = std::move(attached.dirs);
-  in.restart_policy = tmpl.resolved->restart_policy;
-  in.image = leased.image.config;
-  in.layers = leased.lower_dirs;
-  in.paths = paths;
-  in.envd_path = options_.envd_path;
-  in.node_secret = secret_->ForSandbox(id);
-  in.birth_token = base::RandomHex(32);
-  in.user_namespace = options_.user_namespace;
-  in.runtime_classes = runtime_->Classes();
-  in.defaults = options_.defaults;
-  in.capacity = capacity_;
-  in.ephemeral_storage_unenforced = storage_->reason();
-  std::string network_text;
-  if (network_) {
-    auto policy = EgressPolicyOf(obj);
-    if (!policy.ok()) {
-      return Fail(obj, id, Failure{reasons::kInvalidNetwork, policy.status().message()});
-    }
-    in.resolv_conf = network_->options().resolv_conf_path;
-    in.egress_policy = *policy;
-    network_text = EgressAnnotationsOf(obj);
-  }
   PlanOutcome planned = PlanSandbox(in);
   if (!planned.plan) return Fail(obj, id, planned.failure);
   SandboxPlan& plan = *planned.plan;
@@ -416,7 +432,8 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
                     plan.spec.resources.cpu_millicores,
                     plan.ephemeral_storage_bytes,
                     attached.keys,
-                    volume_dirs};
+                    volume_dirs,
+                    TemplateJson(tmpl.resolved->pod)};
   if (Status w = WriteOwner(paths.owner, owner); !w.ok()) {
     log->error("owner record failed id={} error=\"{}\"", id, w.ToString());
     return Next::kRetry;
@@ -437,6 +454,9 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     l.network = network_text;
     l.state = runtime::SandboxState::kCreated;
     l.stats = StatsRing(options_.stats_samples);
+    l.running_template = tmpl.resolved->pod;
+    l.revision = api::PodTemplateHash(tmpl.resolved->pod);
+    l.template_checked_generation = obj.metadata.generation;
     locals_.Put(std::move(l));
     detach_on_exit.Dismiss();
   }
@@ -504,9 +524,24 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
   const base::WallTime now = clock_.Now();
   const bool first_start = !HasStarted(obj);
   // One write for start and readiness (each status write is a durable commit).
+  std::string revision;
+  locals_.With(id, [&](const Local& l) { revision = l.revision; });
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json& raw) {
     st.phase = phase::kRunning;
     st.message.clear();
+    // The first start records the revision it runs; an update records its own when it ends
+    // (inplace_update.cc), but a sandbox made again for one is done here, once it is ready.
+    const api::Condition* update = api::FindCondition(st.conditions, conditions::kInplaceUpdate);
+    const bool recreated = update != nullptr && update->reason == reasons::kRecreating;
+    if (!revision.empty() && (st.update_revision.empty() || recreated)) {
+      st.update_revision = revision;
+    }
+    if (recreated) {
+      raw.erase("failedUpdateRevision");
+      api::SetCondition(st.conditions,
+                        {conditions::kInplaceUpdate, "True", reasons::kRecreated, update->message},
+                        clock_.Now());
+    }
     raw["startTime"] = base::FormatRfc3339(started);
     ApplyProbeStatus(st, id, now);  // Ready: envd answers, and the probes (if any) say so
   });
@@ -527,8 +562,19 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
 // or a sandbox made from a claim's template), so the access token and env vars survive.
 NodeAgent::Next NodeAgent::ReplayInit(api::Object& obj, const std::string& id) {
   auto sealed = options_.secrets->InitRequest(obj);
-  const std::string body = sealed.value_or("");
+  std::string body = sealed.value_or("");
   if (sealed.ok() && body.empty()) return Next::kDone;
+  if (sealed.ok()) {
+    // A body without a token (a SandboxClaim asks for none: the member keeps its pool token)
+    // gives back the token sealed on the sandbox, which envd lost when it started afresh.
+    auto token = options_.secrets->AccessToken(obj);
+    auto json = api::ParseJson(body);
+    if (token.ok() && !token->empty() && json.ok() && json->is_object() &&
+        !json->contains("accessToken")) {
+      (*json)["accessToken"] = *token;
+      body = api::DumpJson(*json);
+    }
+  }
   std::shared_ptr<EnvdClient> envd = EnvdFor(id);
   Status s;
   {

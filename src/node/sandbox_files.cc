@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "api/typed_codec.h"
 #include "base/small_file.h"
 #include "node/reasons.h"
 
@@ -45,7 +46,22 @@ Status WriteOwner(const std::string& path, const OwnerRecord& owner) {
                       {"diskBytes", owner.disk_bytes},
                       {"volumes", owner.volumes},
                       {"volumeDirs", owner.volume_dirs}};
+  if (!owner.template_json.empty()) {
+    auto t = nlohmann::json::parse(owner.template_json, nullptr, /*allow_exceptions=*/false);
+    if (!t.is_discarded()) j["template"] = std::move(t);
+  }
   return base::WriteFileAtomically(path, j.dump() + "\n", /*durable=*/true);
+}
+
+std::string TemplateJson(const api::PodTemplateSpec& pod) {
+  api::Json j = api::Json::object();
+  api::EncodeTyped(pod, j);
+  return api::DumpJson(j);
+}
+
+Result<api::PodTemplateSpec> ParseTemplateJson(const std::string& json) {
+  ASSIGN_OR_RETURN(api::Json j, api::ParseJson(json));
+  return api::DecodeTyped<api::PodTemplateSpec>(j, "template");
 }
 
 Result<OwnerRecord> ReadOwner(const std::string& path) {
@@ -65,6 +81,7 @@ Result<OwnerRecord> ReadOwner(const std::string& path) {
     o.disk_bytes = j.value("diskBytes", int64_t{0});
     o.volumes = j.value("volumes", std::vector<std::string>{});
     o.volume_dirs = j.value("volumeDirs", std::vector<std::string>{});
+    if (j.contains("template") && j["template"].is_object()) o.template_json = j["template"].dump();
     return o;
   } catch (const nlohmann::json::exception& e) {
     return DataLossError(fmt::format("{}: {}", path, e.what()));

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "api/types/pod_template.h"
 #include "base/result.h"
 #include "base/unique_fd.h"
 #include "node/failure.h"
@@ -24,8 +25,14 @@ struct OwnerRecord {
   int64_t disk_bytes = 0;            // its file system's size (ephemeral-storage; 0 = unbounded)
   std::vector<std::string> volumes;  // "namespace/name" of the Volumes it mounts
   std::vector<std::string> volume_dirs;  // and their directories
+  // The pod template it runs (compact JSON; "" for a sandbox made before it was recorded), so
+  // an in-place update after an agent restart knows what changed (inplace_update.cc).
+  std::string template_json;
 };
 Status WriteOwner(const std::string& path, const OwnerRecord& owner);
+// OwnerRecord::template_json and back.
+std::string TemplateJson(const api::PodTemplateSpec& pod);
+Result<api::PodTemplateSpec> ParseTemplateJson(const std::string& json);
 Result<OwnerRecord> ReadOwner(const std::string& path);
 
 // Makes the directories a plan needs (mode 0711 for the sandbox's own; emptyDir volumes and

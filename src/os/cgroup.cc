@@ -199,12 +199,17 @@ Status Cgroup::SetLimits(const CgroupLimits& limits) {
     if (limits.memory_bytes > 0) {
       std::string dir = V1Dir("memory");
       std::string v = std::to_string(limits.memory_bytes);
-      RETURN_IF_ERROR(base::WriteKernelFile(dir + "/memory.limit_in_bytes", v));
       // memory+swap at the same value: the sandbox may not swap past its limit. Absent when
-      // swap accounting is off, which is fine.
-      if (Exists(dir + "/memory.memsw.limit_in_bytes")) {
-        RETURN_IF_ERROR(base::WriteKernelFile(dir + "/memory.memsw.limit_in_bytes", v));
-      }
+      // swap accounting is off, which is fine. The kernel keeps memory+swap >= memory, so a
+      // raise (an in-place resize) writes memory+swap first and a cut writes it last.
+      const std::string memsw = dir + "/memory.memsw.limit_in_bytes";
+      const bool has_memsw = Exists(memsw);
+      auto current = ReadUint(dir + "/memory.limit_in_bytes");
+      const bool raising =
+          current.ok() && static_cast<uint64_t>(limits.memory_bytes) > *current;
+      if (has_memsw && raising) RETURN_IF_ERROR(base::WriteKernelFile(memsw, v));
+      RETURN_IF_ERROR(base::WriteKernelFile(dir + "/memory.limit_in_bytes", v));
+      if (has_memsw && !raising) RETURN_IF_ERROR(base::WriteKernelFile(memsw, v));
     }
     if (limits.pids > 0) {
       RETURN_IF_ERROR(

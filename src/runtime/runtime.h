@@ -141,6 +141,25 @@ class Runtime {
     return UnimplementedError(
         fmt::format("sandbox {}: this runtime cannot change a network policy", id));
   }
+  // An in-place update (node/inplace_update.cc): gives a sandbox that has no process (created
+  // or stopped) the image and pid 1 of `spec` — its layers, command, env, working directory,
+  // user, rlimits and resources — keeping what makes it the same sandbox: its id, cgroup,
+  // writable directory, mounts, log and network (the address it gets at its next Start is the
+  // one it had). `discard_writable` empties the writable layer first, so the new image shows
+  // through unchanged; otherwise what the sandbox wrote stays on top of the new layers.
+  // FailedPrecondition when it runs or is paused; InvalidArgument when `spec` changes anything
+  // it must keep; NotFound for an unknown id or a missing layer.
+  virtual Status Rebase(const SandboxSpec& spec, bool discard_writable) {
+    (void)discard_writable;
+    return UnimplementedError(
+        fmt::format("sandbox {}: this runtime cannot change a sandbox's image", spec.id));
+  }
+  // New cgroup limits for a sandbox, running or not (an in-place resize: no restart); kept for
+  // its next Start. InvalidArgument for a limit the sandbox cannot run with (as Create).
+  virtual Status UpdateResources(std::string_view id, const Resources& resources) {
+    (void)resources;
+    return UnimplementedError(fmt::format("sandbox {}: this runtime cannot resize", id));
+  }
   // After a restart: takes over every sandbox recorded in the state dir whose process still
   // runs (and those that stopped, with their writable layer), and reports the orphans.
   virtual Result<AdoptionReport> Adopt() = 0;

@@ -203,4 +203,14 @@ Status RuntimeRouter::UpdateEgress(std::string_view id, const sbnet::EgressPolic
   return rt->UpdateEgress(id, policy);
 }
 
+Status RuntimeRouter::Rebase(const SandboxSpec& spec, bool discard_writable) {
+  ASSIGN_OR_RETURN(Runtime * rt, Holder(spec.id));
+  return rt->Rebase(spec, discard_writable);
+}
+
+Status RuntimeRouter::UpdateResources(std::string_view id, const Resources& resources) {
+  ASSIGN_OR_RETURN(Runtime * rt, Holder(id));
+  return rt->UpdateResources(id, resources);
+}
+
 }  // namespace warren::runtime

@@ -48,6 +48,8 @@ class RuntimeRouter final : public Runtime {
   void SetExitCallback(ExitCallback callback) override;
   StateSupport SupportedState(std::string_view id) const override;
   Status UpdateEgress(std::string_view id, const sbnet::EgressPolicy& policy) override;
+  Status Rebase(const SandboxSpec& spec, bool discard_writable) override;
+  Status UpdateResources(std::string_view id, const Resources& resources) override;
   Status CaptureWritableLayer(std::string_view id,
                               const std::function<Status(const WritableLayerView&)>& read) override;
 

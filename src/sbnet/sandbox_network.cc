@@ -135,7 +135,8 @@ Result<Attachment> SandboxNetwork::Link(int netns_fd, os::Ipv4 address) {
 }
 
 Result<Attachment> SandboxNetwork::Attach(std::string_view sandbox_id, int netns_fd,
-                                          const EgressPolicy& policy) {
+                                          const EgressPolicy& policy,
+                                          std::optional<os::Ipv4> prefer) {
   {
     std::lock_guard lock(mu_);
     if (!installed_) {
@@ -143,7 +144,12 @@ Result<Attachment> SandboxNetwork::Attach(std::string_view sandbox_id, int netns
           fmt::format("sandbox {}: egress: the sandbox network is not installed yet", sandbox_id));
     }
   }
-  ASSIGN_OR_RETURN(os::Ipv4 address, pool_.Allocate());
+  os::Ipv4 address;
+  if (prefer && pool_.Reserve(*prefer)) {
+    address = *prefer;
+  } else {
+    ASSIGN_OR_RETURN(address, pool_.Allocate());
+  }
   auto release = base::ScopeExit([&] { pool_.Release(address); });
   // The policy first: the sandbox may send as soon as its link is up.
   if (!policy.IsDefault()) RETURN_IF_ERROR(SetPolicy(address, policy));

@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -49,8 +50,10 @@ class SandboxNetwork {
   ~SandboxNetwork() = default;
 
   // Links the namespace `netns_fd` (an nsfs fd or pidfd of a process in it) with its policy in
-  // force before Attach returns. Undone on failure.
-  Result<Attachment> Attach(std::string_view sandbox_id, int netns_fd, const EgressPolicy& policy);
+  // force before Attach returns. Undone on failure. `prefer`: the address it had before (a
+  // restart, reset or in-place update of the same sandbox), taken again when it is still free.
+  Result<Attachment> Attach(std::string_view sandbox_id, int netns_fd, const EgressPolicy& policy,
+                            std::optional<os::Ipv4> prefer = std::nullopt);
   // Replaces the sandbox's policy, effective for the next packet (and the next connection the
   // domain proxy judges). FailedPrecondition for domain rules when the proxy could not start.
   Status SetPolicy(os::Ipv4 address, const EgressPolicy& policy);

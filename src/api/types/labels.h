@@ -67,6 +67,10 @@ inline constexpr const char* kTrafficPolicy = "warren.dev/traffic-policy";
 // sandbox's own namespace that the node mounts into the main container (beside the template's
 // own volumes). Read when the sandbox is made.
 inline constexpr const char* kVolumeMounts = "warren.dev/volume-mounts";
+// `warren restart sbx`: any new value (the CLI writes the time) asks the node to stop every
+// process of the running sandbox and start it again on the same files; the node then writes
+// the value into status.restartedFor.
+inline constexpr const char* kRestartRequestedAt = "warren.dev/restart-requested-at";
 
 }  // namespace warren::api::annotations
 

@@ -1,8 +1,12 @@
 #include "controller/claim/claim_metadata.h"
 
+#include <fmt/format.h>
+
 #include <set>
 
+#include "api/inplace_update.h"
 #include "api/json.h"
+#include "api/typed_codec.h"
 #include "api/types/labels.h"
 #include "base/time_format.h"
 #include "controller/sandboxset_member.h"
@@ -146,6 +150,31 @@ void ResetForPool(api::Object& sandbox, const api::Object& set, const std::strin
   }
   if (spec.contains("paused")) spec["paused"] = false;
   if (!pool_token.empty()) SetPoolToken(sandbox, pool_token, secrets);
+}
+
+Result<std::string> ApplyInplaceUpdate(api::Object& sandbox, const api::Json& pod_template,
+                                       const api::InplaceUpdateSpec& update) {
+  auto decoded = api::DecodeTyped<api::PodTemplateSpec>(pod_template, "template");
+  if (!decoded.ok()) {
+    return InvalidArgumentError(fmt::format("sandbox {}/{}: its template cannot be read: {}",
+                                            sandbox.metadata.namespace_, sandbox.metadata.name,
+                                            decoded.status().message()));
+  }
+  if (decoded->spec.containers.empty()) {
+    return InvalidArgumentError(fmt::format("sandbox {}/{}: its template has no container",
+                                            sandbox.metadata.namespace_, sandbox.metadata.name));
+  }
+  api::Container& main = decoded->spec.containers.front();
+  if (!update.image.empty()) main.image = update.image;
+  for (const auto& [name, q] : update.resources.requests) main.resources.requests[name] = q;
+  for (const auto& [name, q] : update.resources.limits) main.resources.limits[name] = q;
+  // Fields of the document the typed template does not model (restartPolicy, ...) stay.
+  api::Json written = pod_template;
+  api::EncodeTyped(*decoded, written);
+  api::Json& spec = sandbox.spec();
+  spec["template"] = std::move(written);
+  spec.erase("templateRef");
+  return api::PodTemplateHash(*decoded);
 }
 
 }  // namespace warren::controller::claim

@@ -5,6 +5,7 @@
 #include "api/object.h"
 #include "api/sandbox_secrets.h"
 #include "base/clock.h"
+#include "base/result.h"
 #include "controller/claim/claimer.h"
 
 namespace warren::controller::claim {
@@ -34,6 +35,15 @@ void ApplyClaim(api::Object& sandbox, const ClaimRequest& request, const std::st
 // everyone out of the idle member until the next claim replaces it.
 void ResetForPool(api::Object& sandbox, const api::Object& set, const std::string& pool_token,
                   const api::SandboxSecrets& secrets);
+
+// Claim-time in-place update, in memory: `pod_template` (the template the sandbox runs: its
+// templateRef's, for a pool member) with the main container's image and the resources of
+// `update` (each request and limit it names replaces the template's), written inline as the
+// sandbox's spec.template, its templateRef dropped. Returns that template's hash, which is
+// status.updateRevision once the node has made the change (api/inplace_update.h).
+// InvalidArgument when the template cannot be read or has no container.
+Result<std::string> ApplyInplaceUpdate(api::Object& sandbox, const api::Json& pod_template,
+                                       const api::InplaceUpdateSpec& update);
 
 // Seals `token` as the sandbox's access token and the /init body the node replays, in memory.
 void SetPoolToken(api::Object& sandbox, const std::string& token,

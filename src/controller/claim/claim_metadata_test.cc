@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "api/inplace_update.h"
 #include "api/sandbox_secrets.h"
+#include "api/typed_codec.h"
 #include "api/types/labels.h"
 #include "controller/sandboxset_member.h"
 
@@ -76,6 +78,32 @@ TEST(ClaimMetadata, ATrafficTokenAndAHostMaskLastUntilTheRecycle) {
   ResetForPool(sandbox, set, "pool-token", secrets);
   EXPECT_FALSE(sandbox.metadata.annotations.contains(api::annotations::kSealedTrafficToken));
   EXPECT_FALSE(sandbox.metadata.annotations.contains("warren.dev/mask-request-host"));
+}
+
+TEST(ClaimMetadata, AnInplaceUpdateWritesTheTemplateInlineWithTheClaimsImageAndCpu) {
+  api::Object sandbox = Member();
+  const api::Json pod_template = api::ParseJson(R"({"spec":{"restartPolicy":"Never",
+      "containers":[{"name":"main","image":"base","resources":{"limits":{"cpu":"1"}}}]}})")
+                                     .value();
+  api::InplaceUpdateSpec update;
+  update.image = "busybox";
+  update.resources.limits["cpu"] = api::Quantity::Parse("2").value();
+  auto revision = ApplyInplaceUpdate(sandbox, pod_template, update);
+  ASSERT_TRUE(revision.ok()) << revision.status();
+  EXPECT_FALSE(sandbox.spec().contains("templateRef"));
+  const api::Json& t = sandbox.spec()["template"];
+  EXPECT_EQ(t["spec"]["containers"][0]["image"], "busybox");
+  EXPECT_EQ(t["spec"]["containers"][0]["resources"]["limits"]["cpu"], "2");
+  EXPECT_EQ(t["spec"]["restartPolicy"], "Never") << "fields Warren does not model stay";
+  EXPECT_EQ(sandbox.spec()["pauseStrategy"]["idleSeconds"], 30);
+  // The revision is what the node will report once it runs that template.
+  auto decoded = api::DecodeTyped<api::PodTemplateSpec>(t, "template");
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(*revision, api::PodTemplateHash(*decoded));
+
+  api::Object empty = Member();
+  EXPECT_EQ(ApplyInplaceUpdate(empty, api::Json(), update).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace

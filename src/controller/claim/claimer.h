@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/object.h"
+#include "api/types/sandbox_claim.h"
 #include "base/clock.h"
 #include "base/result.h"
 
@@ -38,6 +39,11 @@ struct ClaimRequest {
   std::chrono::milliseconds wait_ready_timeout{60000};
   // Who asks: the E2B API (metrics source="e2b") or the SandboxClaim controller ("k8s").
   ClaimSource source = ClaimSource::kE2b;
+  // Claim-time in-place update (SandboxClaim spec.inplaceUpdate; E2B metadata
+  // e2b.agents.kruise.io/image, cpu-request, cpu-limit): the claimed member is given this image
+  // and these resources before its /init, and the claim answers once the node has made the
+  // change (a cold-created sandbox is made with them).
+  std::optional<api::InplaceUpdateSpec> inplace_update;
 };
 
 // How the sandbox was obtained (label lock_type of sandbox_claim_total, as the reference).

@@ -51,6 +51,21 @@ std::string FailureOf(const api::Object& sandbox) {
                          : fmt::format("phase {}: {}", phase, message);
 }
 
+// What the node said of a sandbox's in-place update (its InplaceUpdate condition), else its
+// failure.
+std::string InplaceUpdateMessage(const api::Object& sandbox) {
+  const api::Json& st = sandbox.status();
+  if (st.is_object() && st.contains("conditions") && st["conditions"].is_array()) {
+    for (const api::Json& c : st["conditions"]) {
+      if (c.is_object() && c.value("type", "") == "InplaceUpdate" &&
+          !c.value("message", "").empty()) {
+        return c.value("message", "");
+      }
+    }
+  }
+  return FailureOf(sandbox);
+}
+
 }  // namespace
 
 PoolClaimer::PoolClaimer(PoolInformers& informers, SandboxConnector* connector,
@@ -151,6 +166,27 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
     // A recycled member holds a secret pool token: envd wants it to accept the new one.
     std::string pool_token = informers_.secrets().AccessToken(claimed).value_or("");
     ApplyClaim(claimed, request, lock, clock_.Now(), pending_deadline, informers_.secrets());
+    std::string inplace_revision;
+    if (request.inplace_update) {
+      const api::Json& spec = claimed.spec();
+      api::Json pod_template;
+      if (spec.is_object() && spec.contains("template")) {
+        pod_template = spec["template"];
+      } else if (ObjectPtr t = informers_.templates().Get(
+                     request.namespace_, spec.is_object() && spec.contains("templateRef")
+                                             ? spec["templateRef"].value("name", "")
+                                             : "")) {
+        if (t->spec().is_object() && t->spec().contains("template")) {
+          pod_template = t->spec()["template"];
+        }
+      }
+      auto revision = ApplyInplaceUpdate(claimed, pod_template, *request.inplace_update);
+      if (!revision.ok()) {
+        index_.Return(member);
+        return revision.status().WithPrefix("claim: in-place update");
+      }
+      inplace_revision = *revision;
+    }
     auto written = store_.Update(std::move(claimed));
     if (!written.ok()) {
       lock_span->SetError(written.status().message());
@@ -168,8 +204,14 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
     }
     lock_span->SetAttribute("warren.sandbox", written->metadata.name);
     lock_span.reset();
-    ASSIGN_OR_RETURN(auto committed,
-                     Finish(*written, request, deadline, lock, pool_token, deferred));
+    api::Object ready = std::move(*written);
+    if (!inplace_revision.empty()) {
+      trace::Span update_span("infra.inplaceUpdate");
+      ASSIGN_OR_RETURN(ready, WaitInplaceUpdated(ready, inplace_revision, request, deadline));
+      pool_token
+          .clear();  // envd started afresh on the new image: the node replayed the claim's /init
+    }
+    ASSIGN_OR_RETURN(auto committed, Finish(ready, request, deadline, lock, pool_token, deferred));
     return ClaimResult{std::move(committed), true, lock_type::kUpdate, conflicts};
   }
 }
@@ -199,6 +241,13 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
   // Named now: the quota reservation and the sealed secrets are bound to the name.
   fresh.metadata.name = fresh.metadata.generate_name + base::GenerateNameSuffix();
   ApplyClaim(fresh, request, lock, clock_.Now(), pending_deadline, informers_.secrets());
+  if (request.inplace_update) {
+    // Made with the claim's image and resources from the start: nothing to update in place.
+    const api::Json& t = revision.template_spec;
+    auto applied = ApplyInplaceUpdate(fresh, t.contains("template") ? t["template"] : api::Json(),
+                                      *request.inplace_update);
+    if (!applied.ok()) return applied.status().WithPrefix("claim: in-place update");
+  }
   std::optional<trace::Span> step(std::in_place, "infra.createSandbox");
   ASSIGN_OR_RETURN(QuotaReservation reservation, QuotaReservation::Take(options_.quota, fresh));
   ASSIGN_OR_RETURN(auto created, store_.Create(std::move(fresh)));
@@ -252,6 +301,56 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
   }
   ASSIGN_OR_RETURN(auto committed, Finish(*latest, request, deadline, lock, "", deferred));
   return ClaimResult{std::move(committed), false, lock_type::kCreate, 0};
+}
+
+Result<api::Object> PoolClaimer::WaitInplaceUpdated(const api::Object& claimed,
+                                                    const std::string& revision,
+                                                    const ClaimRequest& request,
+                                                    Deadline deadline) {
+  const std::string ns = claimed.metadata.namespace_, name = claimed.metadata.name;
+  Informer& cache = informers_.sandboxes();
+  const auto wait = std::min(Remaining(deadline), request.wait_ready_timeout);
+  cache.WaitForRevision(claimed.metadata.resource_version, wait);
+  ObjectPtr latest;
+  enum class Outcome { kWaiting, kDone, kFailed, kGone } outcome = Outcome::kWaiting;
+  auto settle = [&] {
+    latest = cache.Get(ns, name);
+    if (!latest || latest->metadata.uid != claimed.metadata.uid) {
+      outcome = Outcome::kGone;
+      return true;
+    }
+    const api::Json& st = latest->status();
+    if (!st.is_object()) return false;
+    if (st.value("failedUpdateRevision", "") == revision || st.value("phase", "") == "Failed") {
+      outcome = Outcome::kFailed;
+      return true;
+    }
+    if (st.value("updateRevision", "") == revision && IsRunningAndReady(*latest)) {
+      outcome = Outcome::kDone;
+      return true;
+    }
+    return false;
+  };
+  const auto wait_end = Steady::now() + wait;
+  bool settled = false;
+  while (!settled && !cancelled_ && Steady::now() < wait_end) {
+    settled = cache.WaitUntil(settle, std::min<std::chrono::milliseconds>(
+                                          Remaining(wait_end), std::chrono::milliseconds(100)));
+  }
+  if (!settled) settled = settle();
+  if (outcome == Outcome::kDone) return *latest;
+  if (outcome == Outcome::kGone) {
+    return UnavailableError(
+        fmt::format("sandbox {}/{} was deleted during its in-place update", ns, name));
+  }
+  Status why = outcome == Outcome::kFailed
+                   ? UnavailableError(fmt::format("in-place update of sandbox {}/{} failed: {}", ns,
+                                                  name, InplaceUpdateMessage(*latest)))
+                   : DeadlineExceededError(fmt::format(
+                         "in-place update of sandbox {}/{} was not done within {} ms ({})", ns,
+                         name, wait.count(), FailureOf(*latest)));
+  DeleteFailed(*latest, "inplace_update", why);
+  return why;
 }
 
 Result<api::Object> PoolClaimer::Finish(const api::Object& claimed, const ClaimRequest& request,

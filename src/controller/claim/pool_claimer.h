@@ -85,6 +85,11 @@ class PoolClaimer final : public Claimer {
                                  Deadline deadline, base::WallTime pending_deadline,
                                  const std::string& lock, bool* deferred);
   // Steps 3-5 for a sandbox claimed under `lock`.
+  // Waits until the node has made the claim's in-place update (status.updateRevision ==
+  // `revision`, Ready): the sandbox as it is then. On a failure the sandbox is deleted and the
+  // error names why.
+  Result<api::Object> WaitInplaceUpdated(const api::Object& claimed, const std::string& revision,
+                                         const ClaimRequest& request, Deadline deadline);
   Result<api::Object> Finish(const api::Object& claimed, const ClaimRequest& request,
                              Deadline deadline, const std::string& lock,
                              const std::string& pool_token, bool* deferred);

@@ -221,6 +221,7 @@ std::optional<os::Ipv4> NativeRuntime::EgressAddressInside(int pid) {
 
 void NativeRuntime::DetachEgressLocked(Sandbox& sb) {
   auto a = EgressOf(sb.record);
+  if (a) sb.last_address = a->address;
   if (a && options_.network != nullptr) options_.network->Detach(*a);
   sb.record.egress_address.clear();
   sb.record.egress_link.clear();
@@ -324,16 +325,7 @@ Status NativeRuntime::Create(const SandboxSpec& spec) {
   RETURN_IF_ERROR(ValidateSpec(spec));
   const std::string& id = spec.id;
   if (spec.egress && options_.network == nullptr) return NoSandboxNetwork(id);
-  if (spec.user_namespace) {
-    auto in_range = [&](uint32_t v) { return v < options_.userns_size; };
-    bool ok = in_range(spec.user.uid) && in_range(spec.user.gid);
-    for (uint32_t g : spec.user.supplementary_gids) ok = ok && in_range(g);
-    if (!ok) {
-      return InvalidArgumentError(
-          fmt::format("sandbox {}: user {}:{} is outside the user namespace's {} ids", id,
-                      spec.user.uid, spec.user.gid, options_.userns_size));
-    }
-  }
+  RETURN_IF_ERROR(CheckUserInRange(spec));
   for (const std::string& layer : spec.layers) {
     RETURN_IF_ERROR(os::CheckLayerDir(layer).WithPrefix("sandbox " + id));
   }
@@ -452,6 +444,98 @@ Status NativeRuntime::Create(const SandboxSpec& spec) {
   return Status::Ok();
 }
 
+Status NativeRuntime::CheckUserInRange(const SandboxSpec& spec) const {
+  if (!spec.user_namespace) return Status::Ok();
+  auto in_range = [&](uint32_t v) { return v < options_.userns_size; };
+  bool ok = in_range(spec.user.uid) && in_range(spec.user.gid);
+  for (uint32_t g : spec.user.supplementary_gids) ok = ok && in_range(g);
+  if (ok) return Status::Ok();
+  return InvalidArgumentError(
+      fmt::format("sandbox {}: user {}:{} is outside the user namespace's {} ids", spec.id,
+                  spec.user.uid, spec.user.gid, options_.userns_size));
+}
+
+Status NativeRuntime::MakeWritableLayer(const std::string& id, const std::string& writable_dir,
+                                        bool user_namespace) {
+  for (const std::string& p : {writable_dir + "/upper", writable_dir + "/work"}) {
+    RETURN_IF_ERROR(RemoveTree(p).WithPrefix("sandbox " + id));
+    if (mkdir(p.c_str(), 0755) != 0) {
+      return ErrnoError(fmt::format("sandbox {}: mkdir {}", id, p), errno);
+    }
+    if (user_namespace &&
+        lchown(p.c_str(), options_.userns_host_id, options_.userns_host_id) != 0) {
+      return ErrnoError(fmt::format("sandbox {}: chown {}", id, p), errno);
+    }
+  }
+  return Status::Ok();
+}
+
+Status NativeRuntime::Rebase(const SandboxSpec& spec, bool discard_writable) {
+  RETURN_IF_ERROR(ValidateSpec(spec));
+  const std::string& id = spec.id;
+  ASSIGN_OR_RETURN(SandboxPtr sb, Find(id));
+  std::lock_guard lock(sb->mu);
+  if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id));
+  SandboxSpec& current = sb->record.spec;
+  if (sb->record.state == SandboxState::kRunning || sb->record.state == SandboxState::kPaused) {
+    return FailedPreconditionError(
+        fmt::format("sandbox {} is {}: stop it before changing its image", id,
+                    SandboxStateName(sb->record.state)));
+  }
+  auto kept = [&](bool same, const char* what) -> Status {
+    if (same) return Status::Ok();
+    return InvalidArgumentError(
+        fmt::format("sandbox {}: an image change keeps its {}; the new spec changes it", id, what));
+  };
+  RETURN_IF_ERROR(kept(spec.writable_dir == current.writable_dir, "writable_dir"));
+  RETURN_IF_ERROR(kept(spec.user_namespace == current.user_namespace, "user namespace"));
+  RETURN_IF_ERROR(kept(spec.egress == current.egress, "network"));
+  RETURN_IF_ERROR(kept(spec.log_path == current.log_path, "log"));
+  RETURN_IF_ERROR(CheckUserInRange(spec));
+  for (const std::string& layer : spec.layers) {
+    RETURN_IF_ERROR(os::CheckLayerDir(layer).WithPrefix("sandbox " + id));
+    if (spec.user_namespace) {
+      auto mapped = idmaps_->Get(layer);
+      if (!mapped.ok()) return mapped.status().WithPrefix("sandbox " + id);
+    }
+  }
+  if (!sb->cgroup.relative().empty()) {
+    if (Status st = sb->cgroup.SetLimits(LimitsFor(spec.resources)); !st.ok()) {
+      return LimitError(st, id);
+    }
+  }
+  if (discard_writable) {
+    RETURN_IF_ERROR(MakeWritableLayer(id, current.writable_dir, current.user_namespace));
+  }
+  current.layers = spec.layers;
+  current.command = spec.command;
+  current.env = spec.env;
+  current.working_dir = spec.working_dir;
+  current.user = spec.user;
+  current.rlimits = spec.rlimits;
+  current.resources = spec.resources;
+  RETURN_IF_ERROR(Persist(*sb).WithPrefix("sandbox " + id));
+  Log()->info("sandbox rebased id={} layers={} writable={}", id, spec.layers.size(),
+              discard_writable ? "discarded" : "kept");
+  return Status::Ok();
+}
+
+Status NativeRuntime::UpdateResources(std::string_view id, const Resources& resources) {
+  ASSIGN_OR_RETURN(SandboxPtr sb, Find(id));
+  std::lock_guard lock(sb->mu);
+  if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id));
+  SandboxSpec next = sb->record.spec;
+  next.resources = resources;
+  RETURN_IF_ERROR(ValidateSpec(next));
+  if (!sb->cgroup.relative().empty()) {
+    if (Status st = sb->cgroup.SetLimits(LimitsFor(resources)); !st.ok()) {
+      return LimitError(st, next.id);
+    }
+  }
+  sb->record.spec.resources = resources;
+  return Persist(*sb).WithPrefix("sandbox " + next.id);
+}
+
 Status NativeRuntime::Start(std::string_view id_view) {
   auto t0 = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(SandboxPtr sb, Find(id_view));
@@ -560,7 +644,8 @@ Status NativeRuntime::Start(std::string_view id_view) {
     launch.before_release = [&](pid_t pid) -> Status {
       base::UniqueFd ns(open(fmt::format("/proc/{}/ns/net", pid).c_str(), O_RDONLY | O_CLOEXEC));
       if (!ns) return ErrnoError(fmt::format("sandbox {}: open its network namespace", id), errno);
-      ASSIGN_OR_RETURN(egress, options_.network->Attach(id, ns.get(), spec.egress_policy));
+      ASSIGN_OR_RETURN(
+          egress, options_.network->Attach(id, ns.get(), spec.egress_policy, sb->last_address));
       return Status::Ok();
     };
   }

@@ -56,6 +56,8 @@ class NativeRuntime final : public Runtime {
   Status Resume(std::string_view id) override;
   Status Stop(std::string_view id, std::chrono::milliseconds grace) override;
   Status UpdateEgress(std::string_view id, const sbnet::EgressPolicy& policy) override;
+  Status Rebase(const SandboxSpec& spec, bool discard_writable) override;
+  Status UpdateResources(std::string_view id, const Resources& resources) override;
   Status Destroy(std::string_view id) override;
   Result<SandboxStats> Stats(std::string_view id) override;
   Result<SandboxInfo> Inspect(std::string_view id) override;
@@ -92,6 +94,9 @@ class NativeRuntime final : public Runtime {
     std::shared_ptr<const base::UniqueFd> dial_pidfd;  // guarded by mu
     bool gone = false;  // guarded by mu; destroyed, no longer in the table
     LaunchTrace trace;  // guarded by mu
+    // The egress address of its last run: its next Start asks for it again, so a restart,
+    // reset or in-place update keeps the address others know it by.
+    std::optional<os::Ipv4> last_address;  // guarded by mu
   };
   using SandboxPtr = std::shared_ptr<Sandbox>;
 
@@ -117,6 +122,11 @@ class NativeRuntime final : public Runtime {
   void NotifyExit(const std::string& id, const std::optional<ExitStatus>& exit);
   void OnProcessExit(const std::string& id);
   Status KillLocked(Sandbox& sb);
+  // InvalidArgument when `spec`'s user is outside the user namespace's ids.
+  Status CheckUserInRange(const SandboxSpec& spec) const;
+  // A fresh, empty upper and work directory in `writable_dir` (owned by the sandbox's root).
+  Status MakeWritableLayer(const std::string& id, const std::string& writable_dir,
+                           bool user_namespace);
   Status RemoveSandboxFiles(const SandboxRecord& record);
   Result<SandboxPtr> AdoptOne(const std::string& id, SandboxRecord record);
 

@@ -109,6 +109,34 @@ Status FakeRuntime::Stop(std::string_view id, std::chrono::milliseconds) {
   return Status::Ok();
 }
 
+Status FakeRuntime::Rebase(const SandboxSpec& spec, bool) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(Begin("Rebase", spec.id));
+  RETURN_IF_ERROR(ValidateSpec(spec));
+  WARREN_FAKE_FIND(spec.id);
+  if (fake.info.state == SandboxState::kRunning || fake.info.state == SandboxState::kPaused) {
+    return FailedPreconditionError(fmt::format("sandbox {} is running", spec.id));
+  }
+  if (spec.writable_dir != fake.spec.writable_dir) {
+    return InvalidArgumentError(fmt::format("sandbox {}: writable_dir changed", spec.id));
+  }
+  fake.spec.layers = spec.layers;
+  fake.spec.command = spec.command;
+  fake.spec.env = spec.env;
+  fake.spec.working_dir = spec.working_dir;
+  fake.spec.user = spec.user;
+  fake.spec.resources = spec.resources;
+  return Status::Ok();
+}
+
+Status FakeRuntime::UpdateResources(std::string_view id, const Resources& resources) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(Begin("UpdateResources", id));
+  WARREN_FAKE_FIND(id);
+  fake.spec.resources = resources;
+  return Status::Ok();
+}
+
 Status FakeRuntime::Destroy(std::string_view id) {
   std::optional<ExitStatus> exit;
   {

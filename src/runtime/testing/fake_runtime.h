@@ -31,9 +31,11 @@ class FakeRuntime final : public Runtime {
   Result<base::UniqueFd> Dial(std::string_view id, uint16_t port,
                               std::chrono::milliseconds timeout) override;
   void SetExitCallback(ExitCallback callback) override;
+  Status Rebase(const SandboxSpec& spec, bool discard_writable) override;
+  Status UpdateResources(std::string_view id, const Resources& resources) override;
 
   // The next call of `op` ("Create", "Start", "Pause", "Resume", "Stop", "Destroy", "Stats",
-  // "Dial", "Adopt") fails with `status` and changes nothing.
+  // "Dial", "Adopt", "Rebase", "UpdateResources") fails with `status` and changes nothing.
   void FailNext(std::string_view op, Status status);
   // pid 1 of a running or paused sandbox exits: state kStopped, the callback fires.
   void SimulateExit(std::string_view id, ExitStatus exit);

@@ -164,10 +164,29 @@ Status TakeExtensions(CreateRequest& r, const TimeoutRules& rules) {
         ASSIGN_OR_RETURN(r.claim_timeout, WaitSeconds(key, it->second, rules.max_wait_seconds));
       } else if (ext == "create-on-no-stock") {
         ASSIGN_OR_RETURN(r.create_on_no_stock, BoolText(key, it->second));
+      } else if (ext == "image") {
+        const std::string& image = it->second;
+        if (image.empty() || image.find_first_of(" \t\r\n") != std::string::npos) {
+          return InvalidArgumentError(
+              fmt::format("metadata key \"{}\" must name an image, got \"{}\"", key, image));
+        }
+        if (!r.inplace_update) r.inplace_update.emplace();
+        r.inplace_update->image = image;
+      } else if (ext == "cpu-request" || ext == "cpu-limit") {
+        auto q = api::Quantity::Parse(it->second);
+        if (!q.ok() || q->MilliValue() <= 0) {
+          return InvalidArgumentError(fmt::format(
+              "metadata key \"{}\" must be a positive cpu quantity (\"500m\", \"2\"), got \"{}\"",
+              key, it->second));
+        }
+        if (!r.inplace_update) r.inplace_update.emplace();
+        (ext == "cpu-request" ? r.inplace_update->resources.requests
+                              : r.inplace_update->resources.limits)["cpu"] = *q;
       } else {
         return InvalidArgumentError(fmt::format(
             "metadata key \"{}\" is not a supported extension (supported: never-timeout, "
-            "wait-ready-timeout-seconds, claim-timeout-seconds, create-on-no-stock)",
+            "wait-ready-timeout-seconds, claim-timeout-seconds, create-on-no-stock, image, "
+            "cpu-request, cpu-limit)",
             key));
       }
       it = r.metadata.erase(it);

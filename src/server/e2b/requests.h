@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/types/sandbox_claim.h"
 #include "api/volume_mounts.h"
 #include "base/clock.h"
 #include "base/line_index.h"
@@ -52,6 +53,9 @@ struct CreateRequest {
   std::optional<std::chrono::seconds> wait_ready_timeout;
   std::optional<std::chrono::seconds> claim_timeout;
   std::optional<bool> create_on_no_stock;
+  // image, cpu-request, cpu-limit: the sandbox runs this image and cpu instead of its
+  // template's (a pool member is updated in place before the create answers).
+  std::optional<api::InplaceUpdateSpec> inplace_update;
   // volumeMounts: team Volumes by name, each at an absolute path (such a create is not served
   // by a pool: members cannot gain mounts once running).
   std::vector<api::VolumeMountRequest> volume_mounts;

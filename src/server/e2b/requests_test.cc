@@ -182,6 +182,29 @@ TEST(CreateRequestTest, ExtensionsAreTakenOutOfMetadata) {
   EXPECT_EQ(r->metadata.at("keep"), "me");
 }
 
+TEST(CreateRequestTest, ImageAndCpuExtensionsAskForAnInplaceUpdate) {
+  auto r = ParseCreateRequest(
+      R"({"templateID":"pool","metadata":{"e2b.agents.kruise.io/image":"busybox:1",
+          "e2b.agents.kruise.io/cpu-request":"500m","e2b.agents.kruise.io/cpu-limit":"2"}})",
+      kRules);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->inplace_update.has_value());
+  EXPECT_EQ(r->inplace_update->image, "busybox:1");
+  EXPECT_EQ(r->inplace_update->resources.requests.at("cpu").MilliValue(), 500);
+  EXPECT_EQ(r->inplace_update->resources.limits.at("cpu").MilliValue(), 2000);
+  EXPECT_TRUE(r->metadata.empty());
+  auto plain = ParseCreateRequest(R"({"templateID":"pool"})", kRules);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->inplace_update.has_value());
+  for (const char* bad :
+       {R"("e2b.agents.kruise.io/cpu-limit":"lots")", R"("e2b.agents.kruise.io/cpu-request":"0")",
+        R"("e2b.agents.kruise.io/image":"")", R"("e2b.agents.kruise.io/image":"two words")"}) {
+    Status s = CreateError(fmt::format(R"({{"templateID":"pool","metadata":{{{}}}}})", bad));
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("e2b.agents.kruise.io/"), std::string::npos) << s;
+  }
+}
+
 TEST(CreateRequestTest, WaitsAboveTheMaximumAreRefusedNamingIt) {
   for (const char* ext : {"wait-ready-timeout-seconds", "claim-timeout-seconds"}) {
     std::string body = fmt::format(

@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time_format.h"
+#include "controller/claim/claim_metadata.h"
 #include "controller/recycle_controller.h"
 #include "server/e2b/annotations.h"
 #include "server/e2b/e2b_metrics.h"
@@ -278,6 +279,21 @@ Result<SandboxRecord> SandboxService::CreateFrom(const auth::Principal& who,
   if (!request.public_traffic) secrets_.SetTrafficToken(o, base::RandomHex(32));
   Json& spec = o.spec();
   for (const auto& [k, v] : tpl.spec_parts.items()) spec[k] = v;
+  if (request.inplace_update) {
+    // Made with the image and cpu the create asks for (a cold create has nothing to update).
+    Json pod_template;
+    if (spec.contains("template")) {
+      pod_template = spec["template"];
+    } else if (spec.contains("templateRef") && spec["templateRef"].is_object()) {
+      auto t = store_.Get(api::SandboxTemplateKind(), ns, spec["templateRef"].value("name", ""));
+      if (t.ok() && t->spec().is_object() && t->spec().contains("template")) {
+        pod_template = t->spec()["template"];
+      }
+    }
+    ASSIGN_OR_RETURN(std::string revision, controller::claim::ApplyInplaceUpdate(
+                                               o, pod_template, *request.inplace_update));
+    (void)revision;
+  }
   if (!request.never_timeout) {
     std::string end = base::FormatRfc3339(EndFromNow(request.timeout_seconds));
     spec[request.auto_pause ? "pauseTime" : "shutdownTime"] = end;
@@ -340,6 +356,7 @@ Result<SandboxRecord> SandboxService::CreateFromPool(const auth::Principal& who,
   claim.access_token = request.secure ? base::RandomHex(32) : "";
   claim.env_vars = request.env_vars;
   claim.default_user = kDefaultUser;
+  claim.inplace_update = request.inplace_update;
   if (request.allow_internet_access) {
     claim.labels[api::labels::kAllowInternetAccess] =
         *request.allow_internet_access ? "true" : "false";

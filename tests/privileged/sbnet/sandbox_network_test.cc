@@ -236,6 +236,26 @@ TEST_F(SandboxNetworkTest, DetachLeavesNoLinkNoChainAndNoConntrackEntry) {
   EXPECT_EQ(net_->attached(), 0u);
 }
 
+// A restart, reset or in-place update of a sandbox attaches its new namespace asking for the
+// address it had: it gets it back when nothing took it meanwhile, another one when something did.
+TEST_F(SandboxNetworkTest, AReattachedSandboxGetsItsAddressBackWhenItIsFree) {
+  Namespace first, second, other;
+  auto la = net_->Attach("a", first.fd(), {});
+  ASSERT_TRUE(la.ok()) << la.status().ToString();
+  const os::Ipv4 had = la->address;
+  net_->Detach(*la, /*namespace_gone=*/false);
+  auto again = net_->Attach("a", second.fd(), {}, had);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->address, had);
+  EXPECT_EQ(Connect(second.fd(), Ip("9.9.9.9"), 80, internet_->web()), "203.0.113.9");
+  auto taken = net_->Attach("b", other.fd(), {}, had);
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  EXPECT_NE(taken->address, had) << "an address in use is never given twice";
+  net_->Detach(*again, /*namespace_gone=*/false);
+  net_->Detach(*taken, /*namespace_gone=*/false);
+  EXPECT_EQ(net_->attached(), 0u);
+}
+
 TEST_F(SandboxNetworkTest, ANewServerKeepsAdoptedPoliciesWithoutAGapAndDropsStaleOnes) {
   Namespace kept, gone;
   auto lk = net_->Attach("kept", kept.fd(), *MakeEgressPolicy(true, {}, {"9.9.9.9"}));
