@@ -22,6 +22,7 @@
 #include "controller/pool_autoscaler_controller.h"
 #include "controller/pool_manager.h"
 #include "controller/recycle_controller.h"
+#include "controller/sandbox_update_ops_controller.h"
 #include "controller/timers_controller.h"
 #include "controller/traffic_policy_controller.h"
 #include "gateway/gateway_component.h"
@@ -174,6 +175,21 @@ class PoolAutoscalerComponent : public warren::server::Component {
  private:
   warren::obs::EventRecorder events_;
   warren::controller::PoolAutoscalerController controller_;
+};
+
+// SandboxUpdateOps (batch template updates of running sandboxes), as a server component.
+class SandboxUpdateOpsComponent : public warren::server::Component {
+ public:
+  explicit SandboxUpdateOpsComponent(warren::store::Store& store)
+      : events_(store, {.component = "sandboxupdateops-controller"}),
+        controller_(store, &events_) {}
+  std::string_view name() const override { return "sandboxupdateops"; }
+  warren::Status Start() override { return controller_.Start(); }
+  void Stop() override { controller_.Stop(); }
+
+ private:
+  warren::obs::EventRecorder events_;
+  warren::controller::SandboxUpdateOpsController controller_;
 };
 
 // The node agent as a part of `warren server`. A machine that cannot run sandboxes (not root,
@@ -350,6 +366,7 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   server.AddComponent(std::make_unique<ImagePullJobComponent>(server.store()));
   server.AddComponent(std::make_unique<AdvancedCronJobComponent>(server.store()));
   server.AddComponent(std::make_unique<PoolAutoscalerComponent>(server.store()));
+  server.AddComponent(std::make_unique<SandboxUpdateOpsComponent>(server.store()));
   return warren::Status::Ok();
 }
 
@@ -364,6 +381,9 @@ int main(int argc, char** argv) {
   warren::cli::AddDeleteCommand(app);
   warren::cli::AddScaleCommand(app);
   warren::cli::AddStatusCommand(app);
+  warren::cli::AddSetCommand(app);
+  warren::cli::AddCreateCommand(app);
+  warren::cli::AddRestartCommand(app);
   warren::cli::AddVersionCommand(app);
   warren::cli::AddApiKeyCommand(app);
   warren::cli::AddLogsCommand(app);

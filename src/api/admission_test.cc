@@ -325,6 +325,54 @@ spec: {image: "reg:5000/app:1", parallelism: "2"})",
   }
 }
 
+TEST(Admission, SandboxUpdateOpsSteeringFieldsAreEditableTheRestImmutable) {
+  Object ops;
+  ASSERT_EQ(AdmitError(R"(apiVersion: agents.kruise.io/v1alpha1
+kind: SandboxUpdateOps
+metadata: {name: up, namespace: team}
+spec:
+  selector: {matchLabels: {app: a}}
+  patch: {spec: {containers: [{name: main, image: "img:2"}]}}
+  partition: 3)",
+                       &ops),
+            "");
+  EXPECT_EQ(ops.spec()["updateStrategy"]["type"], "Recreate");
+  EXPECT_EQ(ops.spec()["updateStrategy"]["maxUnavailable"], 1);
+  EXPECT_EQ(ops.spec()["stateFilter"]["states"], Json::array({"Running"}));
+  EXPECT_EQ(ops.spec()["partition"], 3);
+  Object steered = ops;
+  steered.spec()["paused"] = true;
+  steered.spec()["partition"] = "50%";
+  steered.spec()["updateStrategy"]["maxUnavailable"] = 4;
+  EXPECT_TRUE(AdmitUpdate(SandboxUpdateOpsKind(), ops, steered).ok());
+  Object changed = ops;
+  changed.spec()["patch"]["spec"]["containers"][0]["image"] = "img:3";
+  changed.spec()["stateFilter"]["states"] = Json::array({"Running", "Paused"});
+  Status s = AdmitUpdate(SandboxUpdateOpsKind(), ops, changed);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("spec.patch: Invalid value: field is immutable"), std::string::npos)
+      << s;
+  EXPECT_NE(s.message().find("spec.stateFilter: Invalid value: field is immutable"),
+            std::string::npos)
+      << s;
+  const std::pair<const char*, const char*> bad[] = {
+      {"{selector: {matchLabels: {a: b}}, partition: -1}", "spec.partition: Invalid value: -1"},
+      {"{selector: {matchLabels: {a: b}}, partition: 150%}", "spec.partition: Invalid value"},
+      {"{selector: {matchLabels: {a: b}}, updateStrategy: {type: CheckpointRestore}}",
+       "cannot restore a sandbox's processes"},
+      {"{selector: {matchLabels: {a: b}}, stateFilter: {states: [Pending]}}",
+       "spec.stateFilter.states[0]: Unsupported value"},
+      {"{selector: {}}", "empty selector"},
+  };
+  for (const auto& [spec, want] : bad) {
+    std::string got = AdmitError(fmt::format(
+        "apiVersion: agents.kruise.io/v1alpha1\nkind: SandboxUpdateOps\nmetadata: {{name: u, "
+        "namespace: team}}\nspec: {}",
+        spec));
+    EXPECT_NE(got.find(want), std::string::npos) << spec << " → " << got;
+  }
+}
+
 TEST(Admission, AdvancedCronJobsAreDefaultedAndBadFieldsNamed) {
   Object job;
   ASSERT_EQ(AdmitError(R"(apiVersion: apps.kruise.io/v1alpha1

@@ -393,8 +393,14 @@ Status AdmitSandboxUpdateOps(Object& object) {
       }
     }
     if (spec.update_strategy.type.empty()) spec.update_strategy.type = "Recreate";
-    if (spec.update_strategy.type != "Recreate" &&
-        spec.update_strategy.type != "CheckpointRestore") {
+    if (spec.update_strategy.type == "CheckpointRestore") {
+      // Restoring processes needs CRIU-style checkpoints, which this kernel and runtime cannot
+      // take of a native sandbox; accepting it would promise kept processes and then lose them.
+      errors.Add("spec.updateStrategy.type",
+                 "Unsupported value: \"CheckpointRestore\": Warren cannot restore a sandbox's "
+                 "processes on this kernel; use \"Recreate\" (the writable layer and volumes are "
+                 "kept, processes restart)");
+    } else if (spec.update_strategy.type != "Recreate") {
       errors.Unsupported("spec.updateStrategy.type", spec.update_strategy.type,
                          {"Recreate", "CheckpointRestore"});
     }
@@ -403,6 +409,8 @@ Status AdmitSandboxUpdateOps(Object& object) {
     }
     ValidateMaxUnavailable(spec.update_strategy.max_unavailable,
                            "spec.updateStrategy.maxUnavailable", errors);
+    // The same shape as maxUnavailable: a count >= 0 or a percentage up to 100%.
+    ValidateMaxUnavailable(spec.partition, "spec.partition", errors);
     if (!spec.patch.text.empty() && spec.patch.text.front() != '{') {
       errors.Add("spec.patch", "must be an object (a strategic-merge patch of the pod template)");
     }
@@ -415,14 +423,28 @@ Status AdmitSandboxUpdateOps(Object& object) {
   });
 }
 
+// Only paused, partition and updateStrategy.maxUnavailable may change: they steer a rollout
+// in flight. What it does (selector, patch, hooks, strategy type, states) is fixed at create.
 Status AdmitSandboxUpdateOpsUpdate(const Object& old_object, const Object& object) {
   FieldErrors errors;
-  for (const char* field : {"selector", "patch", "lifecycle"}) {
-    const Json& a = old_object.spec();
-    const Json& b = object.spec();
-    Json va = a.is_object() && a.contains(field) ? a.at(field) : Json();
-    Json vb = b.is_object() && b.contains(field) ? b.at(field) : Json();
-    if (va != vb) errors.Add(ChildPath("spec", field), "Invalid value: field is immutable");
+  auto field_of = [](const Json& spec, const char* field, const char* sub) {
+    if (!spec.is_object() || !spec.contains(field)) return Json();
+    const Json& v = spec.at(field);
+    if (sub == nullptr) return v;
+    return v.is_object() && v.contains(sub) ? v.at(sub) : Json();
+  };
+  const std::pair<const char*, const char*> kImmutable[] = {{"selector", nullptr},
+                                                            {"patch", nullptr},
+                                                            {"lifecycle", nullptr},
+                                                            {"stateFilter", nullptr},
+                                                            {"updateStrategy", "type"}};
+  for (const auto& field : kImmutable) {
+    if (field_of(old_object.spec(), field.first, field.second) !=
+        field_of(object.spec(), field.first, field.second)) {
+      std::string path = ChildPath("spec", field.first);
+      if (field.second != nullptr) path = ChildPath(path, field.second);
+      errors.Add(path, "Invalid value: field is immutable");
+    }
   }
   return errors.ToStatus();
 }

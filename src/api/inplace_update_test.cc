@@ -53,8 +53,7 @@ TEST(InPlaceUpdate, OtherChangesRecreateAndNameTheField) {
             "spec.containers[0].resources.requests.memory added");
 
   PodTemplateSpec storage = a;
-  storage.spec.containers[0].resources.limits["ephemeral-storage"] =
-      Quantity::Parse("1Gi").value();
+  storage.spec.containers[0].resources.limits["ephemeral-storage"] = Quantity::Parse("1Gi").value();
   EXPECT_FALSE(ClassifyTemplateChange(a, storage).in_place());
 
   PodTemplateSpec volumes = a;

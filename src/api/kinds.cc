@@ -149,7 +149,7 @@ void RegisterBuiltinKinds(KindRegistry& registry) {
         {"PHASE", ".status.phase", ColType::kString, false},
         {"REPLICAS", ".status.replicas", ColType::kInteger, false},
         {"UPDATED", ".status.updatedReplicas", ColType::kInteger, false},
-        {"UPDATING", ".status.updatingReplicas", ColType::kInteger, true},
+        {"UPDATING", ".status.updatingReplicas", ColType::kInteger, false},
         {"FAILED", ".status.failedReplicas", ColType::kInteger, false},
     };
     k.admit = AdmitSandboxUpdateOps;

@@ -81,5 +81,8 @@ void AddTopCommand(App& app);
 void AddCompletionCommand(App& app);
 void AddStatusCommand(App& app);
 void AddImageCommand(App& app);
+void AddSetCommand(App& app);
+void AddCreateCommand(App& app);
+void AddRestartCommand(App& app);
 
 }  // namespace warren::cli

@@ -99,8 +99,16 @@ _warren() {
       if (( ${#args[@]} == 0 )); then cands="$__warren_kinds"
       else cands="$(__warren_names "${args[0]%%,*}")"; fi ;;
     status)
-      if (( ${#args[@]} == 0 )); then cands="sbs sandboxset"
+      if (( ${#args[@]} == 0 )); then cands="sbs sandboxset suo sandboxupdateops"
       elif (( ${#args[@]} == 1 )); then cands="$(__warren_names "${args[0]}")"; fi ;;
+    restart)
+      if (( ${#args[@]} == 0 )); then cands="sbx sandbox"
+      elif (( ${#args[@]} == 1 )); then cands="$(__warren_names sbx)"; fi ;;
+    create) (( ${#args[@]} == 0 )) && cands="suo sandboxupdateops" ;;
+    set)
+      if (( ${#args[@]} == 0 )); then cands="image"
+      elif (( ${#args[@]} == 1 )); then cands="sbs sandboxset"
+      elif (( ${#args[@]} == 2 )); then cands="$(__warren_names sbs)"; fi ;;
     exec|logs|audit)
       (( ${#args[@]} == 0 )) && cands="$(__warren_names sbx)" ;;
     top)

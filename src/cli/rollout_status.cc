@@ -47,6 +47,25 @@ RolloutStatus SandboxSetRollout(const api::Json& sbs) {
   return r;
 }
 
+std::string UpdateOpsStatus::Line() const {
+  return fmt::format("{}  {:<9}  {}/{} updated  {} updating  {} failed", name, phase, updated,
+                     replicas, updating, failed);
+}
+
+UpdateOpsStatus UpdateOpsRollout(const api::Json& suo) {
+  UpdateOpsStatus r;
+  r.name = api::JsonPathText(suo, ".metadata.name");
+  r.phase = api::JsonPathText(suo, ".status.phase");
+  if (r.phase.empty()) r.phase = "Pending";
+  r.replicas = IntAt(suo, "status", "replicas");
+  r.updated = IntAt(suo, "status", "updatedReplicas");
+  r.updating = IntAt(suo, "status", "updatingReplicas");
+  r.failed = IntAt(suo, "status", "failedReplicas");
+  r.reason = api::JsonPathText(suo, ".status.conditions[?(@.type==\"Progressing\")].reason");
+  r.message = api::JsonPathText(suo, ".status.conditions[?(@.type==\"Progressing\")].message");
+  return r;
+}
+
 std::vector<std::string> UnreadyMembers(const api::Json& sandboxes, size_t limit) {
   std::vector<std::string> out;
   if (!sandboxes.is_array()) return out;

@@ -23,6 +23,24 @@ struct RolloutStatus {
 };
 RolloutStatus SandboxSetRollout(const api::Json& sandbox_set);
 
+// okactl's one-line status of a SandboxUpdateOps:
+//   "suo-zk7h7  Updating   0/2 updated  1 updating  0 failed"
+// with the Progressing condition's reason and message, which say why a Failed one stopped.
+struct UpdateOpsStatus {
+  std::string name;
+  std::string phase;  // Pending when the controller has not written one yet
+  int64_t replicas = 0;
+  int64_t updated = 0;
+  int64_t updating = 0;
+  int64_t failed = 0;
+  std::string reason;
+  std::string message;
+
+  bool failed_phase() const { return phase == "Failed"; }
+  std::string Line() const;
+};
+UpdateOpsStatus UpdateOpsRollout(const api::Json& update_ops);
+
 // Why members are not ready, for a rollout that does not finish (okactl looks at the
 // sandbox's status.message first too): "sandbox NAME: PHASE: message" for each member of
 // `sandboxes` (a SandboxList's items) whose Ready condition is not True, at most `limit`.

@@ -48,3 +48,28 @@ TEST(RolloutStatus, NamesTheMembersThatAreNotReady) {
 
 }  // namespace
 }  // namespace warren::cli
+
+namespace warren::cli {
+namespace {
+
+TEST(RolloutStatus, PrintsOkactlsUpdateOpsLineAndWhyItStopped) {
+  Json updating = Json::parse(R"({"metadata": {"name": "suo-zk7h7"},
+    "status": {"phase": "Updating", "replicas": 2, "updatedReplicas": 0, "updatingReplicas": 1}})");
+  UpdateOpsStatus s = UpdateOpsRollout(updating);
+  EXPECT_EQ(s.Line(), "suo-zk7h7  Updating   0/2 updated  1 updating  0 failed");
+  EXPECT_FALSE(s.failed_phase());
+  EXPECT_EQ(UpdateOpsRollout(Json::parse(R"({"metadata": {"name": "n"}})")).Line(),
+            "n  Pending    0/0 updated  0 updating  0 failed");
+  Json failed = Json::parse(R"({"metadata": {"name": "u"},
+    "status": {"phase": "Failed", "replicas": 3, "updatedReplicas": 1, "failedReplicas": 1,
+               "conditions": [{"type": "Progressing", "status": "False",
+                               "reason": "SandboxUpdateFailed", "message": "sandbox \"b\" failed"}]}})");
+  s = UpdateOpsRollout(failed);
+  EXPECT_TRUE(s.failed_phase());
+  EXPECT_EQ(s.reason, "SandboxUpdateFailed");
+  EXPECT_EQ(s.message, "sandbox \"b\" failed");
+  EXPECT_EQ(s.Line(), "u  Failed     1/3 updated  0 updating  1 failed");
+}
+
+}  // namespace
+}  // namespace warren::cli

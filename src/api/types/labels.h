@@ -67,9 +67,9 @@ inline constexpr const char* kTrafficPolicy = "warren.dev/traffic-policy";
 // sandbox's own namespace that the node mounts into the main container (beside the template's
 // own volumes). Read when the sandbox is made.
 inline constexpr const char* kVolumeMounts = "warren.dev/volume-mounts";
-// `warren restart sbx`: any new value (the CLI writes the time) asks the node to stop every
-// process of the running sandbox and start it again on the same files; the node then writes
-// the value into status.restartedFor.
+// `warren restart sbx`: the RFC 3339 time of a restart request. The node agent stops every
+// process of the sandbox and starts them again on the same writable layer, then writes that
+// value to status.restartedFor, so the asker knows its request (not an older one) was done.
 inline constexpr const char* kRestartRequestedAt = "warren.dev/restart-requested-at";
 
 }  // namespace warren::api::annotations
@@ -78,5 +78,7 @@ namespace warren::api::finalizers {
 
 inline constexpr const char* kSandbox = "agents.kruise.io/sandbox";
 inline constexpr const char* kCheckpoint = "agents.kruise.io/checkpoint";
+// A SandboxUpdateOps keeps it until it has taken its labels off the sandboxes it selected.
+inline constexpr const char* kSandboxUpdateOps = "agents.kruise.io/sandbox-update-ops";
 
 }  // namespace warren::api::finalizers

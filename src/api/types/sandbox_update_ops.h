@@ -38,6 +38,10 @@ struct SandboxUpdateOpsSpec {
   RawJson patch;  // strategic-merge patch of the sandbox pod template; immutable
   std::optional<SandboxLifecycle> lifecycle;  // immutable
   bool paused = false;
+  // Warren's addition, with CloneSet's meaning (reference/openkruise-core.md §1.7): how many of
+  // the selected sandboxes stay on their old template — the last ones in name order. A count
+  // or a percentage of the selected ones (rounded up). Editable, so a canary can go on.
+  std::optional<IntOrString> partition;
   std::optional<StateFilter> state_filter;
 
   template <class S, class V>
@@ -47,6 +51,7 @@ struct SandboxUpdateOpsSpec {
     v("patch", s.patch);
     v("lifecycle", s.lifecycle);
     v("paused", s.paused);
+    v("partition", s.partition);
     v("stateFilter", s.state_filter);
   }
 };
@@ -72,5 +77,13 @@ struct SandboxUpdateOpsStatus {
     v("conditions", s.conditions);
   }
 };
+
+// SandboxUpdateOps phases (status.phase).
+namespace update_ops_phase {
+inline constexpr const char* kPending = "Pending";
+inline constexpr const char* kUpdating = "Updating";
+inline constexpr const char* kCompleted = "Completed";
+inline constexpr const char* kFailed = "Failed";
+}  // namespace update_ops_phase
 
 }  // namespace warren::api

@@ -75,16 +75,29 @@ std::set<std::string> HostPathVolumes(const api::Json& spec) {
   return out;
 }
 
-Status NoHostPath(const base::Principal& who, const api::Json& spec, const api::Json* old_spec) {
+Status NoHostPath(const base::Principal& who, const api::Json& spec, const api::Json* old_spec,
+                  std::string_view path = "spec.template.spec.volumes") {
   std::set<std::string> added = HostPathVolumes(spec);
   if (old_spec != nullptr) {
     for (const std::string& v : HostPathVolumes(*old_spec)) added.erase(v);
   }
   if (added.empty()) return Status::Ok();
-  return PermissionDeniedError(fmt::format(
-      "spec.template.spec.volumes: a hostPath volume puts the host's files inside the sandbox; "
-      "only an admin key may add one (key {} belongs to team \"{}\")",
-      who.key_name, who.team));
+  return PermissionDeniedError(
+      fmt::format("{}: a hostPath volume puts the host's files inside the sandbox; "
+                  "only an admin key may add one (key {} belongs to team \"{}\")",
+                  path, who.key_name, who.team));
+}
+
+// A SandboxUpdateOps' spec.patch is a pod template the controller (an admin) writes into the
+// team's sandboxes, so a hostPath volume in it is checked as one in a template would be.
+Status NoHostPathInUpdateOps(const base::Principal& who, const api::KindInfo& kind,
+                             const api::Json& spec) {
+  if (!IsKind(kind, api::kAgentsGroup, "SandboxUpdateOps") || !spec.is_object()) {
+    return Status::Ok();
+  }
+  auto patch = spec.find("patch");
+  if (patch == spec.end()) return Status::Ok();
+  return NoHostPath(who, api::Json{{"template", *patch}}, nullptr, "spec.patch.spec.volumes");
 }
 
 std::string_view Get(const std::map<std::string, std::string>& m, const std::string& key) {
@@ -173,6 +186,7 @@ Status CheckTenantWrite(const base::Principal& who, const api::KindInfo& kind,
   if (HasPodTemplate(kind)) {
     RETURN_IF_ERROR(NoHostPath(who, object.spec(), old != nullptr ? &old->spec() : nullptr));
   }
+  RETURN_IF_ERROR(NoHostPathInUpdateOps(who, kind, object.spec()));
   if (IsKind(kind, api::kAgentsGroup, "Sandbox"))
     RETURN_IF_ERROR(ProtectedKeysUnchanged(old, object));
   return Status::Ok();
@@ -191,6 +205,7 @@ Status CheckTenantPatch(const base::Principal& who, const api::KindInfo& kind,
   if (HasPodTemplate(kind) && patch.contains("spec")) {
     RETURN_IF_ERROR(NoHostPath(who, patch["spec"], nullptr));
   }
+  if (patch.contains("spec")) RETURN_IF_ERROR(NoHostPathInUpdateOps(who, kind, patch["spec"]));
   if (!IsKind(kind, api::kAgentsGroup, "Sandbox")) return Status::Ok();
   auto meta = patch.find("metadata");
   if (meta == patch.end() || !meta->is_object()) return Status::Ok();

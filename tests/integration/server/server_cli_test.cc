@@ -286,6 +286,106 @@ TEST(ServerCli, ShortNamesOfEveryKind) {
   }
 }
 
+// The rollout verbs against a server without a node agent: what they refuse, what they write,
+// and how `status` reports a SandboxUpdateOps (whose sandboxes are never Running here, so
+// the controller completes it with none selected).
+TEST(ServerCli, RolloutVerbsWriteWhatOkactlsDoAndRefuseWhatTheyCannot) {
+  ServerProcess s;
+  const std::string manifests = R"(apiVersion: agents.kruise.io/v1alpha1
+kind: SandboxTemplate
+metadata: {name: py}
+spec: {template: {spec: {containers: [{name: main, image: base}]}}}
+---
+apiVersion: agents.kruise.io/v1alpha1
+kind: SandboxSet
+metadata: {name: by-ref}
+spec: {replicas: 0, templateRef: {name: py}}
+---
+apiVersion: agents.kruise.io/v1alpha1
+kind: SandboxSet
+metadata: {name: inline}
+spec:
+  replicas: 0
+  template: {spec: {containers: [{name: main, image: base}, {name: side, image: base}]}}
+---
+apiVersion: agents.kruise.io/v1alpha1
+kind: Sandbox
+metadata: {name: one, labels: {app: a}}
+spec: {template: {spec: {containers: [{name: main, image: base}]}}}
+)";
+  CommandResult apply = s.Cli({"apply", "-f", "-"}, manifests);
+  ASSERT_EQ(apply.exit_code, 0) << apply.err;
+
+  CommandResult by_ref = s.Cli({"set", "image", "sbs", "by-ref", "main=base:2"});
+  EXPECT_EQ(by_ref.exit_code, 1);
+  EXPECT_TRUE(Contains(by_ref.err, "uses templateRef \"py\"")) << by_ref.err;
+  CommandResult set = s.Cli({"set", "image", "sbs", "inline", "side=other:1"});
+  ASSERT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_EQ(set.out, "sandboxset.agents.kruise.io/inline image updated\n");
+  CommandResult got = s.Cli({"get", "sbs", "inline", "-o", "json"});
+  api::Json sbs = api::ParseJson(got.out).value();
+  EXPECT_EQ(sbs["spec"]["template"]["spec"]["containers"][0]["image"], "base");
+  EXPECT_EQ(sbs["spec"]["template"]["spec"]["containers"][1]["image"], "other:1");
+  // Zero replicas: the rollout is done at once.
+  CommandResult waited = s.Cli({"set", "image", "sbs", "inline", "side=other:2", "-w"});
+  EXPECT_EQ(waited.exit_code, 0) << waited.err;
+  EXPECT_TRUE(Contains(waited.out, "inline  Ready  0/0 updated  0/0 available")) << waited.out;
+
+  CommandResult none = s.Cli({"create", "suo", "-l", "app=nothing", "main=base:2"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_TRUE(Contains(none.err,
+                       "no sandbox in namespace \"default\" matches selector "
+                       "\"app=nothing\""))
+      << none.err;
+  CommandResult created = s.Cli({"create", "suo", "-l", "app=a", "main=base:2", "--max-unavailable",
+                                 "2", "--partition", "0"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  ASSERT_TRUE(created.out.starts_with("sandboxupdateops.agents.kruise.io/suo-")) << created.out;
+  const size_t slash = created.out.find('/');
+  const std::string name = created.out.substr(slash + 1, created.out.find(' ') - slash - 1);
+  CommandResult ops = s.Cli({"get", "suo", name, "-o", "json"});
+  api::Json suo = api::ParseJson(ops.out).value();
+  EXPECT_EQ(suo["spec"]["selector"]["matchLabels"]["app"], "a");
+  EXPECT_EQ(suo["spec"]["patch"]["spec"]["containers"][0]["image"], "base:2");
+  EXPECT_EQ(suo["spec"]["updateStrategy"]["maxUnavailable"], 2);
+  CommandResult status;
+  for (int i = 0; i < 100; ++i) {
+    status = s.Cli({"status", "suo", name});
+    if (Contains(status.out, "Completed")) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(status.out, name + "  Completed  0/0 updated  0 updating  0 failed\n");
+  CommandResult table = s.Cli({"get", "suo"});
+  EXPECT_TRUE(Contains(table.out, "PHASE       REPLICAS   UPDATED   UPDATING   FAILED   AGE"))
+      << table.out;
+
+  // A Failed ops: `status` says why and exits non-zero.
+  net::ClientRequest req;
+  req.method = "PATCH";
+  req.target =
+      "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxupdateops/" + name + "/status";
+  req.body = R"({"status": {"phase": "Failed", "conditions": [
+    {"type": "Progressing", "status": "False", "reason": "SandboxUpdateFailed",
+     "message": "sandbox \"one\" failed to update: preUpgrade hook exited with code 3"}]}})";
+  req.headers.Set("Content-Type", "application/merge-patch+json");
+  auto patched = s.http().Do(req);
+  ASSERT_TRUE(patched.ok() && patched->status == 200) << (patched.ok() ? patched->body : "");
+  CommandResult failed = s.Cli({"status", "suo", name});
+  EXPECT_EQ(failed.exit_code, 1);
+  EXPECT_TRUE(Contains(failed.out, name + "  Failed     0/0 updated  0 updating  0 failed"))
+      << failed.out;
+  EXPECT_TRUE(Contains(failed.err, "SandboxUpdateFailed"));
+  EXPECT_TRUE(Contains(failed.err, "preUpgrade hook exited with code 3")) << failed.err;
+
+  CommandResult restart = s.Cli({"restart", "sbx", "one", "--all"});
+  EXPECT_EQ(restart.exit_code, 1);
+  EXPECT_TRUE(Contains(restart.err, "sandbox \"one\" is not started, not Running")) << restart.err;
+  CommandResult neither = s.Cli({"restart", "sbx", "one"});
+  EXPECT_EQ(neither.exit_code, 1);
+  EXPECT_TRUE(Contains(neither.err, "--all or -c")) << neither.err;
+}
+
 // `warren image import|ls|rm` over a local image store (no server needed).
 TEST(ServerCli, ImageVerbsImportListRemove) {
   store::testing::TempDir dir;

@@ -58,6 +58,14 @@ TEST_F(Completion, CompletesVerbsKindsAndFlags) {
   EXPECT_EQ(Complete({"warren", "completion", ""}), "bash zsh");
   EXPECT_EQ(Complete({"warren", "apikey", "cr"}), "create");
   EXPECT_EQ(Complete({"warren", "apikey", "create", "--te"}), "--team");
+  EXPECT_EQ(Complete({"warren", "status", "s"}), "sbs sandboxset suo sandboxupdateops");
+  EXPECT_EQ(Complete({"warren", "set", ""}), "image");
+  EXPECT_EQ(Complete({"warren", "set", "image", "sb"}), "sbs");
+  EXPECT_EQ(Complete({"warren", "set", "image", "sbs", "p", "--ti"}), "--timeout");
+  EXPECT_EQ(Complete({"warren", "create", "s"}), "suo sandboxupdateops");
+  EXPECT_EQ(Complete({"warren", "create", "suo", "--max"}), "--max-unavailable");
+  EXPECT_EQ(Complete({"warren", "restart", "sb"}), "sbx");
+  EXPECT_EQ(Complete({"warren", "restart", "sbx", "x", "--al"}), "--all");
   EXPECT_EQ(Complete({"warren", "exec", "-i", "x", "--", "l"}), "") << "the command is the shell's";
 }
 

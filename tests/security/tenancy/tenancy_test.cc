@@ -353,6 +353,40 @@ TEST_F(TenancyTest, ImagePullAndCronJobsArePerTeamAndTheirStatusIsTheControlPlan
             403);
 }
 
+// A SandboxUpdateOps acts in its own team's namespace only: another team cannot see or delete
+// it, its status is the controller's, and its patch may not bring a hostPath volume into the
+// team's sandboxes (the controller, an admin, would write it there).
+TEST_F(TenancyTest, SandboxUpdateOpsArePerTeamAndTheirStatusIsTheControlPlanes) {
+  Json ops = {{"apiVersion", "agents.kruise.io/v1alpha1"},
+              {"kind", "SandboxUpdateOps"},
+              {"metadata", {{"name", "up"}}},
+              {"spec",
+               {{"selector", {{"matchLabels", {{"app", "nothing"}}}}},
+                {"paused", true},
+                {"patch", {{"spec", {{"containers", {{{"name", "main"}, {"image", "b:2"}}}}}}}}}}};
+  const std::string path = "/apis/agents.kruise.io/v1alpha1/namespaces/team-a/sandboxupdateops";
+  ASSERT_EQ(Call("POST", path, team_a_key_, ops.dump()).status, 201);
+  EXPECT_EQ(Call("GET", path + "/up", team_a_key_).status, 200);
+  EXPECT_EQ(Call("GET", path + "/up", team_b_key_).status, 404);
+  EXPECT_EQ(Call("DELETE", path + "/up", team_b_key_).status, 404);
+  EXPECT_EQ(Call("PATCH", path + "/up", team_b_key_, R"({"spec":{"paused":false}})",
+                 "application/merge-patch+json")
+                .status,
+            404);
+  EXPECT_TRUE(
+      Items(Call("GET", "/apis/agents.kruise.io/v1alpha1/sandboxupdateops", team_b_key_)).empty());
+  Reply status = Call("PATCH", path + "/up/status", team_a_key_,
+                      R"({"status":{"phase":"Completed"}})", "application/merge-patch+json");
+  EXPECT_EQ(status.status, 403) << status.text;
+  Json host = ops;
+  host["metadata"]["name"] = "host";
+  host["spec"]["patch"]["spec"]["volumes"] = {{{"name", "etc"}, {"hostPath", {{"path", "/etc"}}}}};
+  Reply refused = Call("POST", path, team_a_key_, host.dump());
+  EXPECT_EQ(refused.status, 403) << refused.text;
+  EXPECT_NE(refused.text.find("spec.patch.spec.volumes"), std::string::npos) << refused.text;
+  EXPECT_EQ(Call("DELETE", path + "/up", team_a_key_).status, 200);
+}
+
 // The kinds this batch added (ResourceQuota) and the control plane's Events are per team too.
 TEST_F(TenancyTest, AnotherTeamsQuotaAndEventsAre404) {
   Json quota = {{"apiVersion", "warren.dev/v1alpha1"},
