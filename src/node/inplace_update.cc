@@ -82,6 +82,13 @@ Status NodeAgent::RunUpgradeHook(const std::string& id, const char* name,
     Log()->info("upgrade hook ran id={} hook={}", id, name);
     return Status::Ok();
   }
+  if (out.exit_code) {
+    const std::string said = fmt::format("the command exited with code {}", *out.exit_code);
+    return FailedPreconditionError(
+        out.output == said ? fmt::format("{} hook failed: {}", name, said)
+                           : fmt::format("{} hook failed: the command exited with code {}: {}",
+                                         name, *out.exit_code, out.output));
+  }
   return FailedPreconditionError(fmt::format("{} hook failed: {}", name, out.output));
 }
 
@@ -244,6 +251,9 @@ NodeAgent::Next NodeAgent::UpdateInPlace(api::Object& obj, const std::string& id
     });
     if (!s.ok()) return AfterWriteError(s);
     mark();
+    metrics_.inplace_update.Record(
+        obj.metadata.namespace_, true,
+        std::chrono::duration<double>(clock_.Monotonic() - started).count());
     if (change.image || change.resources) events_->Normal(obj, reasons::kUpdatedInPlace, message);
     log->info("sandbox updated in place id={} object={} revision={} change=\"{}\" ms={}", id,
               obj.Key(), revision, what,
@@ -311,6 +321,7 @@ NodeAgent::Next NodeAgent::FailUpdate(api::Object& obj, const std::string& id,
   Log()->warn("in-place update failed id={} object={} revision={} why=\"{}\"", id, obj.Key(),
               revision, why);
   events_->Warning(obj, reasons::kFailedUpdateInPlace, why);
+  metrics_.inplace_update.Record(obj.metadata.namespace_, false, 0);
   std::string running;
   bool ready = false;
   locals_.With(id, [&](const Local& l) {

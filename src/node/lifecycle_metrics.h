@@ -11,6 +11,7 @@ namespace warren::node {
 //   sandbox_creation_duration_seconds / sandbox_creation_total   creationTimestamp → Running+Ready
 //   sandbox_pause_duration_seconds    / sandbox_pause_total      the freeze (or stop) + status
 //   sandbox_resume_duration_seconds   / sandbox_resume_total     the thaw (or boot) → Ready
+//   sandbox_inplace_update_duration_seconds / _total             a template change → Ready on it
 //   sandbox_deletion_duration_seconds                            the teardown → finalizer removed
 // Thread-safe.
 struct LifecycleMetrics {
@@ -33,6 +34,15 @@ struct LifecycleMetrics {
       .duration_help = obs::help::kResumeDuration,
       .total = "sandbox_resume_total",
       .total_help = "Resumes done by the node, by result.",
+      .const_labels = {{"source", "k8s"}},
+  }};
+  obs::OperationMetrics inplace_update{{
+      .duration = "sandbox_inplace_update_duration_seconds",
+      .duration_help =
+          "Time the node takes to update a running sandbox in place, hooks included, until it is "
+          "Ready on its new template.",
+      .total = "sandbox_inplace_update_total",
+      .total_help = "In-place updates the node finished (success) or gave up (failure).",
       .const_labels = {{"source", "k8s"}},
   }};
   obs::OperationMetrics deletion{{

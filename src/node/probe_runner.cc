@@ -104,10 +104,11 @@ ProbeOutcome RunExec(const ProbeAction& action, const ProbeTarget& target) {
     if (!resp.ok()) return {false, TruncateProbeOutput(resp.status().message())};
     return {false, "the probe's command ended without an exit status"};
   }
-  if (*exit_code == 0) return {true, TruncateProbeOutput(output)};
-  return {false, TruncateProbeOutput(
-                     output.empty() ? fmt::format("the command exited with code {}", *exit_code)
-                                    : output)};
+  if (*exit_code == 0) return {true, TruncateProbeOutput(output), exit_code};
+  return {false,
+          TruncateProbeOutput(
+              output.empty() ? fmt::format("the command exited with code {}", *exit_code) : output),
+          exit_code};
 }
 
 ProbeOutcome RunHttpGet(const ProbeAction& action, const ProbeTarget& target) {

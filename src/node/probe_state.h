@@ -34,7 +34,8 @@ inline constexpr size_t kMaxProbeOutput = 1024;
 // What one run of a probe found.
 struct ProbeOutcome {
   bool success = false;
-  std::string output;  // the command's output, the HTTP status line, or why it failed
+  std::string output;            // the command's output, the HTTP status line, or why it failed
+  std::optional<int> exit_code;  // exec: the command's, when it ended
 };
 
 // Trims `output` to kMaxProbeOutput bytes on a UTF-8 boundary, without trailing whitespace.

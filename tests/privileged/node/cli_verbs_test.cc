@@ -331,7 +331,7 @@ TEST_F(CliVerbs, StatusFollowsASandboxSetsRolloutAndSaysWhyItIsStuck) {
   EXPECT_TRUE(slash.out.starts_with("pool  Updating  ")) << slash.out << slash.err;
   CommandResult other = server_->Cli({"status", "sbx", "box"});
   EXPECT_EQ(other.exit_code, 1);
-  EXPECT_TRUE(Contains(other.err, "SandboxSets (sbs), not sandboxes")) << other.err;
+  EXPECT_TRUE(Contains(other.err, "not sandboxes")) << other.err;
   CommandResult missing = server_->Cli({"status", "sbs", "nosuch"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_TRUE(Contains(missing.err, "NotFound")) << missing.err;
