@@ -205,8 +205,7 @@ Status Cgroup::SetLimits(const CgroupLimits& limits) {
       const std::string memsw = dir + "/memory.memsw.limit_in_bytes";
       const bool has_memsw = Exists(memsw);
       auto current = ReadUint(dir + "/memory.limit_in_bytes");
-      const bool raising =
-          current.ok() && static_cast<uint64_t>(limits.memory_bytes) > *current;
+      const bool raising = current.ok() && static_cast<uint64_t>(limits.memory_bytes) > *current;
       if (has_memsw && raising) RETURN_IF_ERROR(base::WriteKernelFile(memsw, v));
       RETURN_IF_ERROR(base::WriteKernelFile(dir + "/memory.limit_in_bytes", v));
       if (has_memsw && !raising) RETURN_IF_ERROR(base::WriteKernelFile(memsw, v));
