@@ -206,10 +206,14 @@ test('volumeClaimTemplates give each pool member its own volume, deleted with th
   const members = async () => (await (await fetch(
     `${base}/agents.kruise.io/v1alpha1/namespaces/${TEAM_A}/sandboxes`, { headers: auth })).json())
     .items.filter((s) => s.metadata.labels?.['agents.kruise.io/sandbox-pool'] === 'vct-pool');
-  const ready = await waitFor('two members, each with its own volume mounted', async () => {
+  const available = async () => (await (await fetch(
+    `${base}/agents.kruise.io/v1alpha1/namespaces/${TEAM_A}/sandboxsets/vct-pool`,
+    { headers: auth })).json()).status?.availableReplicas ?? 0;
+  const ready = await waitFor('two available members, each with its own volume mounted', async () => {
     const ms = await members();
     const vs = await volumes();
-    const ok = ms.length === 2 && ms.every((m) => vs.some((v) =>
+    // Available (Running and Ready), not only mounted: the create below must find them in stock.
+    const ok = ms.length === 2 && (await available()) === 2 && ms.every((m) => vs.some((v) =>
       v.metadata.name === `work-${m.metadata.name}` && v.status?.phase === 'Available' &&
       v.status.capacityBytes === 32 * 1024 * 1024 &&
       v.status.mountedBy?.[0] === m.metadata.labels['agents.kruise.io/sandbox-id']));
