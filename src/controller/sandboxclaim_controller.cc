@@ -144,6 +144,7 @@ Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std:
   int held = static_cast<int>(ClaimedBy(*claim).size());
 
   std::string first_error;
+  std::string inplace_failure;  // the node could not make spec.inplaceUpdate: the claim ends
   bool no_stock = false;
   int64_t last_write = 0;
   if (held < replicas && now < deadline) {
@@ -172,7 +173,7 @@ Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std:
     std::mutex mu;
     int batch = std::max(1, options_.initial_batch_size);
     int done = 0;
-    while (done < missing && first_error.empty() && !no_stock) {
+    while (done < missing && first_error.empty() && inplace_failure.empty() && !no_stock) {
       int n = std::min(batch, missing - done);
       std::atomic<int> next{0};
       auto work = [&] {
@@ -186,6 +187,12 @@ Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std:
                 .Increment();
           } else if (r.status().code() == StatusCode::kResourceExhausted) {
             no_stock = true;
+          } else if (r.status().code() == StatusCode::kFailedPrecondition &&
+                     r.status().message().find("in-place update") != std::string::npos) {
+            // Every member would fail the same way: the claim ends rather than use up the pool.
+            claims_total_.Add({{"namespace", base_request.namespace_}, {"result", "failure"}})
+                .Increment();
+            if (inplace_failure.empty()) inplace_failure = r.status().message();
           } else {
             claims_total_.Add({{"namespace", base_request.namespace_}, {"result", "failure"}})
                 .Increment();
@@ -227,6 +234,19 @@ Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std:
                        .observed_generation = next.observed_generation},
                       now);
     if (events_) events_->Normal(*claim, "Completed", next.message).IgnoreError();
+  } else if (!inplace_failure.empty()) {
+    next.phase = "Completed";
+    next.completion_time = now;
+    next.message = fmt::format("claimed {} of {} sandboxes from {}; stopped: {}", held, replicas,
+                               spec.template_name, inplace_failure);
+    api::SetCondition(next.conditions,
+                      {.type = "Completed",
+                       .status = "False",
+                       .reason = "InplaceUpdateFailed",
+                       .message = next.message,
+                       .observed_generation = next.observed_generation},
+                      now);
+    if (events_) events_->Warning(*claim, "InplaceUpdateFailed", next.message).IgnoreError();
   } else if (now >= deadline) {
     next.phase = "Completed";
     next.completion_time = now;

@@ -60,6 +60,8 @@ struct ClaimResult {
 };
 
 // Hands out sandboxes from warm pools. Errors: NotFound (no such SandboxSet),
+// FailedPrecondition (the node could not make the claim's in-place update; that member is
+// deleted, and another would fail alike),
 // ResourceExhausted (nothing in stock and createOnNoStock false, until the timeout),
 // DeadlineExceeded (the claim or a cold create ran out of time), Unavailable (envd /init
 // failed; the sandbox was deleted), and store errors. Implementations are thread-safe.

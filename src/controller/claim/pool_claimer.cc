@@ -343,12 +343,15 @@ Result<api::Object> PoolClaimer::WaitInplaceUpdated(const api::Object& claimed,
     return UnavailableError(
         fmt::format("sandbox {}/{} was deleted during its in-place update", ns, name));
   }
-  Status why = outcome == Outcome::kFailed
-                   ? UnavailableError(fmt::format("in-place update of sandbox {}/{} failed: {}", ns,
-                                                  name, InplaceUpdateMessage(*latest)))
-                   : DeadlineExceededError(fmt::format(
-                         "in-place update of sandbox {}/{} was not done within {} ms ({})", ns,
-                         name, wait.count(), FailureOf(*latest)));
+  // The node gave up (a hook, an image that cannot be had): FailedPrecondition, as another
+  // member would fail the same way.
+  Status why =
+      outcome == Outcome::kFailed
+          ? FailedPreconditionError(fmt::format("in-place update of sandbox {}/{} failed: {}", ns,
+                                                name, InplaceUpdateMessage(*latest)))
+          : DeadlineExceededError(
+                fmt::format("in-place update of sandbox {}/{} was not done within {} ms ({})", ns,
+                            name, wait.count(), FailureOf(*latest)));
   DeleteFailed(*latest, "inplace_update", why);
   return why;
 }

@@ -108,6 +108,26 @@ TEST(InplaceClaim, ASandboxClaimGetsAWarmMemberUpdatedToItsImage) {
   EXPECT_EQ(logs.out.rfind("no-debian\n", 0), 0u) << "first run, on busybox: " << logs.out;
   EXPECT_NE(logs.out.find('.'), std::string::npos) << "then Debian's version: " << logs.out;
 
+  // An image the node cannot have: the claim ends saying so, instead of taking member after
+  // member (each failed update deletes the member it was made on).
+  WaitJson(*s, api + "/sandboxsets/pool", "the pool refilled", [](const api::Json& o) {
+    return o.value("status", api::Json::object()).value("availableReplicas", 0) == 1;
+  });
+  std::string bad = kClaim;
+  bad.replace(bad.find("wants-base"), 10, "wants-none");
+  bad.replace(bad.find("image: base"), 11, "image: no-such-image");
+  ASSERT_EQ(s->Cli({"apply", "-f", "-"}, bad).exit_code, 0);
+  api::Json ended =
+      WaitJson(*s, api + "/sandboxclaims/wants-none", "claim ended", [](const api::Json& o) {
+        return o.value("status", api::Json::object()).value("phase", "") == "Completed";
+      });
+  EXPECT_EQ(ConditionReason(ended, "Completed"), "InplaceUpdateFailed")
+      << api::DumpJson(ended["status"]);
+  EXPECT_TRUE(Contains(ended["status"].value("message", ""), "no-such-image"))
+      << api::DumpJson(ended["status"]);
+  EXPECT_EQ(ended["status"].value("claimedReplicas", 0), 0);
+
+  s->Cli({"delete", "sandboxclaim", "wants-none"});
   ASSERT_EQ(s->Cli({"delete", "sandboxset", "pool"}).exit_code, 0);
   ASSERT_EQ(s->Cli({"delete", "sandboxclaim", "wants-base"}).exit_code, 0);
   s->Cli({"delete", "sandbox", name});  // also collected with its claim
