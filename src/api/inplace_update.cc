@@ -7,15 +7,6 @@
 namespace warren::api {
 namespace {
 
-uint32_t Fnv32a(std::string_view data) {
-  uint32_t h = 2166136261u;
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 16777619u;
-  }
-  return h;
-}
-
 template <class T>
 Json Encoded(const T& value) {
   Json j = Json::object();
@@ -42,6 +33,15 @@ std::string ResourcesNotInPlace(const std::map<std::string, Quantity>& from,
 }
 
 }  // namespace
+
+uint32_t Fnv32a(std::string_view data) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 16777619u;
+  }
+  return h;
+}
 
 std::string PodTemplateHash(const PodTemplateSpec& pod_template) {
   return fmt::format("{:08x}", Fnv32a(DumpJson(Encoded(pod_template))));

@@ -5,11 +5,16 @@
 // the node agent (which makes the change) and the controllers that ask for it (SandboxUpdateOps,
 // claims with inplaceUpdate): both must agree on what qualifies and on the revision hash.
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "api/types/pod_template.h"
 
 namespace warren::api {
+
+// FNV-32a, as the reference hashes templates (SandboxSet revisions, updateRevision).
+uint32_t Fnv32a(std::string_view data);
 
 // A Sandbox's status.updateRevision: the template it runs, as 8 hex digits (FNV-32a of its
 // canonical JSON). Equal templates hash equal whatever the order they were written in.

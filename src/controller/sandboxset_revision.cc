@@ -2,19 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "api/inplace_update.h"
 #include "api/kinds.h"
 #include "api/types/labels.h"
 
 namespace warren::controller {
-
-uint32_t Fnv32a(std::string_view data) {
-  uint32_t h = 2166136261u;
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 16777619u;
-  }
-  return h;
-}
 
 TemplateRevision ComputeRevision(const api::Object& set, const api::Object* referenced) {
   const api::Json& spec = set.spec();
@@ -40,7 +32,7 @@ TemplateRevision ComputeRevision(const api::Object& set, const api::Object* refe
   // that restores nothing hashes as it always did (its members are not rolled by this change).
   std::string hashed = api::DumpJson(t);
   if (!r.restore_from.empty()) hashed += "\nrestore-from=" + r.restore_from;
-  r.hash = fmt::format("{:08x}", Fnv32a(hashed));
+  r.hash = fmt::format("{:08x}", api::Fnv32a(hashed));
   // A DNS subdomain is at most 253 characters; the hash keeps revisions apart.
   r.template_name = fmt::format("{}-{}", set.metadata.name.substr(0, 243), r.hash);
   r.template_spec = std::move(t);

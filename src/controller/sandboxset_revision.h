@@ -31,7 +31,4 @@ TemplateRevision ComputeRevision(const api::Object& set, const api::Object* refe
 // The SandboxTemplate object materializing `revision`, owned by `set` (deleted with it).
 api::Object MakeRevisionTemplate(const api::Object& set, const TemplateRevision& revision);
 
-// FNV-32a, as the reference hashes templates.
-uint32_t Fnv32a(std::string_view data);
-
 }  // namespace warren::controller

@@ -30,12 +30,6 @@ auto Log() { return base::Logger("node"); }
 constexpr const char* kFailedUpdateRevision = "failedUpdateRevision";
 constexpr const char* kRestartedFor = "restartedFor";
 
-std::string RawString(const api::Json& status, const char* key) {
-  if (!status.is_object()) return "";
-  auto it = status.find(key);
-  return it != status.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 // The change in words, for the condition and the Event.
 std::string Describe(const api::PodTemplateSpec& from, const api::PodTemplateSpec& to,
                      const api::TemplateChange& c) {
@@ -121,7 +115,7 @@ std::optional<NodeAgent::Next> NodeAgent::UpdateTemplateIfChanged(api::Object& o
     running = l.running_template;
     revision = l.revision;
   });
-  if (want == revision || want == RawString(obj.status(), kFailedUpdateRevision)) {
+  if (want == revision || want == api::StringField(obj.status(), kFailedUpdateRevision)) {
     if (StatusOf(obj).update_revision != revision) {
       Status s = WriteStatus(
           obj, [&](api::SandboxStatus& st, api::Json&) { st.update_revision = revision; });
@@ -371,7 +365,7 @@ std::optional<NodeAgent::Next> NodeAgent::RestartIfAsked(api::Object& obj, const
   auto asked = obj.metadata.annotations.find(api::annotations::kRestartRequestedAt);
   if (asked == obj.metadata.annotations.end() || asked->second.empty()) return std::nullopt;
   const std::string value = asked->second;
-  if (RawString(obj.status(), kRestartedFor) == value) return std::nullopt;
+  if (api::StringField(obj.status(), kRestartedFor) == value) return std::nullopt;
   Log()->info("restarting on request id={} object={} asked={}", id, obj.Key(), value);
   events_->Normal(obj, reasons::kRestarted,
                   "every process is restarted on request; the files stay");

@@ -270,14 +270,7 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
     std::string phase = st.is_object() ? st.value("phase", "") : "";
     return state == MemberState::kTerminating || phase == "Failed" || phase == "Succeeded";
   };
-  auto wait_end = Steady::now() + wait;
-  bool settled = false;
-  // In slices, so a shutdown is noticed.
-  while (!settled && !cancelled_ && Steady::now() < wait_end) {
-    settled = cache.WaitUntil(settle, std::min<std::chrono::milliseconds>(
-                                          Remaining(wait_end), std::chrono::milliseconds(100)));
-  }
-  if (!settled) settled = settle();
+  bool settled = WaitSettled(cache, settle, wait);
   step.reset();
   if (cancelled_ && !settled) {
     Status why = UnavailableError("the server is shutting down");
@@ -301,6 +294,18 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
   }
   ASSIGN_OR_RETURN(auto committed, Finish(*latest, request, deadline, lock, "", deferred));
   return ClaimResult{std::move(committed), false, lock_type::kCreate, 0};
+}
+
+bool PoolClaimer::WaitSettled(Informer& cache, const std::function<bool()>& settle,
+                              std::chrono::milliseconds wait) {
+  const auto wait_end = Steady::now() + wait;
+  bool settled = false;
+  // In slices, so a shutdown is noticed.
+  while (!settled && !cancelled_ && Steady::now() < wait_end) {
+    settled = cache.WaitUntil(settle, std::min<std::chrono::milliseconds>(
+                                          Remaining(wait_end), std::chrono::milliseconds(100)));
+  }
+  return settled || settle();
 }
 
 Result<api::Object> PoolClaimer::WaitInplaceUpdated(const api::Object& claimed,
@@ -331,13 +336,7 @@ Result<api::Object> PoolClaimer::WaitInplaceUpdated(const api::Object& claimed,
     }
     return false;
   };
-  const auto wait_end = Steady::now() + wait;
-  bool settled = false;
-  while (!settled && !cancelled_ && Steady::now() < wait_end) {
-    settled = cache.WaitUntil(settle, std::min<std::chrono::milliseconds>(
-                                          Remaining(wait_end), std::chrono::milliseconds(100)));
-  }
-  if (!settled) settled = settle();
+  WaitSettled(cache, settle, wait);
   if (outcome == Outcome::kDone) return *latest;
   if (outcome == Outcome::kGone) {
     return UnavailableError(

@@ -85,6 +85,10 @@ class PoolClaimer final : public Claimer {
                                  Deadline deadline, base::WallTime pending_deadline,
                                  const std::string& lock, bool* deferred);
   // Steps 3-5 for a sandbox claimed under `lock`.
+  // Waits in slices (a shutdown is noticed) until `settle` holds on the cache, at most `wait`;
+  // whether it held (it is asked once more at the end).
+  bool WaitSettled(Informer& cache, const std::function<bool()>& settle,
+                   std::chrono::milliseconds wait);
   // Waits until the node has made the claim's in-place update (status.updateRevision ==
   // `revision`, Ready): the sandbox as it is then. On a failure the sandbox is deleted and the
   // error names why.

@@ -87,6 +87,14 @@ spec:
                              pre_hook, post_hook, Container("base")));
   }
 
+  // ApplyUpdatable with hooks that do nothing, once Ready: its sandbox id.
+  std::string ReadyUpdatable() {
+    const std::string id = SandboxId(ApplyUpdatable(R"(["true"])", R"(["true"])"));
+    WaitFor(
+        "upd", [](const api::Object& o) { return ConditionStatus(o, "Ready") == "True"; }, "Ready");
+    return id;
+  }
+
   std::string VolumeFile(const std::string& id, const std::string& name) {
     return ReadHostFile(agent_->options().root + "/sandboxes/" + id + "/volumes/data/" + name);
   }
@@ -176,10 +184,7 @@ TEST_F(InPlaceUpdateTest, AnImageChangeKeepsTheSandboxAndRestartsItBetweenItsHoo
 
 TEST_F(InPlaceUpdateTest, MemoryChangesLiveAndOtherChangesRecreateSayingSo) {
   StartAgent();
-  api::Object created = ApplyUpdatable(R"(["true"])", R"(["true"])");
-  const std::string id = SandboxId(created);
-  WaitFor(
-      "upd", [](const api::Object& o) { return ConditionStatus(o, "Ready") == "True"; }, "Ready");
+  const std::string id = ReadyUpdatable();
   const std::vector<int> pids = SandboxPids(Options(), id);
 
   // cpu/memory: the same processes, a new limit.
@@ -222,10 +227,7 @@ TEST_F(InPlaceUpdateTest, MemoryChangesLiveAndOtherChangesRecreateSayingSo) {
 
 TEST_F(InPlaceUpdateTest, RestartAnnotationRestartsEveryProcessOnTheSameFiles) {
   StartAgent();
-  api::Object created = ApplyUpdatable(R"(["true"])", R"(["true"])");
-  const std::string id = SandboxId(created);
-  WaitFor(
-      "upd", [](const api::Object& o) { return ConditionStatus(o, "Ready") == "True"; }, "Ready");
+  const std::string id = ReadyUpdatable();
   const std::vector<int> pids = SandboxPids(Options(), id);
   for (int i = 0; i < 200 && !std::filesystem::exists(UpperFile(id, "root/scratch")); ++i) {
     std::this_thread::sleep_for(20ms);
