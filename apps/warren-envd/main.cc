@@ -24,6 +24,9 @@
 #include "envd/version.h"
 #include "net/http_server.h"
 #include "os/user_db.h"
+#include "trace/route_spans.h"
+#include "trace/span_log.h"
+#include "trace/tracer.h"
 
 namespace {
 
@@ -82,6 +85,7 @@ int main(int argc, char** argv) {
   std::string node_secret;
   std::string log_file;
   std::string audit_file;
+  std::string span_file;
   std::string log_level = "info";
   std::string command_user = "root";
   int threads = 2;
@@ -100,6 +104,9 @@ int main(int argc, char** argv) {
   app.add_option("--command-log", log_file, "file that keeps the template command's output");
   app.add_option("--audit-log", audit_file,
                  "file where commands started and files written or removed are recorded");
+  app.add_option("--span-log", span_file,
+                 "file where spans of requests that carry a sampled traceparent are written "
+                 "(OTLP/JSON, one per line) for the node agent to forward; default: no spans");
   app.add_option("--command-user", command_user, "user the template command runs as");
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error|off");
   app.add_option("--threads", threads, "HTTP loop threads");
@@ -167,7 +174,21 @@ int main(int argc, char** argv) {
   // threads fairly between, so none is capped below the pool.
   server_options.blocking_threads_per_key = blocking_threads;
   server_options.max_body_bytes = 16 * 1024 * 1024;
-  auto server = net::HttpServer::Start(server_options, agent.BuildRouter());
+  net::Router router = agent.BuildRouter();
+  // Spans only for requests whose caller traces them (sampling 0 starts no trace of its own):
+  // the node's /init and SDK calls relayed by a tracing gateway.
+  std::unique_ptr<trace::SpanLog> span_log;
+  if (!span_file.empty()) {
+    auto opened = trace::SpanLog::Open(span_file);
+    if (!opened.ok()) {
+      std::cerr << "warren-envd: --span-log: " << opened.status().ToString() << "\n";
+      return 2;
+    }
+    span_log = std::move(opened).value();
+    trace::Install(*span_log, {.sampling_ratio = 0.0});
+    trace::TraceRoutes(router, "envd");
+  }
+  auto server = net::HttpServer::Start(server_options, std::move(router));
   if (!server.ok()) {
     std::cerr << "warren-envd: " << server.status().ToString() << "\n";
     return 1;

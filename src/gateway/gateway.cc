@@ -5,6 +5,8 @@
 #include "base/encoding.h"
 #include "base/log.h"
 #include "gateway/responses.h"
+#include "trace/propagation.h"
+#include "trace/tracer.h"
 
 namespace warren::gateway {
 namespace {
@@ -77,6 +79,30 @@ void LogRelayEnd(const net::RelayOutcome& outcome, const SandboxAddress& address
 
 // A Responder is move-only and std::function wants copies: jobs carry it in a shared_ptr.
 using SharedResponder = std::shared_ptr<net::Responder>;
+
+// The span of a request that arrived traced (gateway.h), or null: no allocation, no clock read
+// for the rest.
+std::shared_ptr<trace::DetachedSpan> StartRelaySpan(const net::Request& request,
+                                                    const SandboxAddress& address) {
+  if (!trace::Enabled()) return nullptr;
+  auto parent = trace::ExtractTraceparent(request.headers);
+  if (!parent || !parent->sampled()) return nullptr;
+  auto span = std::make_shared<trace::DetachedSpan>("gateway.relay", *parent);
+  if (!span->recording()) return nullptr;
+  span->SetAttribute("http.request.method", request.method);
+  span->SetAttribute("warren.sandbox_id", address.sandbox_id);
+  span->SetAttribute("warren.sandbox_port", int64_t{address.port});
+  span->SetAttribute("warren.request_id", request.request_id);
+  return span;
+}
+
+// The gateway answered itself (no relay): the status, and an error for what a user would call
+// one (the sandbox gone, its port closed, a bad token).
+void Answered(const std::shared_ptr<trace::DetachedSpan>& span, int status) {
+  if (!span) return;
+  span->SetAttribute("http.response.status_code", int64_t{status});
+  if (status >= 400) span->SetError(fmt::format("answered {} by the gateway", status));
+}
 
 }  // namespace
 
@@ -182,12 +208,14 @@ void Gateway::Handle(net::Request& request, net::Responder responder) {
     responder.Send(JsonError(400, address.status().message()));
     return;
   }
+  RelaySpan span = StartRelaySpan(request, *address);
   std::optional<RouteLookup> lookup = routes_.Lookup(address->sandbox_id);
   if (lookup && lookup->route->state == RouteState::kClosed) {
     base::Logger("gateway")->debug(
         "refused a request to an unclaimed pool member sandbox_id={} port={} remote={}",
         address->sandbox_id, address->port, request.remote);
     counters_.Count(RequestResult::kUnauthorized);
+    Answered(span, 401);
     responder.Send(Unauthorized());
     return;
   }
@@ -197,25 +225,33 @@ void Gateway::Handle(net::Request& request, net::Responder responder) {
       // Only an authorised request may wake a sandbox (the token survives pause).
       if (!Authorized(request, address->port, *lookup->route)) {
         counters_.Count(RequestResult::kUnauthorized);
+        Answered(span, 401);
         responder.Send(UnauthorizedFor(request, address->port));
         return;
       }
+      if (span) span->SetAttribute("warren.auto_resume", true);
       auto shared = std::make_shared<net::Responder>(std::move(responder));
-      bool posted = dial_pool_.Post(
-          [this, shared, a = *address, l = *lookup] { ResumeAndRelay(std::move(*shared), a, l); });
-      if (!posted) shared->Send(JsonError(503, "the gateway is shutting down"));
+      bool posted = dial_pool_.Post([this, shared, a = *address, l = *lookup, span] {
+        ResumeAndRelay(std::move(*shared), a, l, span);
+      });
+      if (!posted) {
+        Answered(span, 503);
+        shared->Send(JsonError(503, "the gateway is shutting down"));
+      }
       return;
     }
     counters_.Count(paused ? RequestResult::kPaused : RequestResult::kNotFound);
+    Answered(span, 502);
     responder.Send(SandboxNotFound(address->sandbox_id));
     return;
   }
   if (!Authorized(request, address->port, *lookup->route)) {
     counters_.Count(RequestResult::kUnauthorized);
+    Answered(span, 401);
     responder.Send(UnauthorizedFor(request, address->port));
     return;
   }
-  Connect(std::move(responder), std::move(*address), std::move(*lookup));
+  Connect(std::move(responder), std::move(*address), std::move(*lookup), std::move(span));
 }
 
 bool Gateway::Authorized(const net::Request& request, uint16_t port, const Route& route) const {
@@ -232,40 +268,43 @@ bool Gateway::Authorized(const net::Request& request, uint16_t port, const Route
   return token && base::ConstantTimeEquals(*token, route.access_token);
 }
 
-void Gateway::Connect(net::Responder responder, SandboxAddress address, RouteLookup lookup) {
+void Gateway::Connect(net::Responder responder, SandboxAddress address, RouteLookup lookup,
+                      RelaySpan span) {
   if (options_.upstream_keepalive &&
-      Relay(responder, address, lookup, base::UniqueFd(), /*pooled=*/true)) {
+      Relay(responder, address, lookup, base::UniqueFd(), /*pooled=*/true, span)) {
     return;
   }
   if (options_.dial_on_loop) {
     if (auto dialed = dialer_.DialNow(address.sandbox_id, address.port)) {
       if (dialed->ok()) {
-        Relay(responder, address, lookup, std::move(*dialed).value(), /*pooled=*/false);
+        Relay(responder, address, lookup, std::move(*dialed).value(), /*pooled=*/false, span);
       } else {
-        DialFailed(responder, address, dialed->status());
+        DialFailed(responder, address, dialed->status(), span);
       }
       return;
     }
   }
   auto shared = std::make_shared<net::Responder>(std::move(responder));
-  bool posted = dial_pool_.Post([this, shared, a = std::move(address), l = std::move(lookup)] {
-    DialAndRelay(std::move(*shared), a, l);
-  });
-  if (!posted) shared->Send(JsonError(503, "the gateway is shutting down"));
+  bool posted = dial_pool_.Post([this, shared, a = std::move(address), l = std::move(lookup),
+                                 span] { DialAndRelay(std::move(*shared), a, l, span); });
+  if (!posted) {
+    Answered(span, 503);
+    shared->Send(JsonError(503, "the gateway is shutting down"));
+  }
 }
 
 void Gateway::DialAndRelay(net::Responder responder, const SandboxAddress& address,
-                           const RouteLookup& lookup) {
+                           const RouteLookup& lookup, RelaySpan span) {
   Result<base::UniqueFd> fd = dialer_.Dial(address.sandbox_id, address.port, options_.dial_timeout);
   if (!fd.ok()) {
-    DialFailed(responder, address, fd.status());
+    DialFailed(responder, address, fd.status(), span);
     return;
   }
-  Relay(responder, address, lookup, std::move(fd).value(), /*pooled=*/false);
+  Relay(responder, address, lookup, std::move(fd).value(), /*pooled=*/false, span);
 }
 
 void Gateway::DialFailed(net::Responder& responder, const SandboxAddress& address,
-                         const Status& why) {
+                         const Status& why, const RelaySpan& span) {
   StatusCode code = why.code();
   // Nothing listening on a sandbox's own port is the usual answer while its server starts
   // (clients poll for it): debug. envd not answering, or any other dial error, is a failure.
@@ -273,6 +312,7 @@ void Gateway::DialFailed(net::Responder& responder, const SandboxAddress& addres
   base::Logger("gateway")->log(port_not_open ? spdlog::level::debug : spdlog::level::warn,
                                "relay failed sandbox_id={} port={} step=dial cause=\"{}\"",
                                address.sandbox_id, address.port, why.ToString());
+  Answered(span, 502);
   if (code == StatusCode::kNotFound || code == StatusCode::kFailedPrecondition) {
     counters_.Count(RequestResult::kNotFound);
     responder.Send(SandboxNotFound(address.sandbox_id));
@@ -283,20 +323,34 @@ void Gateway::DialFailed(net::Responder& responder, const SandboxAddress& addres
 }
 
 bool Gateway::Relay(net::Responder& responder, const SandboxAddress& address,
-                    const RouteLookup& lookup, base::UniqueFd upstream, bool pooled) {
+                    const RouteLookup& lookup, base::UniqueFd upstream, bool pooled,
+                    const RelaySpan& span) {
   auto record = std::make_shared<RelayRecord>(routes_, address.sandbox_id);
   if (!routes_.AttachRelay(address.sandbox_id, lookup.generation, record)) {
     // The route went down since the lookup (killed or paused meanwhile).
     counters_.Count(RequestResult::kNotFound);
+    Answered(span, 502);
     responder.Send(SandboxNotFound(address.sandbox_id));
     return true;
   }
   net::ProxyOptions options;
   options.idle_timeout = options_.relay_idle_timeout;
-  // on_done owns the record until the relay ends.
-  options.on_done = [record, address, pooled](const net::RelayOutcome& outcome) {
+  if (span) {
+    // The sandbox's work parents on this hop, in the caller's trace.
+    options.set_request_headers.Set("traceparent", span->traceparent());
+  }
+  // on_done owns the record (and the span) until the relay ends.
+  options.on_done = [record, address, pooled, span](const net::RelayOutcome& outcome) {
     record->Done();
     LogRelayEnd(outcome, address, *record, pooled);
+    if (span) {
+      span->SetAttribute("warren.upstream", pooled ? "reused" : "dialed");
+      if (!outcome.ok()) {
+        span->SetError(
+            fmt::format("{}: {}", net::RelayStepName(outcome.failed_step), outcome.cause));
+      }
+      span->End();
+    }
   };
   // A request in flight when its sandbox is killed or paused gets the answer a request made
   // just after would get, not a cut connection (the SDK's isRunning() is false exactly on it).
@@ -343,7 +397,7 @@ bool Gateway::Relay(net::Responder& responder, const SandboxAddress& address,
 }
 
 void Gateway::ResumeAndRelay(net::Responder responder, const SandboxAddress& address,
-                             const RouteLookup& lookup) {
+                             const RouteLookup& lookup, RelaySpan span) {
   counters_.resumes.fetch_add(1, std::memory_order_relaxed);
   base::Logger("gateway")->info("auto-resume sandbox_id={}", address.sandbox_id);
   Status resumed = resumer_->Resume(*lookup.route, options_.resume_timeout);
@@ -353,16 +407,18 @@ void Gateway::ResumeAndRelay(net::Responder responder, const SandboxAddress& add
     base::Logger("gateway")->warn("auto-resume failed sandbox_id={} error={}", address.sandbox_id,
                                   resumed.ok() ? "not running in time" : resumed.ToString());
     counters_.Count(RequestResult::kResumeFailed);
+    Answered(span, 502);
     responder.Send(SandboxNotFound(address.sandbox_id));
     return;
   }
   if (running->route->access_token != lookup.route->access_token) {
     // Another claim took the sandbox meanwhile: this request was authorised for the old one.
     counters_.Count(RequestResult::kUnauthorized);
+    Answered(span, 401);
     responder.Send(Unauthorized());
     return;
   }
-  DialAndRelay(std::move(responder), address, *running);
+  DialAndRelay(std::move(responder), address, *running, std::move(span));
 }
 
 std::vector<MetricSample> Gateway::MetricSamples() const {

@@ -18,6 +18,7 @@
 #include "gateway/sandbox_dialer.h"
 #include "gateway/worker_pool.h"
 #include "net/http_server.h"
+#include "trace/span.h"
 
 namespace warren::gateway {
 
@@ -80,6 +81,13 @@ struct GatewayOptions {
 // 400 for a request that names no sandbox. A route that goes down aborts its relays (the
 // RouteTable does that), so an SDK stream sees its body terminate.
 //
+// Tracing (when on): a request that arrives with a sampled W3C `traceparent` gets a span,
+// "gateway.relay", from its arrival to the end of its relay (or the gateway's own answer), and
+// the sandbox receives a traceparent naming that span (W3C's rule for a participant that
+// forwards: same trace, its own span as the parent; `tracestate` passes as sent). Requests
+// without one pass untouched and cost nothing: the gateway never starts a trace of its own, as
+// a sandbox's traffic is its user's, not ours to sample.
+//
 // Ownership: borrows the RouteTable, the dialer and the resumer, which must outlive it. Owns
 // its server, dial threads and idle upstream connections. Thread-safe. Shutdown (or the
 // destructor) stops the listener, ends every relay and joins the threads.
@@ -109,18 +117,24 @@ class Gateway {
  private:
   Gateway(GatewayOptions options, RouteTable& routes, SandboxDialer& dialer, Resumer* resumer);
 
+  // The request's span (see above), null when it is not traced; it ends when the last holder
+  // lets go: the relay's end, or the handler that answered.
+  using RelaySpan = std::shared_ptr<trace::DetachedSpan>;
+
   void Handle(net::Request& request, net::Responder responder);
   // Relays over an idle keep-alive connection when there is one, else dials on a dial thread.
-  void Connect(net::Responder responder, SandboxAddress address, RouteLookup lookup);
-  void DialFailed(net::Responder& responder, const SandboxAddress& address, const Status& why);
+  void Connect(net::Responder responder, SandboxAddress address, RouteLookup lookup,
+               RelaySpan span);
+  void DialFailed(net::Responder& responder, const SandboxAddress& address, const Status& why,
+                  const RelaySpan& span);
   void DialAndRelay(net::Responder responder, const SandboxAddress& address,
-                    const RouteLookup& lookup);
+                    const RouteLookup& lookup, RelaySpan span);
   // Relays over `upstream`, or with `pooled` over an idle connection of this loop. Returns false,
   // with `responder` unanswered, only when `pooled` found none; otherwise it answered.
   bool Relay(net::Responder& responder, const SandboxAddress& address, const RouteLookup& lookup,
-             base::UniqueFd upstream, bool pooled);
+             base::UniqueFd upstream, bool pooled, const RelaySpan& span);
   void ResumeAndRelay(net::Responder responder, const SandboxAddress& address,
-                      const RouteLookup& lookup);
+                      const RouteLookup& lookup, RelaySpan span);
   bool Authorized(const net::Request& request, uint16_t port, const Route& route) const;
   void Housekeeping();
   // Asks the resumer to pause sandboxes idle past their idle_pause_seconds (on dial threads).

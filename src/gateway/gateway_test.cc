@@ -19,6 +19,7 @@
 #include "net/http_server.h"
 #include "net/testing/notification.h"
 #include "net/testing/raw_client.h"
+#include "trace/testing/collecting_sink.h"
 
 namespace warren::gateway {
 namespace {
@@ -328,6 +329,73 @@ TEST_F(GatewayTest, TraceparentReachesTheSandboxUntouched) {
   net::Headers h = Routing("it", "3000");
   h.Set("traceparent", parent);
   EXPECT_EQ(Get("/who", h).headers.Get("X-Saw-Traceparent"), parent);
+}
+
+// With tracing on, a traced request gets the gateway's span, and the sandbox a traceparent in
+// the same trace naming that span; an untraced request passes untouched and makes no span.
+TEST_F(GatewayTest, ATracedRequestIsASpanTheSandboxParentsOn) {
+  trace::testing::CollectingSink sink;
+  auto web = StartUpstream("web");
+  dialer_.Map("it", 3000, web->port());
+  table_.Upsert(RunningRoute("it", 1));
+  StartGateway();
+  const auto caller =
+      *base::ParseTraceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+  net::Headers h = Routing("it", "3000");
+  h.Set("traceparent", base::FormatTraceparent(caller));
+  auto client = Client();
+  net::Response traced = Get(*client, "/who", h);
+  ASSERT_EQ(traced.status, 200);
+  auto seen = base::ParseTraceparent(traced.headers.Get("X-Saw-Traceparent").value_or(""));
+  ASSERT_TRUE(seen);
+  EXPECT_EQ(seen->trace_id, caller.trace_id);
+  EXPECT_NE(seen->span_id, caller.span_id);
+  // A second request on the same connection rides a kept upstream connection: traced alike.
+  ASSERT_EQ(Get(*client, "/who", h).status, 200);
+  // Neither traced nor spanned without a traceparent.
+  net::Response plain = Get(*client, "/who", Routing("it", "3000"));
+  EXPECT_EQ(plain.headers.Get("X-Saw-Traceparent"), "");
+  // A traced request to a sandbox that is not there: a span that says so.
+  net::Headers gone = Routing("gone", "3000");
+  gone.Set("traceparent", base::FormatTraceparent(caller));
+  EXPECT_EQ(Get("/who", gone).status, 502);
+
+  std::vector<trace::SpanData> spans;
+  for (int i = 0; i < 200 && (spans = sink.spans()).size() < 3; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(spans.size(), 3u);
+  auto attribute = [](const trace::SpanData& s, std::string_view key) {
+    for (const auto& [k, v] : s.attributes) {
+      if (k == key) return v;
+    }
+    return trace::AttributeValue(std::string("<none>"));
+  };
+  const trace::SpanData* relayed = nullptr;
+  for (const auto& s : spans) {
+    EXPECT_EQ(s.name, "gateway.relay");
+    EXPECT_EQ(s.context.trace_id, caller.trace_id);
+    EXPECT_EQ(s.parent_span_id, caller.span_id);
+    EXPECT_EQ(s.kind, trace::SpanKind::kServer);
+    EXPECT_LE(s.start_unix_nanos, s.end_unix_nanos);
+    if (s.context.span_id == seen->span_id) relayed = &s;
+  }
+  ASSERT_NE(relayed, nullptr) << "the sandbox's parent is the gateway's span";
+  EXPECT_FALSE(relayed->error);
+  EXPECT_EQ(attribute(*relayed, "warren.sandbox_id"), trace::AttributeValue(std::string("it")));
+  EXPECT_EQ(attribute(*relayed, "warren.sandbox_port"), trace::AttributeValue(int64_t{3000}));
+  EXPECT_EQ(attribute(*relayed, "warren.upstream"), trace::AttributeValue(std::string("dialed")));
+  int reused = 0, failed = 0;
+  for (const auto& s : spans) {
+    if (attribute(s, "warren.upstream") == trace::AttributeValue(std::string("reused"))) ++reused;
+    if (s.error) {
+      ++failed;
+      EXPECT_EQ(attribute(s, "http.response.status_code"), trace::AttributeValue(int64_t{502}));
+      EXPECT_EQ(attribute(s, "warren.sandbox_id"), trace::AttributeValue(std::string("gone")));
+    }
+  }
+  EXPECT_EQ(reused, 1);
+  EXPECT_EQ(failed, 1);
 }
 
 // Idle upstream connections stay on the gateway loop that relayed over them, so requests on one

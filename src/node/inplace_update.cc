@@ -353,7 +353,7 @@ NodeAgent::Next NodeAgent::RecreateForUpdate(api::Object& obj, const std::string
         now);
   });
   if (!s.ok()) return AfterWriteError(s);
-  CollectAudit(obj.metadata.namespace_, id);
+  CollectFromEnvd(obj.metadata.namespace_, id);
   if (Status d = DestroyLocal(id, obj.metadata.uid, /*keep_files=*/false); !d.ok()) {
     return Next::kRetry;
   }

@@ -18,6 +18,7 @@
 #include "image/safe_fs.h"
 #include "node/audit_collector.h"
 #include "node/checkpoint_agent.h"
+#include "node/envd_span_collector.h"
 #include "node/node_registration.h"
 #include "node/sandbox_files.h"
 #include "node/sandbox_object.h"
@@ -378,14 +379,14 @@ void NodeAgent::SamplerLoop() {
   base::MonoTime next_gc = clock_.Monotonic() + options_.image_gc_interval;
   while (!stopping_) {
     std::vector<std::string> ids;
-    std::vector<std::pair<std::string, std::string>> audited;  // namespace, id
+    std::vector<std::pair<std::string, std::string>> local;  // namespace, id
     locals_.ForEach([&](const Local& l) {
       if (l.state == runtime::SandboxState::kRunning || l.state == runtime::SandboxState::kPaused) {
         ids.push_back(l.id);
       }
-      if (audit_ != nullptr) audited.emplace_back(l.namespace_, l.id);
+      local.emplace_back(l.namespace_, l.id);
     });
-    for (const auto& [ns, id] : audited) CollectAudit(ns, id);
+    for (const auto& [ns, id] : local) CollectFromEnvd(ns, id);
     for (const std::string& id : ids) {
       auto stats = runtime_->Stats(id);
       if (!stats.ok()) continue;
@@ -528,13 +529,19 @@ Result<std::vector<base::LogLine>> NodeAgent::ReadCommandLog(
   return base::ReadLogLines(log.get(), index.ok() ? index->get() : -1, query, mtime_ms);
 }
 
-void NodeAgent::CollectAudit(const std::string& namespace_, const std::string& sandbox_id) {
-  if (audit_ == nullptr) return;
+void NodeAgent::CollectFromEnvd(const std::string& namespace_, const std::string& sandbox_id) {
+  const std::string dir = PathsFor(sandbox_id).dir;
   std::lock_guard lock(audit_mu_);
-  auto added = CollectEnvdAudit(*audit_, namespace_, sandbox_id, PathsFor(sandbox_id).dir);
-  if (!added.ok()) {
-    Log()->warn("sandbox={} collecting envd's audit log: {}", sandbox_id,
-                added.status().ToString());
+  if (audit_ != nullptr) {
+    auto added = CollectEnvdAudit(*audit_, namespace_, sandbox_id, dir);
+    if (!added.ok()) {
+      Log()->warn("sandbox={} collecting envd's audit log: {}", sandbox_id,
+                  added.status().ToString());
+    }
+  }
+  auto spans = CollectEnvdSpans(sandbox_id, dir);
+  if (!spans.ok()) {
+    Log()->warn("sandbox={} collecting envd's spans: {}", sandbox_id, spans.status().ToString());
   }
 }
 

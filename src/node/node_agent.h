@@ -96,8 +96,10 @@ class NodeAgent {
   // Collects what envd records in each sandbox into `journal` (audit_collector.h) every sample
   // and at teardown, and sweeps old journals with the image GC. Before Start; null = never.
   void SetAuditJournal(audit::Journal* journal) { audit_ = journal; }
-  // One collection for one sandbox now (also before its files go).
-  void CollectAudit(const std::string& namespace_, const std::string& sandbox_id);
+  // One collection of what envd recorded in one sandbox now (also before its files go): its
+  // audit entries into the journal, its spans to the exporter when tracing is on
+  // (envd_span_collector.h).
+  void CollectFromEnvd(const std::string& namespace_, const std::string& sandbox_id);
   // Started (sandboxes that need a built-in image wait for its import).
   bool Ready() const;
   // What this node cannot enforce, one sentence each, for /readyz and the log (e.g.
@@ -321,8 +323,9 @@ class NodeAgent {
   std::atomic<bool> images_ready_{false};
   std::atomic<bool> gc_soon_{false};
   audit::Journal* audit_ = nullptr;
-  // One collection at a time: the sampler and a teardown must not both read the same offset.
-  std::mutex audit_mu_;  // collect unused image layers at the next sample
+  // One collection from envd at a time: the sampler and a teardown must not both read the same
+  // offset.
+  std::mutex audit_mu_;
   std::thread sampler_thread_;
   std::thread import_thread_;
   std::vector<std::thread> workers_;

@@ -349,6 +349,7 @@ std::optional<Failure> NodeAgent::FillPlanInput(const api::Object& obj, const st
   in.defaults = options_.defaults;
   in.capacity = capacity_;
   in.ephemeral_storage_unenforced = storage_->reason();
+  in.envd_spans = trace::Enabled();
   if (network_) {
     auto policy = EgressPolicyOf(obj);
     if (!policy.ok()) return Failure{reasons::kInvalidNetwork, policy.status().message()};
@@ -981,7 +982,7 @@ Status NodeAgent::DestroyLocal(const std::string& id, const std::string& uid, bo
   Status s = runtime_->Destroy(id);
   if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
   // What envd recorded last, before its log directory goes with the files.
-  if (!keep_files && !namespace_.empty()) CollectAudit(namespace_, id);
+  if (!keep_files && !namespace_.empty()) CollectFromEnvd(namespace_, id);
   locals_.Erase(id, uid);
   volumes_->Detach(id);
   (void)images_->ReleaseLease(LeaseId(uid));

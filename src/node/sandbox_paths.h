@@ -33,6 +33,8 @@ inline constexpr char kLogDirInSandbox[] = "/.warren/log";
 inline constexpr char kCommandLogName[] = "command.log";
 // What envd did for its callers (envd/audit_log.h), collected into the audit journal.
 inline constexpr char kEnvdAuditLogName[] = "audit.jsonl";
+// Spans of traced requests envd served (trace/span_log.h), forwarded to the exporter.
+inline constexpr char kEnvdSpanLogName[] = "spans.jsonl";
 inline constexpr uint16_t kEnvdPort = 49983;
 
 }  // namespace warren::node

@@ -307,6 +307,10 @@ PlanOutcome PlanSandbox(const PlanInput& in) {
                   user,
                   "--command-user",
                   user};
+  if (in.envd_spans) {
+    spec.command.push_back("--span-log");
+    spec.command.push_back(fmt::format("{}/{}", kLogDirInSandbox, kEnvdSpanLogName));
+  }
   if (!workdir.empty()) {
     spec.command.push_back("--default-workdir");
     spec.command.push_back(workdir);

@@ -70,6 +70,9 @@ struct PlanInput {
   // The host directories of the Volumes the pod's persistentVolumeClaim volumes name, by
   // claimName (attached by the VolumeAgent before planning).
   std::map<std::string, std::string> persistent_volumes;
+  // Tracing is on: envd records spans of the requests that carry a sampled traceparent in its
+  // log directory, for the node to forward (node/envd_span_collector.h).
+  bool envd_spans = false;
 };
 
 struct SandboxPlan {

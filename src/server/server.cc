@@ -13,9 +13,9 @@
 #include "obs/metrics_route.h"
 #include "server/auth/route_guard.h"
 #include "server/resource_api.h"
-#include "server/tracing_routes.h"
 #include "server/ui/ui_routes.h"
 #include "server/version.h"
+#include "trace/route_spans.h"
 #include "trace/tracer.h"
 
 namespace warren::server {
@@ -112,7 +112,7 @@ Status Server::Start() {
   }
   auth::GuardRoutes(router_, keys_);
   // Outside the key check, so a refused request is traced too.
-  if (trace::Enabled()) TraceRoutes(router_);
+  if (trace::Enabled()) trace::TraceRoutes(router_);
   net::ServerOptions http;
   http.address = options_.address;
   http.port = options_.port;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace warren::trace {
 namespace {
 
@@ -101,6 +103,21 @@ void AppendSpan(std::string& out, const SpanData& s) {
   out.append("}}");
 }
 
+void AppendResourceSpans(std::string& out, std::string_view service,
+                         const std::vector<SpanData>& spans, std::string_view select) {
+  out.append("{\"resource\":{\"attributes\":[");
+  AppendAttribute(out, "service.name", std::string(service));
+  out.append("]},\"scopeSpans\":[{\"scope\":{\"name\":\"warren\"},\"spans\":[");
+  bool first = true;
+  for (const SpanData& s : spans) {
+    if (s.service != select) continue;
+    if (!first) out.push_back(',');
+    first = false;
+    AppendSpan(out, s);
+  }
+  out.append("]}]}");
+}
+
 }  // namespace
 
 // Written by hand rather than through nlohmann: this runs for every span on the exporter's
@@ -109,14 +126,27 @@ void AppendSpan(std::string& out, const SpanData& s) {
 std::string EncodeOtlpJson(const std::vector<SpanData>& spans, std::string_view service_name) {
   std::string out;
   out.reserve(256 + spans.size() * 320);
-  out.append("{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
-  AppendAttribute(out, "service.name", std::string(service_name));
-  out.append("]},\"scopeSpans\":[{\"scope\":{\"name\":\"warren\"},\"spans\":[");
-  for (size_t i = 0; i < spans.size(); ++i) {
-    if (i > 0) out.push_back(',');
-    AppendSpan(out, spans[i]);
+  out.append("{\"resourceSpans\":[");
+  // This process's spans first; other services (rare: envd's, collected) each get their own
+  // resource. A batch is at most a few hundred spans and nearly always one service.
+  std::vector<std::string_view> services{std::string_view()};
+  for (const SpanData& s : spans) {
+    if (std::find(services.begin(), services.end(), s.service) == services.end()) {
+      services.push_back(s.service);
+    }
   }
-  out.append("]}]}]}");
+  for (size_t i = 0; i < services.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    AppendResourceSpans(out, i == 0 ? service_name : services[i], spans, services[i]);
+  }
+  out.append("]}");
+  return out;
+}
+
+std::string EncodeOtlpSpan(const SpanData& span) {
+  std::string out;
+  out.reserve(320);
+  AppendSpan(out, span);
   return out;
 }
 

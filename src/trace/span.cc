@@ -100,6 +100,59 @@ void Span::Keep(std::string_view name) {
   SetName(name);
 }
 
+DetachedSpan::DetachedSpan(std::string_view name, const base::TraceContext& parent, SpanKind kind) {
+  const internal::Installed* installed = internal::g_installed.load(std::memory_order_acquire);
+  if (installed == nullptr || !parent.valid() || !parent.sampled()) return;
+  data_ = std::make_unique<SpanData>();
+  data_->name = std::string(name);
+  data_->context.trace_id = parent.trace_id;
+  data_->context.span_id = NewSpanId();
+  data_->context.flags = 1;
+  data_->has_parent = true;
+  data_->parent_span_id = parent.span_id;
+  data_->kind = kind;
+  data_->start_unix_nanos = NowUnixNanos();
+  sink_ = installed->sink;
+}
+
+DetachedSpan& DetachedSpan::operator=(DetachedSpan&& other) noexcept {
+  if (this != &other) {
+    End();
+    data_ = std::move(other.data_);
+    sink_ = other.sink_;
+  }
+  return *this;
+}
+
+std::string DetachedSpan::traceparent() const {
+  return data_ ? base::FormatTraceparent(data_->context) : std::string();
+}
+
+void DetachedSpan::SetAttribute(std::string_view key, std::string_view value) {
+  if (data_) data_->attributes.emplace_back(std::string(key), std::string(value));
+}
+
+void DetachedSpan::SetAttribute(std::string_view key, int64_t value) {
+  if (data_) data_->attributes.emplace_back(std::string(key), value);
+}
+
+void DetachedSpan::SetAttribute(std::string_view key, bool value) {
+  if (data_) data_->attributes.emplace_back(std::string(key), value);
+}
+
+void DetachedSpan::SetError(std::string_view message) {
+  if (!data_) return;
+  data_->error = true;
+  data_->status_message = std::string(message.substr(0, 1024));
+}
+
+void DetachedSpan::End() {
+  if (!data_) return;
+  data_->end_unix_nanos = NowUnixNanos();
+  sink_->Submit(std::move(*data_));
+  data_.reset();
+}
+
 Span* CurrentSpan() { return t_current; }
 
 std::string CurrentTraceparent() { return t_current ? t_current->traceparent() : std::string(); }

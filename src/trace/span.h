@@ -77,6 +77,38 @@ class Span {
   bool keep_ = true;
 };
 
+// A span that is not tied to a thread: started where a request arrives and ended on whichever
+// thread finishes it (the gateway's relays end in a callback on a loop). It is never a
+// thread's current span, so nothing parents on it implicitly: pass its context() on. It ends
+// when End is called or when it is destroyed, whichever comes first; hold it in a shared_ptr
+// to end it when the last holder lets go. Inert (every method a no-op) when tracing is off or
+// the parent is not sampled. Movable; not thread-safe (one holder at a time).
+class DetachedSpan {
+ public:
+  DetachedSpan() = default;
+  // A child of `parent` (a context from a header), recorded when the parent says sampled.
+  DetachedSpan(std::string_view name, const base::TraceContext& parent,
+               SpanKind kind = SpanKind::kServer);
+  ~DetachedSpan() { End(); }
+  DetachedSpan(DetachedSpan&&) = default;
+  DetachedSpan& operator=(DetachedSpan&& other) noexcept;
+
+  bool recording() const { return data_ != nullptr; }
+  std::string traceparent() const;
+  void SetAttribute(std::string_view key, std::string_view value);
+  void SetAttribute(std::string_view key, const char* value) {
+    SetAttribute(key, std::string_view(value));
+  }
+  void SetAttribute(std::string_view key, int64_t value);
+  void SetAttribute(std::string_view key, bool value);
+  void SetError(std::string_view message);
+  void End();
+
+ private:
+  std::unique_ptr<SpanData> data_;  // null when inert or ended
+  SpanSink* sink_ = nullptr;
+};
+
 // This thread's innermost recording span, or null.
 Span* CurrentSpan();
 // The traceparent to send a callee from here (the current span's); empty when none records.

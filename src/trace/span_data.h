@@ -28,6 +28,10 @@ struct SpanData {
   std::vector<std::pair<std::string, AttributeValue>> attributes;
   bool error = false;  // OTLP status code 2 (ERROR) with `status_message`; else UNSET
   std::string status_message;
+  // The process that recorded it, as OTLP's resource `service.name`: empty for this process
+  // (the exporter's own name); set for spans another process recorded and this one forwards
+  // (envd's, collected by the node agent).
+  std::string service;
 };
 
 // Where finished spans go (the OTLP exporter; a collecting sink in tests). Submit is called on

@@ -157,6 +157,48 @@ TEST(Span, ErrorsAndAttributes) {
   EXPECT_TRUE(std::get<bool>(spans[0].attributes[2].second));
 }
 
+TEST(DetachedSpan, EndsOnceOnAnyThreadAndIsNobodysParent) {
+  CollectingSink sink;
+  auto span = std::make_shared<DetachedSpan>("gateway.relay", kCaller);
+  ASSERT_TRUE(span->recording());
+  EXPECT_EQ(CurrentSpan(), nullptr) << "not the thread's current span";
+  auto parent = base::ParseTraceparent(span->traceparent());
+  ASSERT_TRUE(parent);
+  EXPECT_EQ(parent->trace_id, kCaller.trace_id);
+  span->SetAttribute("k", int64_t{1});
+  std::thread([span] {
+    span->SetError("cut");
+    span->End();
+    span->End();
+  }).join();
+  span.reset();
+  auto spans = sink.spans();
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].name, "gateway.relay");
+  EXPECT_EQ(spans[0].parent_span_id, kCaller.span_id);
+  EXPECT_EQ(spans[0].context.span_id, parent->span_id);
+  EXPECT_TRUE(spans[0].error);
+  { DetachedSpan ended_by_scope("scoped", kCaller); }
+  EXPECT_EQ(sink.spans().size(), 2u);
+}
+
+TEST(DetachedSpan, InertWithoutASampledParentOrWithTracingOff) {
+  {
+    DetachedSpan off("x", kCaller);
+    EXPECT_FALSE(off.recording());
+    EXPECT_EQ(off.traceparent(), "");
+  }
+  CollectingSink sink;
+  base::TraceContext unsampled = kCaller;
+  unsampled.flags = 0;
+  DetachedSpan a("x", unsampled);
+  DetachedSpan b("x", base::TraceContext{});
+  EXPECT_FALSE(a.recording());
+  EXPECT_FALSE(b.recording());
+  a.End();
+  EXPECT_TRUE(sink.spans().empty());
+}
+
 TEST(ObjectContext, CarriesTheCurrentSpanAndReadsOnlyValidContexts) {
   api::Object o;
   trace::CarryContext(o);  // tracing off: the object is written as before

@@ -60,6 +60,11 @@ void Uninstall() {
   internal::g_installed.store(nullptr, std::memory_order_release);
 }
 
+void SubmitCollected(SpanData span) {
+  const internal::Installed* installed = internal::g_installed.load(std::memory_order_acquire);
+  if (installed != nullptr) installed->sink->Submit(std::move(span));
+}
+
 bool SampleNewTrace(const internal::Installed& installed, const base::TraceId& id) {
   return installed.sample_all || FirstEightBytes(id) < installed.sample_below;
 }

@@ -39,6 +39,10 @@ void Uninstall();
 
 inline bool Enabled() { return internal::g_installed.load(std::memory_order_relaxed) != nullptr; }
 
+// Hands the installed sink a span another process recorded (envd's, collected by the node agent;
+// `span.service` names that process). Dropped when tracing is off.
+void SubmitCollected(SpanData span);
+
 // Whether a new trace with this id is recorded under the installed ratio.
 bool SampleNewTrace(const internal::Installed& installed, const base::TraceId& id);
 

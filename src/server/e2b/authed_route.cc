@@ -18,7 +18,7 @@ void AddAuthedRoute(net::Router& router, std::string_view method, std::string_vi
         auto started = std::chrono::steady_clock::now();
         net::Response resp = handler(auth::CallerOf(req), req);
         RecordE2bRequest(op, resp.status, std::chrono::steady_clock::now() - started);
-        // The request's span (server/tracing_routes.h) learns how it ended.
+        // The request's span (trace/route_spans.h) learns how it ended.
         if (trace::Span* span = trace::CurrentSpan()) {
           span->SetAttribute("http.response.status_code", static_cast<int64_t>(resp.status));
           if (resp.status >= 500) span->SetError(resp.body.substr(0, 512));

@@ -201,6 +201,58 @@ test('a claim from a pool: lock, init and route sync as siblings under the reque
   assert.equal((await w.api('DELETE', `/sandboxes/${created.json.sandboxID}`)).status, 204);
 });
 
+test('envd joins the trace: its /init under the node agent, a relayed call under the gateway hop',
+  async () => {
+    const c = caller();
+    const created = await w.api('POST', '/sandboxes', {
+      headers: { traceparent: traceparent(c) },
+      body: { templateID: 'base', timeout: 120, secure: true } });
+    assert.equal(created.status, 201, created.text);
+    const id = created.json.sandboxID;
+    // envd writes its spans in the sandbox; the node agent forwards them every few seconds.
+    const spans = await spansOf(receiver, c.traceId, ['infra.initRuntime', 'envd POST /init'], 30000);
+    if (process.env.WARREN_PRINT_TRACE) printTree(spans, c.spanId);
+    const init = one(spans, 'envd POST /init');
+    assertSane(init);
+    assert.equal(init.service, 'warren-envd', 'the sandbox\'s spans are marked as envd\'s');
+    assert.equal(init.kind, 2);
+    const initCalls = spans.filter((s) => s.name === 'infra.initRuntime');
+    assert.ok(initCalls.some((s) => s.spanId === init.parentSpanId),
+      'envd\'s /init is a child of the call that made it');
+    const attrs = Object.fromEntries(init.attributes.map((a) => [a.key, a.value]));
+    assert.equal(attrs['warren.sandbox_id'].stringValue, id);
+
+    // A call through the gateway that carries a traceparent: the gateway's hop is the caller's
+    // child, envd's work the hop's.
+    const g = caller();
+    const res = await fetch(`${w.sandboxUrl}/envs`, { headers: {
+      'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': '49983',
+      'X-Access-Token': created.json.envdAccessToken, traceparent: traceparent(g) } });
+    assert.equal(res.status, 200, await res.text());
+    const relayed = await spansOf(receiver, g.traceId, ['gateway.relay', 'envd GET /envs'], 30000);
+    const hop = one(relayed, 'gateway.relay');
+    const envs = one(relayed, 'envd GET /envs');
+    assert.equal(hop.service, 'warren');
+    assert.equal(hop.parentSpanId, g.spanId);
+    assert.equal(envs.service, 'warren-envd');
+    assert.equal(envs.parentSpanId, hop.spanId);
+    assert.ok(nanos(envs.startTimeUnixNano) >= nanos(hop.startTimeUnixNano));
+    const hopAttrs = Object.fromEntries(hop.attributes.map((a) => [a.key, a.value]));
+    assert.equal(hopAttrs['warren.sandbox_id'].stringValue, id);
+    assert.equal(hopAttrs['warren.sandbox_port'].intValue, '49983');
+
+    // Without a traceparent the gateway starts no trace and envd records nothing.
+    const before = receiver.spans.length;
+    const untraced = await fetch(`${w.sandboxUrl}/envs`, { headers: {
+      'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': '49983',
+      'X-Access-Token': created.json.envdAccessToken } });
+    assert.equal(untraced.status, 200);
+    await sleep(6000);  // past a forwarding turn of the node agent
+    assert.ok(!receiver.spans.slice(before).some((s) =>
+      s.name === 'gateway.relay' || s.name === 'envd GET /envs'));
+    assert.equal((await w.api('DELETE', `/sandboxes/${id}`)).status, 204);
+  });
+
 test('a request without traceparent starts a trace whose id is its request id', async () => {
   const listed = await w.api('GET', '/v2/sandboxes');
   assert.equal(listed.status, 200);

@@ -1,4 +1,4 @@
-#include "server/tracing_routes.h"
+#include "trace/route_spans.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include "trace/propagation.h"
 #include "trace/span.h"
 
-namespace warren::server {
+namespace warren::trace {
 namespace {
 
 // Probes and scrapes come every few seconds and say nothing about what users did.
@@ -18,16 +18,17 @@ bool Untraced(std::string_view pattern) {
 
 }  // namespace
 
-void TraceRoutes(net::Router& router) {
-  router.WrapAll([](std::string_view method, std::string_view pattern, net::RouteOptions&,
-                    net::Handler inner) -> net::Handler {
+void TraceRoutes(net::Router& router, std::string_view prefix) {
+  router.WrapAll([prefix = std::string(prefix)](std::string_view method, std::string_view pattern,
+                                                net::RouteOptions&,
+                                                net::Handler inner) -> net::Handler {
     if (Untraced(pattern)) return inner;
-    std::string name = pattern.empty() ? fmt::format("HTTP {}", method)
-                                       : fmt::format("HTTP {} {}", method, pattern);
+    std::string name = pattern.empty() ? fmt::format("{} {}", prefix, method)
+                                       : fmt::format("{} {} {}", prefix, method, pattern);
     return [name = std::move(name), route = std::string(pattern), inner = std::move(inner)](
                net::Request&& req, net::Responder r) {
-      trace::Span span(name, trace::Span::Root{trace::ExtractTraceparent(req.headers),
-                                               base::ParseTraceIdHex(req.request_id)});
+      Span span(name,
+                Span::Root{ExtractTraceparent(req.headers), base::ParseTraceIdHex(req.request_id)});
       if (span.recording()) {
         span.SetAttribute("http.request.method", req.method);
         if (!route.empty()) span.SetAttribute("http.route", route);
@@ -38,4 +39,4 @@ void TraceRoutes(net::Router& router) {
   });
 }
 
-}  // namespace warren::server
+}  // namespace warren::trace

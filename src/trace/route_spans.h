@@ -1,11 +1,14 @@
 #pragma once
 
+#include <string_view>
+
 #include "net/router.h"
 
-namespace warren::server {
+namespace warren::trace {
 
 // Puts a root span around every route's handler but health checks, /metrics and the dashboard's
-// files (net::Router::WrapAll): "HTTP <method> <route pattern>", a child of the request's
+// files (net::Router::WrapAll): "<prefix> <method> <route pattern>" ("HTTP POST /sandboxes" in
+// `warren server`, "envd POST /process.Process/Start" in envd), a child of the request's
 // `traceparent` when it has a valid one, else the first span of a trace whose id is the
 // request id (net makes the two equal, http_server.cc). The handler runs with it as its
 // thread's current span, so the steps it times (trace::Span) are its children.
@@ -16,6 +19,6 @@ namespace warren::server {
 //
 // Call after the router is complete and only when tracing is on (trace::Enabled()): when off,
 // routes stay unwrapped and requests pay nothing.
-void TraceRoutes(net::Router& router);
+void TraceRoutes(net::Router& router, std::string_view prefix = "HTTP");
 
-}  // namespace warren::server
+}  // namespace warren::trace
