@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 
 #include "api/kinds.h"
 #include "api/typed_codec.h"
@@ -11,6 +12,8 @@
 #include "api/types/sandbox_claim.h"
 #include "base/log.h"
 #include "obs/sandbox_metric_help.h"
+#include "trace/object_context.h"
+#include "trace/span.h"
 
 namespace warren::controller {
 namespace {
@@ -170,6 +173,19 @@ Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std:
     base_request.timeout =
         base_request.create_on_no_stock ? remaining : std::min<milliseconds>(remaining, 200ms);
 
+    // Under the request that created the claim (its trace-context annotation), kept only when
+    // a claim was made or failed: a claim waiting for stock passes here every few hundred ms.
+    std::optional<trace::Span> span;
+    if (trace::Enabled()) {
+      if (auto parent = trace::CarriedContext(*claim)) {
+        span.emplace("controller.sandboxClaim", *parent);
+        span->DropUnlessKept();
+        span->SetAttribute("warren.sandbox_claim", claim->metadata.name);
+        span->SetAttribute("warren.missing", int64_t{missing});
+      }
+    }
+    const base::TraceContext span_context = span ? span->context() : base::TraceContext{};
+
     std::mutex mu;
     int batch = std::max(1, options_.initial_batch_size);
     int done = 0;
@@ -178,7 +194,18 @@ Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std:
       std::atomic<int> next{0};
       auto work = [&] {
         for (int i = next++; i < n; i = next++) {
+          // Each claim's steps (infra.lock, infra.initRuntime…) under one span per claim, on
+          // whichever worker thread made it.
+          std::optional<trace::Span> claim_span;
+          if (span_context.valid()) claim_span.emplace("controller.claim", span_context);
           auto r = claimer_.Claim(base_request);
+          if (claim_span && r.ok()) {
+            claim_span->SetAttribute("warren.sandbox_id", r->sandbox.metadata.name);
+          } else if (claim_span && r.status().code() != StatusCode::kResourceExhausted) {
+            claim_span->SetError(r.status().message());
+          } else if (claim_span) {
+            claim_span->DropUnlessKept();
+          }
           std::lock_guard lock(mu);
           if (r.ok()) {
             ++held;
@@ -206,6 +233,12 @@ Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std:
       for (auto& t : threads) t.join();
       done += n;
       batch *= 2;
+    }
+    if (span && (last_write > 0 || !first_error.empty() || !inplace_failure.empty())) {
+      span->SetAttribute("warren.claimed_replicas", int64_t{held});
+      if (!first_error.empty()) span->SetError(first_error);
+      if (!inplace_failure.empty()) span->SetError(inplace_failure);
+      span->Keep("controller.sandboxClaim");
     }
     // The next reconcile counts from the cache: it must see what this one claimed.
     if (last_write > 0) {

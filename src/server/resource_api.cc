@@ -448,6 +448,10 @@ void ResourceApi::HandleCollection(net::Request&& req, net::Responder r) {
       Audit(who, kind, *created, "create", 201);
       return SendJson(r, 201, api::ObjectToJson(*created));
     }
+    if (kind.group == api::kAgentsGroup && kind.kind == "SandboxClaim") {
+      // Its claims are traced under this request (controller/sandboxclaim_controller.cc).
+      trace::CarryContext(*obj);
+    }
     auto created = store_.Create(std::move(*obj));
     if (!created.ok()) return SendError(r, created.status(), details);
     return SendJson(r, 201, api::ObjectToJson(*created));

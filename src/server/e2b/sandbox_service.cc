@@ -469,6 +469,14 @@ Status SandboxService::Kill(const auth::Principal& who, std::string_view sandbox
     }
     recorded.Is(E2bOperations().delete_);  // not recyclable after all: deleted
   }
+  if (trace::CurrentSpan() != nullptr) {
+    // The node agent's teardown belongs under this request, not under the last one that wrote
+    // the object (its create, a pause): one more write, made only for a traced kill. If the
+    // object changed meanwhile the kill goes on and the teardown is traced where it was.
+    api::Object traced = o;
+    trace::CarryContext(traced);
+    if (auto updated = store_.Update(std::move(traced)); updated.ok()) o = std::move(*updated);
+  }
   store::DeleteOptions options;
   options.preconditions.uid = o.metadata.uid;
   auto deleted = store_.Delete(api::SandboxKind(), o.metadata.namespace_, o.metadata.name, options);

@@ -161,7 +161,18 @@ test('a cold create: the request under the caller, its steps and the node agent 
   const pauseRequest = one(pauseSpans, 'HTTP POST /sandboxes/{id}/pause');
   assert.equal(pauseRequest.parentSpanId, p.spanId);
   assert.equal(one(pauseSpans, 'node.pause').parentSpanId, pauseRequest.spanId);
-  assert.equal((await w.api('DELETE', `/sandboxes/${id}`)).status, 204);
+
+  // A kill's teardown on the node is traced under the kill, not under the create or the pause.
+  const k = caller();
+  assert.equal((await w.api('DELETE', `/sandboxes/${id}`,
+    { headers: { traceparent: traceparent(k) } })).status, 204);
+  const killSpans = await spansOf(receiver, k.traceId,
+    ['HTTP DELETE /sandboxes/{id}', 'node.teardown']);
+  const killRequest = one(killSpans, 'HTTP DELETE /sandboxes/{id}');
+  assert.equal(killRequest.parentSpanId, k.spanId);
+  assert.equal(one(killSpans, 'node.teardown').parentSpanId, killRequest.spanId);
+  assert.ok(!receiver.spans.some((s) => s.name === 'node.teardown' &&
+    [c.traceId, p.traceId].includes(s.traceId)), 'no teardown in the create\'s or pause\'s trace');
 });
 
 test('a claim from a pool: lock, init and route sync as siblings under the request', async () => {
@@ -199,6 +210,35 @@ test('a claim from a pool: lock, init and route sync as siblings under the reque
   assert.equal(member.metadata.annotations['agents.kruise.io/trace-context'].split('-')[1],
     c.traceId);
   assert.equal((await w.api('DELETE', `/sandboxes/${created.json.sandboxID}`)).status, 204);
+
+  // A SandboxClaim created with a traceparent: the controller's claims are traced under that
+  // request, each claim's steps under its own span.
+  await w.waitPool('traced-pool', 1);
+  const sc = caller();
+  const claims = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxclaims`;
+  const claimed = await w.apiFetch(claims, {
+    method: 'POST', headers: { 'content-type': 'application/json', traceparent: traceparent(sc) },
+    body: JSON.stringify({ apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxClaim',
+      metadata: { name: 'traced-claim' }, spec: { templateName: 'traced-pool', replicas: 1 } }),
+  });
+  assert.equal(claimed.status, 201, await claimed.text());
+  const claimSpans = await spansOf(receiver, sc.traceId,
+    ['controller.sandboxClaim', 'controller.claim', 'infra.lock']);
+  if (process.env.WARREN_PRINT_TRACE) printTree(claimSpans, sc.spanId);
+  const post = claimSpans.find((s) => s.parentSpanId === sc.spanId);
+  assert.ok(post && post.name.startsWith('HTTP POST'), 'the create request is the caller\'s child');
+  const controllerSpan = one(claimSpans, 'controller.sandboxClaim');
+  assert.equal(controllerSpan.parentSpanId, post.spanId);
+  const claimSpan = one(claimSpans, 'controller.claim');
+  assert.equal(claimSpan.parentSpanId, controllerSpan.spanId);
+  assert.equal(one(claimSpans, 'infra.lock').parentSpanId, claimSpan.spanId);
+  const claimAttrs = Object.fromEntries(claimSpan.attributes.map((a) => [a.key, a.value]));
+  const claimedId = claimAttrs['warren.sandbox_id'].stringValue;
+  assert.ok(claimedId);
+  await w.apiFetch(`${claims}/traced-claim`, { method: 'DELETE' });
+  const sandboxes = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes`;
+  assert.ok([200, 202].includes((await w.apiFetch(`${sandboxes}/${claimedId}`,
+    { method: 'DELETE' })).status));
 });
 
 test('envd joins the trace: its /init under the node agent, a relayed call under the gateway hop',
