@@ -1,8 +1,10 @@
 // `warren completion bash`: the script parses, and bash completes verbs, kinds, flags and — by
 // asking a real `warren server` — Sandbox names, when its function runs the way bash runs it
-// (COMP_WORDS and COMP_CWORD set, the answer in COMPREPLY).
+// (COMP_WORDS and COMP_CWORD set, the answer in COMPREPLY). `warren completion zsh` is driven
+// in a real interactive zsh on a pseudo-terminal, keys typed and Tab pressed.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -45,6 +47,43 @@ TEST_F(Completion, TheScriptIsValidBashAndZshGetsTheSame) {
   CommandResult fish = RunCommand({WARREN_BIN, "completion", "fish"});
   EXPECT_EQ(fish.exit_code, 1);
   EXPECT_NE(fish.err.find("bash or zsh"), std::string::npos) << fish.err;
+}
+
+// zsh runs the bash function through its bashcompinit emulation, whose compgen does not filter
+// by the word typed (zsh's own matching does): only a real completion shows what a user gets.
+// zsh's zpty module types into an interactive `zsh -f -i` and reads what it draws; each read
+// waits for the text it expects (the whole run is bounded by `timeout`).
+TEST_F(Completion, ZshCompletesInARealInteractiveShell) {
+  ASSERT_EQ(access("/usr/bin/zsh", X_OK), 0) << "zsh is installed by scripts/install-deps";
+  CommandResult script = RunCommand({WARREN_BIN, "completion", "zsh"});
+  ASSERT_EQ(script.exit_code, 0) << script.err;
+  const std::string zsh_script = temp_.path() + "/_warren.zsh";
+  std::ofstream(zsh_script) << script.out;
+  const std::string driver = temp_.path() + "/drive.zsh";
+  std::ofstream(driver) << R"(zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "autoload -U compinit && compinit -u -D && source $1 && PS1='READY> '"
+zpty -r z out '*READY> '
+zpty -w -n z $'warren ge\t'
+zpty -r z out '*warren get*'
+print -r -- "VERB-COMPLETED"
+zpty -w -n z $'sb\t'
+zpty -r z out '*sbx*'
+print -r -- "LISTED: ${out//$'\e'/}"
+zpty -w -n z $'\C-uwarren --nam\t'
+zpty -r z out '*--namespace*'
+print -r -- "FLAG-COMPLETED"
+zpty -d z
+)";
+  CommandResult r = RunCommand({"/usr/bin/timeout", "30", "/usr/bin/zsh", "-f", driver, zsh_script});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("VERB-COMPLETED"), std::string::npos) << r.out;
+  auto listed = r.out.find("LISTED: ");
+  ASSERT_NE(listed, std::string::npos) << r.out;
+  std::string list = r.out.substr(listed);
+  EXPECT_NE(list.find("sbc  sbs  sbt  sbx"), std::string::npos) << list;
+  EXPECT_EQ(list.find("sandboxes"), std::string::npos) << "only what matches what was typed";
+  EXPECT_NE(r.out.find("FLAG-COMPLETED"), std::string::npos) << r.out;
 }
 
 TEST_F(Completion, CompletesVerbsKindsAndFlags) {
