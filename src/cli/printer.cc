@@ -65,11 +65,16 @@ namespace {
 std::string PercentBar(const std::string& value) {
   auto n = base::ParseInt64(value);
   int64_t p = std::clamp<int64_t>(n.value_or(0), 0, 100);
-  return fmt::format("[{}{}] {:>3}%", std::string(static_cast<size_t>(p / 10), '#'),
-                     std::string(static_cast<size_t>(10 - p / 10), '.'), p);
+  return fmt::format("{} {:>3}%", ProgressBar(p, 100), p);
 }
 
 }  // namespace
+
+std::string ProgressBar(int64_t done, int64_t total) {
+  int64_t cells = total <= 0 ? 10 : std::clamp<int64_t>(done, 0, total) * 10 / total;
+  return fmt::format("[{}{}]", std::string(static_cast<size_t>(cells), '#'),
+                     std::string(static_cast<size_t>(10 - cells), '.'));
+}
 
 std::vector<std::string> TableHeader(const api::KindInfo& kind, const TableOptions& options) {
   std::vector<std::string> h;

@@ -14,6 +14,10 @@ namespace warren::cli {
 // kubectl's human-readable ages: "45s", "5m3s", "12m", "3h20m", "2d", "3y120d".
 std::string HumanAge(std::chrono::seconds age);
 
+// "[####......]": how far `done` of `total` is, in ten cells (a total of 0 is complete), for
+// the lines the waiting verbs print (`scale -w`, `set image -w`) and `get`'s percent columns.
+std::string ProgressBar(int64_t done, int64_t total);
+
 // "sandboxset.agents.kruise.io/pool", as `-o name` and multi-kind tables print objects.
 std::string QualifiedName(const api::KindInfo& kind, std::string_view name);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/json_path.h"
+#include "cli/printer.h"
 
 namespace warren::cli {
 namespace {
@@ -32,6 +33,28 @@ const api::Json* ReadyCondition(const api::Json& sandbox) {
 std::string RolloutStatus::Line() const {
   return fmt::format("{}  {}  {}/{} updated  {}/{} available", name, done ? "Ready" : "Updating",
                      updated, desired, available, desired);
+}
+
+std::string RolloutStatus::ProgressLine() const {
+  return fmt::format("{}  {}  {}  {}/{} updated  {}/{} available", name,
+                     done ? "Ready" : "Updating", ProgressBar(updated, desired), updated, desired,
+                     available, desired);
+}
+
+std::string ScaleStatus::ProgressLine() const {
+  return fmt::format("{}  {}  {}  {}/{} available", name, done ? "Ready" : "Scaling",
+                     ProgressBar(available, desired), available, desired);
+}
+
+ScaleStatus SandboxSetScale(const api::Json& sbs) {
+  ScaleStatus r;
+  r.name = api::JsonPathText(sbs, ".metadata.name");
+  r.desired = IntAt(sbs, "spec", "replicas");
+  r.available = IntAt(sbs, "status", "availableReplicas");
+  const bool observed =
+      IntAt(sbs, "status", "observedGeneration") >= IntAt(sbs, "metadata", "generation");
+  r.done = observed && IntAt(sbs, "status", "replicas") == r.desired && r.available == r.desired;
+  return r;
 }
 
 RolloutStatus SandboxSetRollout(const api::Json& sbs) {

@@ -20,8 +20,25 @@ struct RolloutStatus {
   int64_t available = 0;
 
   std::string Line() const;
+  // Line with a bar of the updated members, as `set image -w` prints it:
+  //   "my-pool  Updating  [###.......]  1/3 updated  1/3 available"
+  std::string ProgressLine() const;
 };
 RolloutStatus SandboxSetRollout(const api::Json& sandbox_set);
+
+// A SandboxSet filling to its replicas, as `scale -w` prints it:
+//   "my-pool  Scaling  [######....]  4/6 available"
+// Scaling until the status has seen the latest spec, holds spec.replicas members and all of
+// them are available; Ready after.
+struct ScaleStatus {
+  std::string name;
+  bool done = false;
+  int64_t desired = 0;
+  int64_t available = 0;
+
+  std::string ProgressLine() const;
+};
+ScaleStatus SandboxSetScale(const api::Json& sandbox_set);
 
 // okactl's one-line status of a SandboxUpdateOps:
 //   "suo-zk7h7  Updating   0/2 updated  1 updating  0 failed"

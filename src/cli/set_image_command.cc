@@ -9,6 +9,7 @@
 #include "api/kinds.h"
 #include "base/strings.h"
 #include "cli/app.h"
+#include "cli/pool_wait.h"
 #include "cli/printer.h"
 #include "cli/resource_args.h"
 #include "cli/rollout_edits.h"
@@ -17,8 +18,6 @@
 
 namespace warren::cli {
 namespace {
-
-constexpr std::chrono::milliseconds kPollInterval{1000};
 
 struct SetImageFlags {
   std::vector<std::string> args;
@@ -52,28 +51,14 @@ void RunSetImage(App& app, const SetImageFlags& f) {
   if (!patched.ok()) return app.FailFromServer(patched.status());
   app.out() << QualifiedName(*kind, name) << " image updated\n";
   if (!f.wait) return;
-  std::string last;
-  Status waited = PollUntil(
-      [&]() -> Result<bool> {
-        ASSIGN_OR_RETURN(api::Json now, (*client)->Get(*kind, app.Namespace(), name));
+  Status waited = WaitForSandboxSet(
+      app, **client, name, *timeout,
+      [](const api::Json& now) {
         RolloutStatus r = SandboxSetRollout(now);
-        if (std::string line = r.Line(); line != last) {
-          app.out() << line << "\n" << std::flush;
-          last = line;
-        }
-        return r.done;
+        return std::make_pair(r.done, r.ProgressLine());
       },
-      *timeout, kPollInterval, fmt::format("sandboxset \"{}\" to finish its rollout", name));
-  if (waited.ok()) return;
-  auto members = (*client)->List(
-      api::SandboxKind(), app.Namespace(),
-      "labelSelector=" + base::PercentEncode("agents.kruise.io/sandbox-pool=" + name));
-  if (members.ok()) {
-    for (const std::string& line : UnreadyMembers((*members)["items"], 5)) {
-      app.out() << "  " << line << "\n";
-    }
-  }
-  app.Fail(waited);
+      fmt::format("sandboxset \"{}\" to finish its rollout", name));
+  if (!waited.ok()) app.Fail(waited);
 }
 
 }  // namespace

@@ -329,7 +329,8 @@ spec: {template: {spec: {containers: [{name: main, image: base}]}}}
   // Zero replicas: the rollout is done at once.
   CommandResult waited = s.Cli({"set", "image", "sbs", "inline", "side=other:2", "-w"});
   EXPECT_EQ(waited.exit_code, 0) << waited.err;
-  EXPECT_TRUE(Contains(waited.out, "inline  Ready  0/0 updated  0/0 available")) << waited.out;
+  EXPECT_TRUE(Contains(waited.out, "inline  Ready  [##########]  0/0 updated  0/0 available"))
+      << waited.out;
 
   CommandResult none = s.Cli({"create", "suo", "-l", "app=nothing", "main=base:2"});
   EXPECT_EQ(none.exit_code, 1);

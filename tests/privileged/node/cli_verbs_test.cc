@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -335,6 +336,31 @@ TEST_F(CliVerbs, StatusFollowsASandboxSetsRolloutAndSaysWhyItIsStuck) {
   CommandResult missing = server_->Cli({"status", "sbs", "nosuch"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_TRUE(Contains(missing.err, "NotFound")) << missing.err;
+}
+
+// `scale -w` and `set image -w` print a progress bar as the pool moves; a wait that times out
+// says which members are stuck and why, and fails.
+TEST_F(CliVerbs, ScaleAndSetImageWaitWithAProgressBar) {
+  ASSERT_EQ(server_->Cli({"apply", "-f", "-"}, PoolWithImage("busybox")).exit_code, 0);
+  CommandResult scaled =
+      server_->Cli({"scale", "sbs", "pool", "--replicas", "3", "-w", "--timeout", "90s"});
+  ASSERT_EQ(scaled.exit_code, 0) << scaled.out << scaled.err;
+  EXPECT_TRUE(scaled.out.starts_with("sandboxset.agents.kruise.io/pool scaled\npool  Scaling  ["))
+      << scaled.out;
+  EXPECT_TRUE(scaled.out.ends_with("pool  Ready  [##########]  3/3 available\n")) << scaled.out;
+  std::string members =
+      server_->Cli({"get", "sbx", "-l", "agents.kruise.io/sandbox-pool=pool", "-o", "name"}).out;
+  EXPECT_EQ(std::count(members.begin(), members.end(), '\n'), 3) << members;
+
+  CommandResult stuck =
+      server_->Cli({"set", "image", "sbs", "pool", "main=no-such-image", "-w", "--timeout", "20s"});
+  EXPECT_EQ(stuck.exit_code, 1);
+  EXPECT_TRUE(Contains(stuck.out, "pool  Updating  [")) << stuck.out;
+  EXPECT_TRUE(Contains(stuck.out, "\n  sandbox pool-")) << stuck.out;
+  EXPECT_TRUE(Contains(stuck.err, "timed out after")) << stuck.err;
+
+  CommandResult not_a_set = server_->Cli({"scale", "sbx", "box", "--replicas", "1", "-w"});
+  EXPECT_EQ(not_a_set.exit_code, 1);
 }
 
 }  // namespace
