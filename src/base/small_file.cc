@@ -78,4 +78,12 @@ Status WriteFileAtomically(const std::string& path, std::string_view data, bool 
   return Status::Ok();
 }
 
+bool AppendStartingOverPast(int fd, std::string_view line, uint64_t max_bytes) {
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) + line.size() > max_bytes) {
+    if (ftruncate(fd, 0) != 0) return false;
+  }
+  return write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+}
+
 }  // namespace warren::base

@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -25,5 +26,11 @@ Status WriteKernelFile(const std::string& path, std::string_view data);
 // when `durable`, renames over `path`.
 Status WriteFileAtomically(const std::string& path, std::string_view data, bool durable = false,
                            mode_t mode = 0644);
+
+// Appends `line` to `fd` (opened O_APPEND), first emptying the file when the line would take it
+// past `max_bytes`: for logs another process collects as they grow and that must stay bounded
+// (the reader notices the file shrank and reads it from its start). Best effort: false when the
+// file could not be emptied or written. Callers serialize their appends.
+bool AppendStartingOverPast(int fd, std::string_view line, uint64_t max_bytes);
 
 }  // namespace warren::base

@@ -2,7 +2,7 @@
 
 // How the verbs that change a SandboxSet wait for it (`set image -w`, `scale -w`): poll the set,
 // print its progress line each time it changes, and when the wait times out say which members
-// are not ready and why, as `warren status sbs` does.
+// were not ready and why (as last seen while waiting), as `warren status sbs` does.
 
 #include <chrono>
 #include <functional>

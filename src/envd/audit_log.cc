@@ -1,9 +1,8 @@
 #include "envd/audit_log.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/small_file.h"
 #include "base/time_format.h"
 
 namespace warren::envd {
@@ -21,13 +20,7 @@ void AuditLog::Record(std::string_view action, nlohmann::json fields) {
   const std::string line =
       fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   std::lock_guard lock(mu_);
-  struct stat st {};
-  if (fstat(file_.get(), &st) == 0 &&
-      static_cast<uint64_t>(st.st_size) + line.size() > max_bytes_) {
-    if (ftruncate(file_.get(), 0) != 0) return;
-  }
-  ssize_t ignored = write(file_.get(), line.data(), line.size());
-  (void)ignored;
+  (void)base::AppendStartingOverPast(file_.get(), line, max_bytes_);
 }
 
 }  // namespace warren::envd

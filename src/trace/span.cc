@@ -42,8 +42,8 @@ Span::Span(std::string_view name, const Root& root, SpanKind kind) {
   Begin(name, fresh, false, kind, *installed);
 }
 
-void Span::Begin(std::string_view name, const base::TraceContext& parent, bool has_parent,
-                 SpanKind kind, const internal::Installed& installed) {
+void SpanRecord::Start(std::string_view name, const base::TraceContext& parent, bool has_parent,
+                       SpanKind kind, SpanSink* sink) {
   data_ = std::make_unique<SpanData>();
   data_->name = std::string(name);
   data_->context.trace_id = parent.trace_id;
@@ -53,37 +53,50 @@ void Span::Begin(std::string_view name, const base::TraceContext& parent, bool h
   if (has_parent) data_->parent_span_id = parent.span_id;
   data_->kind = kind;
   data_->start_unix_nanos = NowUnixNanos();
-  sink_ = installed.sink;
+  sink_ = sink;
+}
+
+void SpanRecord::Finish() {
+  if (!data_) return;
+  data_->end_unix_nanos = NowUnixNanos();
+  sink_->Submit(std::move(*data_));
+  data_.reset();
+}
+
+void Span::Begin(std::string_view name, const base::TraceContext& parent, bool has_parent,
+                 SpanKind kind, const internal::Installed& installed) {
+  Start(name, parent, has_parent, kind, installed.sink);
   previous_ = t_current;
   t_current = this;
 }
 
 Span::~Span() {
   if (!data_) return;
-  data_->end_unix_nanos = NowUnixNanos();
   t_current = previous_;
-  if (keep_) sink_->Submit(std::move(*data_));
+  if (keep_) Finish();
 }
 
-base::TraceContext Span::context() const { return data_ ? data_->context : base::TraceContext{}; }
+base::TraceContext SpanRecord::context() const {
+  return data_ ? data_->context : base::TraceContext{};
+}
 
-std::string Span::traceparent() const {
+std::string SpanRecord::traceparent() const {
   return data_ ? base::FormatTraceparent(data_->context) : std::string();
 }
 
-void Span::SetAttribute(std::string_view key, std::string_view value) {
+void SpanRecord::SetAttribute(std::string_view key, std::string_view value) {
   if (data_) data_->attributes.emplace_back(std::string(key), std::string(value));
 }
 
-void Span::SetAttribute(std::string_view key, int64_t value) {
+void SpanRecord::SetAttribute(std::string_view key, int64_t value) {
   if (data_) data_->attributes.emplace_back(std::string(key), value);
 }
 
-void Span::SetAttribute(std::string_view key, bool value) {
+void SpanRecord::SetAttribute(std::string_view key, bool value) {
   if (data_) data_->attributes.emplace_back(std::string(key), value);
 }
 
-void Span::SetError(std::string_view message) {
+void SpanRecord::SetError(std::string_view message) {
   if (!data_) return;
   data_->error = true;
   data_->status_message = std::string(message.substr(0, 1024));
@@ -103,54 +116,15 @@ void Span::Keep(std::string_view name) {
 DetachedSpan::DetachedSpan(std::string_view name, const base::TraceContext& parent, SpanKind kind) {
   const internal::Installed* installed = internal::g_installed.load(std::memory_order_acquire);
   if (installed == nullptr || !parent.valid() || !parent.sampled()) return;
-  data_ = std::make_unique<SpanData>();
-  data_->name = std::string(name);
-  data_->context.trace_id = parent.trace_id;
-  data_->context.span_id = NewSpanId();
-  data_->context.flags = 1;
-  data_->has_parent = true;
-  data_->parent_span_id = parent.span_id;
-  data_->kind = kind;
-  data_->start_unix_nanos = NowUnixNanos();
-  sink_ = installed->sink;
+  Start(name, parent, true, kind, installed->sink);
 }
 
 DetachedSpan& DetachedSpan::operator=(DetachedSpan&& other) noexcept {
   if (this != &other) {
     End();
-    data_ = std::move(other.data_);
-    sink_ = other.sink_;
+    SpanRecord::operator=(std::move(other));
   }
   return *this;
-}
-
-std::string DetachedSpan::traceparent() const {
-  return data_ ? base::FormatTraceparent(data_->context) : std::string();
-}
-
-void DetachedSpan::SetAttribute(std::string_view key, std::string_view value) {
-  if (data_) data_->attributes.emplace_back(std::string(key), std::string(value));
-}
-
-void DetachedSpan::SetAttribute(std::string_view key, int64_t value) {
-  if (data_) data_->attributes.emplace_back(std::string(key), value);
-}
-
-void DetachedSpan::SetAttribute(std::string_view key, bool value) {
-  if (data_) data_->attributes.emplace_back(std::string(key), value);
-}
-
-void DetachedSpan::SetError(std::string_view message) {
-  if (!data_) return;
-  data_->error = true;
-  data_->status_message = std::string(message.substr(0, 1024));
-}
-
-void DetachedSpan::End() {
-  if (!data_) return;
-  data_->end_unix_nanos = NowUnixNanos();
-  sink_->Submit(std::move(*data_));
-  data_.reset();
 }
 
 Span* CurrentSpan() { return t_current; }

@@ -11,6 +11,41 @@
 
 namespace warren::trace {
 
+// What Span and DetachedSpan share: the span being recorded (null when inert: tracing off, or
+// not sampled) and the sink it goes to when it ends. Every method is a no-op when inert.
+class SpanRecord {
+ public:
+  bool recording() const { return data_ != nullptr; }
+  // Zeros when not recording.
+  base::TraceContext context() const;
+  // The header value a callee parents on; empty when not recording.
+  std::string traceparent() const;
+
+  void SetAttribute(std::string_view key, std::string_view value);
+  void SetAttribute(std::string_view key, const char* value) {
+    SetAttribute(key, std::string_view(value));
+  }
+  void SetAttribute(std::string_view key, int64_t value);
+  void SetAttribute(std::string_view key, bool value);
+  // Marks the span failed (OTLP status ERROR) with a message.
+  void SetError(std::string_view message);
+
+ protected:
+  SpanRecord() = default;
+  ~SpanRecord() = default;
+  SpanRecord(SpanRecord&&) = default;
+  SpanRecord& operator=(SpanRecord&&) = default;
+
+  // Starts recording `name` now, as a child of `parent` when `has_parent`.
+  void Start(std::string_view name, const base::TraceContext& parent, bool has_parent,
+             SpanKind kind, SpanSink* sink);
+  // Stamps the end and hands the span to its sink; inert afterwards.
+  void Finish();
+
+  std::unique_ptr<SpanData> data_;  // null when inert or finished
+  SpanSink* sink_ = nullptr;
+};
+
 // One timed operation, as an RAII scope: it starts when constructed and ends (and goes to the
 // installed sink) when destroyed. While it lives it is its thread's current span, so a Span
 // constructed without a parent inside it becomes its child, and spans constructed one after
@@ -23,7 +58,7 @@ namespace warren::trace {
 //
 // Not copyable or movable (the thread's current-span chain points at it); not thread-safe: use
 // it on the thread that made it, and end spans in the reverse order of their starts.
-class Span {
+class Span : public SpanRecord {
  public:
   // A child of this thread's current span (inert if there is none).
   explicit Span(std::string_view name, SpanKind kind = SpanKind::kInternal);
@@ -45,20 +80,6 @@ class Span {
   Span(const Span&) = delete;
   Span& operator=(const Span&) = delete;
 
-  bool recording() const { return data_ != nullptr; }
-  // Zeros when not recording.
-  base::TraceContext context() const;
-  // The header value a callee parents on; empty when not recording.
-  std::string traceparent() const;
-
-  void SetAttribute(std::string_view key, std::string_view value);
-  void SetAttribute(std::string_view key, const char* value) {
-    SetAttribute(key, std::string_view(value));
-  }
-  void SetAttribute(std::string_view key, int64_t value);
-  void SetAttribute(std::string_view key, bool value);
-  // Marks the span failed (OTLP status ERROR) with a message.
-  void SetError(std::string_view message);
   void SetName(std::string_view name);
 
   // The no-op filter (OpenKruise drops reconciles that changed nothing): after this call the
@@ -71,8 +92,6 @@ class Span {
   void Begin(std::string_view name, const base::TraceContext& parent, bool has_parent,
              SpanKind kind, const internal::Installed& installed);
 
-  std::unique_ptr<SpanData> data_;  // null when inert
-  SpanSink* sink_ = nullptr;
   Span* previous_ = nullptr;  // the thread's current span before this one
   bool keep_ = true;
 };
@@ -83,7 +102,7 @@ class Span {
 // when End is called or when it is destroyed, whichever comes first; hold it in a shared_ptr
 // to end it when the last holder lets go. Inert (every method a no-op) when tracing is off or
 // the parent is not sampled. Movable; not thread-safe (one holder at a time).
-class DetachedSpan {
+class DetachedSpan : public SpanRecord {
  public:
   DetachedSpan() = default;
   // A child of `parent` (a context from a header), recorded when the parent says sampled.
@@ -93,20 +112,7 @@ class DetachedSpan {
   DetachedSpan(DetachedSpan&&) = default;
   DetachedSpan& operator=(DetachedSpan&& other) noexcept;
 
-  bool recording() const { return data_ != nullptr; }
-  std::string traceparent() const;
-  void SetAttribute(std::string_view key, std::string_view value);
-  void SetAttribute(std::string_view key, const char* value) {
-    SetAttribute(key, std::string_view(value));
-  }
-  void SetAttribute(std::string_view key, int64_t value);
-  void SetAttribute(std::string_view key, bool value);
-  void SetError(std::string_view message);
-  void End();
-
- private:
-  std::unique_ptr<SpanData> data_;  // null when inert or ended
-  SpanSink* sink_ = nullptr;
+  void End() { Finish(); }
 };
 
 // This thread's innermost recording span, or null.

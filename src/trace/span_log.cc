@@ -1,9 +1,8 @@
 #include "trace/span_log.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/small_file.h"
 #include "trace/otlp_json.h"
 
 namespace warren::trace {
@@ -18,13 +17,7 @@ void SpanLog::Submit(SpanData span) {
   std::string line = EncodeOtlpSpan(span);
   line.push_back('\n');
   std::lock_guard lock(mu_);
-  struct stat st {};
-  if (fstat(file_.get(), &st) == 0 &&
-      static_cast<uint64_t>(st.st_size) + line.size() > max_bytes_) {
-    if (ftruncate(file_.get(), 0) != 0) return;
-  }
-  ssize_t ignored = write(file_.get(), line.data(), line.size());
-  (void)ignored;
+  (void)base::AppendStartingOverPast(file_.get(), line, max_bytes_);
 }
 
 }  // namespace warren::trace

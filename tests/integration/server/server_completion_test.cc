@@ -75,7 +75,8 @@ zpty -r z out '*--namespace*'
 print -r -- "FLAG-COMPLETED"
 zpty -d z
 )";
-  CommandResult r = RunCommand({"/usr/bin/timeout", "30", "/usr/bin/zsh", "-f", driver, zsh_script});
+  CommandResult r =
+      RunCommand({"/usr/bin/timeout", "30", "/usr/bin/zsh", "-f", driver, zsh_script});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("VERB-COMPLETED"), std::string::npos) << r.out;
   auto listed = r.out.find("LISTED: ");
