@@ -26,6 +26,10 @@ class QuotaGate {
   virtual Status Reserve(const api::Object& sandbox) = 0;
   // Gives back a reservation whose object was never written. Idempotent.
   virtual void Release(std::string_view namespace_, std::string_view name) = 0;
+  // Waits (a bounded time) until a ResourceQuota written at store revision `revision` is what
+  // Reserve enforces, so a quota is in force once its create or update has answered (the gate
+  // reads quotas from a watch-fed cache, which may lag the write by a moment under load).
+  virtual void AwaitQuotaRevision(int64_t revision) { (void)revision; }
 };
 
 // One reservation, given back when destroyed unless kept: a create that fails on any path after

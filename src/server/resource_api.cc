@@ -454,6 +454,7 @@ void ResourceApi::HandleCollection(net::Request&& req, net::Responder r) {
     }
     auto created = store_.Create(std::move(*obj));
     if (!created.ok()) return SendError(r, created.status(), details);
+    AwaitQuotaInForce(kind, *created);
     return SendJson(r, 201, api::ObjectToJson(*created));
   }
 
@@ -581,6 +582,7 @@ void ResourceApi::HandleObject(net::Request&& req, net::Responder r) {
     if (!obj.ok()) return SendError(r, obj.status(), t.details);
     auto updated = UpdateChecked(store_, who, kind, t, std::move(*obj), store::Subresource::kMain);
     if (!updated.ok()) return SendError(r, updated.status(), t.details);
+    AwaitQuotaInForce(kind, *updated);
     Audit(who, kind, *updated, "update", 200);
     return SendJson(r, 200, api::ObjectToJson(*updated));
   }
@@ -589,6 +591,7 @@ void ResourceApi::HandleObject(net::Request&& req, net::Responder r) {
     if (!patch) return;
     auto patched = PatchChecked(store_, who, kind, t, *patch);
     if (!patched.ok()) return SendError(r, patched.status(), t.details);
+    AwaitQuotaInForce(kind, *patched);
     Audit(who, kind, *patched, "patch", 200);
     return SendJson(r, 200, api::ObjectToJson(*patched));
   }
@@ -627,6 +630,12 @@ void ResourceApi::HandleObject(net::Request&& req, net::Responder r) {
   if (!deleted.ok()) return SendError(r, deleted.status(), t.details);
   Audit(who, kind, *deleted, "delete", 200);
   SendJson(r, 200, api::ObjectToJson(*deleted));
+}
+
+void ResourceApi::AwaitQuotaInForce(const api::KindInfo& kind, const api::Object& written) {
+  if (quota_ != nullptr && &kind == &api::ResourceQuotaKind()) {
+    quota_->AwaitQuotaRevision(written.metadata.resource_version);
+  }
 }
 
 void ResourceApi::Audit(const base::Principal& who, const api::KindInfo& kind,

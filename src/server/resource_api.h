@@ -57,6 +57,8 @@ class ResourceApi {
   // from birth like every other; its owner reads the token with E2B's connect. Its sandbox id,
   // when the caller chose one, must not be another object's.
   Status PrepareSandbox(api::Object& sandbox);
+  // After a ResourceQuota was written: answers only once quota admission enforces it.
+  void AwaitQuotaInForce(const api::KindInfo& kind, const api::Object& written);
   // Records a successful write to a Sandbox in its journal (one with a sandbox id only).
   void Audit(const base::Principal& who, const api::KindInfo& kind, const api::Object& obj,
              std::string_view verb, int status);

@@ -199,6 +199,15 @@ Status QuotaService::Reserve(const api::Object& sandbox) {
   return Status::Ok();
 }
 
+void QuotaService::AwaitQuotaRevision(int64_t revision) {
+  if (!quotas_->WaitForRevision(revision, std::chrono::seconds(5))) {
+    Log()->warn(
+        "a ResourceQuota written at revision {} was not seen within 5 s; it is enforced "
+        "once it is",
+        revision);
+  }
+}
+
 void QuotaService::Release(std::string_view ns, std::string_view name) {
   if (!LimitsFor(ns).any()) return;
   ReleaseLock(std::string(ns), Lock(ns, name));

@@ -61,6 +61,7 @@ class QuotaService final : public controller::QuotaGate, public Component {
   // controller::QuotaGate.
   Status Reserve(const api::Object& sandbox) override;
   void Release(std::string_view namespace_, std::string_view name) override;
+  void AwaitQuotaRevision(int64_t revision) override;
 
   // Component.
   std::string_view name() const override { return "quota"; }

@@ -88,6 +88,19 @@ spec:
   }
 
   // ApplyUpdatable with hooks that do nothing, once Ready: its sandbox id.
+  // The sandbox's processes once they stop changing: its template command's `$(cat …)` and its
+  // postStart hook come and go just after Ready.
+  std::vector<int> SettledPids(const std::string& id) {
+    std::vector<int> last = SandboxPids(Options(), id);
+    for (int i = 0; i < 100; ++i) {
+      std::this_thread::sleep_for(50ms);
+      std::vector<int> now = SandboxPids(Options(), id);
+      if (now == last) return now;
+      last = std::move(now);
+    }
+    return last;
+  }
+
   std::string ReadyUpdatable() {
     const std::string id = SandboxId(ApplyUpdatable(R"(["true"])", R"(["true"])"));
     WaitFor(
@@ -117,7 +130,7 @@ TEST_F(InPlaceUpdateTest, AnImageChangeKeepsTheSandboxAndRestartsItBetweenItsHoo
       "upd", [](const api::Object& o) { return ConditionStatus(o, "Ready") == "True"; }, "Ready");
   const std::string v1_revision = Revision(running);
   ASSERT_EQ(v1_revision.size(), 8u) << running.status().dump();
-  const std::vector<int> v1_pids = SandboxPids(Options(), id);
+  const std::vector<int> v1_pids = SettledPids(id);
   ASSERT_FALSE(v1_pids.empty());
   for (int i = 0; i < 200 && !std::filesystem::exists(UpperFile(id, "root/scratch")); ++i) {
     std::this_thread::sleep_for(20ms);
@@ -160,7 +173,7 @@ TEST_F(InPlaceUpdateTest, AnImageChangeKeepsTheSandboxAndRestartsItBetweenItsHoo
   EXPECT_EQ(leases_of_sandbox, 1);
 
   // A failing preUpgrade hook: no update, the old processes keep running, and it says why.
-  const std::vector<int> v2_pids = SandboxPids(Options(), id);
+  const std::vector<int> v2_pids = SettledPids(id);
   Patch(
       "upd",
       R"({"spec":{"lifecycle":{"preUpgrade":{"exec":{"command":["/bin/sh","-c","echo not now >&2; exit 3"]}}}}})");
@@ -185,7 +198,7 @@ TEST_F(InPlaceUpdateTest, AnImageChangeKeepsTheSandboxAndRestartsItBetweenItsHoo
 TEST_F(InPlaceUpdateTest, MemoryChangesLiveAndOtherChangesRecreateSayingSo) {
   StartAgent();
   const std::string id = ReadyUpdatable();
-  const std::vector<int> pids = SandboxPids(Options(), id);
+  const std::vector<int> pids = SettledPids(id);
 
   // cpu/memory: the same processes, a new limit.
   Patch("upd", TemplatePatch(Container("base", kCommand, "512Mi")));
@@ -228,7 +241,7 @@ TEST_F(InPlaceUpdateTest, MemoryChangesLiveAndOtherChangesRecreateSayingSo) {
 TEST_F(InPlaceUpdateTest, RestartAnnotationRestartsEveryProcessOnTheSameFiles) {
   StartAgent();
   const std::string id = ReadyUpdatable();
-  const std::vector<int> pids = SandboxPids(Options(), id);
+  const std::vector<int> pids = SettledPids(id);
   for (int i = 0; i < 200 && !std::filesystem::exists(UpperFile(id, "root/scratch")); ++i) {
     std::this_thread::sleep_for(20ms);
   }
@@ -245,7 +258,7 @@ TEST_F(InPlaceUpdateTest, RestartAnnotationRestartsEveryProcessOnTheSameFiles) {
   }
   EXPECT_EQ(VolumeFile(id, "boots"), "started-v1\nstarted-v1\n");
   // The same value again asks for nothing.
-  const std::vector<int> after = SandboxPids(Options(), id);
+  const std::vector<int> after = SettledPids(id);
   Patch("upd", R"({"metadata":{"labels":{"touched":"yes"}}})");
   std::this_thread::sleep_for(500ms);
   EXPECT_EQ(SandboxPids(Options(), id), after);
