@@ -135,7 +135,11 @@ void RunDelete(App& app, const DeleteFlags& f) {
   for (const auto& t : targets) {
     auto deleted = (*client)->Delete(*t.kind, t.ns, t.name, options);
     if (!deleted.ok()) {
-      if (f.ignore_not_found && deleted.status().code() == StatusCode::kNotFound) continue;
+      // kubectl's rule: --all implies --ignore-not-found (what it listed may go meanwhile, a
+      // pool's members with their pool).
+      if ((f.ignore_not_found || f.all) && deleted.status().code() == StatusCode::kNotFound) {
+        continue;
+      }
       app.FailFromServer(deleted.status());
       continue;
     }
@@ -162,7 +166,8 @@ void AddDeleteCommand(App& app) {
   cmd->add_option("--selector,-l", flags->selector, "delete what matches this label selector");
   cmd->add_option("--cascade", flags->cascade,
                   "background (dependents are garbage-collected) or orphan");
-  cmd->add_flag("--ignore-not-found", flags->ignore_not_found, "treat a missing object as success");
+  cmd->add_flag("--ignore-not-found", flags->ignore_not_found,
+                "treat a missing object as success (always so with --all)");
   cmd->add_flag("--wait,!--no-wait", flags->wait,
                 "wait until the objects are gone (their finalizers done); default true");
   cmd->add_option("--timeout", flags->timeout_seconds, "seconds to wait for deletion");
