@@ -100,11 +100,12 @@ void InitRelay::OnPolled(const pollfd* fds, size_t n) {
   }
 }
 
-int RunInit(const std::vector<char*>& command) {
+int RunInit(const std::vector<char*>& command, const std::vector<std::string>& unset) {
   if (command.empty() || command.back() != nullptr || command.size() < 2) {
     Say("usage: warren-gvisor-init init -- <command...>");
     return 2;
   }
+  for (const std::string& name : unset) unsetenv(name.c_str());
   signal(SIGPIPE, SIG_IGN);
   sigset_t set;
   sigemptyset(&set);

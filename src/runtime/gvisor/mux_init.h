@@ -39,7 +39,9 @@ class InitRelay final : public Relay {
 
 // `warren-gvisor-init init -- <command...>`: the container's pid 1. The channel is stdin and
 // stdout; the command gets /dev/null as stdin and this process's stderr (the sandbox's log) as
-// stdout and stderr. Returns the process's exit code (the command's, or 128 + its signal).
-int RunInit(const std::vector<char*>& command);
+// stdout and stderr, without the variables named in `unset` (runsc adds HOME when the spec has
+// none, and envd must then choose each user's own). Returns the process's exit code (the
+// command's, or 128 + its signal).
+int RunInit(const std::vector<char*>& command, const std::vector<std::string>& unset);
 
 }  // namespace warren::runtime::gvisor::mux

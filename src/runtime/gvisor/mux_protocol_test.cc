@@ -70,7 +70,8 @@ TEST(OciConfig, RunsTheCommandUnderTheInitWithTheSpecsLimits) {
                {"/host/vol/sub"}};
   auto j = nlohmann::json::parse(BuildOciConfig(spec, host));
   EXPECT_EQ(j["process"]["args"][0], kInitInSandbox);
-  EXPECT_EQ(j["process"]["args"][3], "/.warren/envd");
+  EXPECT_EQ(j["process"]["args"][2], "--unset") << "no HOME in the spec: runsc's goes";
+  EXPECT_EQ(j["process"]["args"][5], "/.warren/envd");
   EXPECT_EQ(j["process"]["cwd"], "/work");
   EXPECT_EQ(j["process"]["user"]["uid"], 1000);
   EXPECT_TRUE(j["process"]["capabilities"]["effective"].empty()) << "none for non-root users";

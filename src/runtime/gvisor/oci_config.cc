@@ -18,7 +18,14 @@ std::string RunscId(std::string_view sandbox_id) {
 std::string BuildOciConfig(const SandboxSpec& spec, const OciHost& host) {
   using nlohmann::json;
   json process;
-  json args = json::array({kInitInSandbox, "init", "--"});
+  json args = json::array({kInitInSandbox, "init"});
+  // runsc gives pid 1 a HOME (root's) when the spec has none; the command must not inherit it.
+  if (std::none_of(spec.env.begin(), spec.env.end(),
+                   [](const std::string& e) { return e.rfind("HOME=", 0) == 0; })) {
+    args.push_back("--unset");
+    args.push_back("HOME");
+  }
+  args.push_back("--");
   for (const std::string& a : spec.command) args.push_back(a);
   process["args"] = args;
   process["env"] = spec.env;
