@@ -416,15 +416,14 @@ void GvisorRuntime::UnmountRootfs(std::string_view id) {
   }
 }
 
-Result<os::Pidfd> GvisorRuntime::SpawnShim(const SandboxSpec& spec) {
+Result<os::Pidfd> GvisorRuntime::SpawnShim(const SandboxSpec& spec,
+                                           const std::vector<std::string>& command) {
   const std::string dir = SandboxDir(spec.id);
   unlink((dir + "/exit").c_str());
   os::SpawnOptions spawn;
   spawn.argv = {options_.init_path, "shim", "--dir", dir, "--log", spec.log_path, "--"};
   for (std::string& a : RunscArgv(spec.id)) spawn.argv.push_back(std::move(a));
-  for (const char* a : {"create", "--bundle"}) spawn.argv.push_back(a);
-  spawn.argv.push_back(dir);
-  spawn.argv.push_back(RunscId(spec.id));
+  spawn.argv.insert(spawn.argv.end(), command.begin(), command.end());
   spawn.env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"};
   spawn.stdin_pipe = false;
   spawn.new_session = true;  // no signal of the server's terminal or group reaches it
@@ -446,10 +445,10 @@ Result<os::Pidfd> GvisorRuntime::SpawnShim(const SandboxSpec& spec) {
   std::string why = LastRunscError(dir + "/runsc.log");
   if (why.empty()) why = std::string(base::TrimSpace(said));
   if (timed_out) {
-    return DeadlineExceededError(fmt::format("sandbox {}: runsc create did not finish in {} ms",
-                                             spec.id, options_.start_timeout.count()));
+    return DeadlineExceededError(fmt::format("sandbox {}: runsc {} did not finish in {} ms",
+                                             spec.id, command[0], options_.start_timeout.count()));
   }
-  return FailedPreconditionError(fmt::format("sandbox {}: runsc create: {}", spec.id, why));
+  return FailedPreconditionError(fmt::format("sandbox {}: runsc {}: {}", spec.id, command[0], why));
 }
 
 Status GvisorRuntime::WaitCommandReady(std::string_view id, Millis timeout) {
@@ -465,71 +464,166 @@ Status GvisorRuntime::WaitCommandReady(std::string_view id, Millis timeout) {
   return FailedPreconditionError(fmt::format("sandbox {}: ended before its command ran", id));
 }
 
+Status GvisorRuntime::PrepareBundleLocked(const Sandbox& sb) {
+  const SandboxSpec& spec = sb.record.spec;
+  const std::string& id = spec.id;
+  OciHost host;
+  host.rootfs = SandboxDir(id) + "/rootfs";
+  host.init_path = options_.init_path;
+  host.cgroups_path = "/" + CgroupPath(id);
+  host.nofile_hard = nofile_hard_;
+  // Sources are checked at every run as the native runtime does (no symlink on the way;
+  // subPath directories made); runsc then opens the path again, so a sandbox that swaps a
+  // subPath directory for a symlink between the two is the remaining window.
+  for (const BindMount& m : spec.mounts) {
+    auto bind = native::ResolveBindSource(m);
+    if (!bind.ok()) return bind.status().WithPrefix("sandbox " + id);
+    host.bind_sources.push_back(m.sub_path.empty() ? m.source : m.source + "/" + m.sub_path);
+  }
+  RETURN_IF_ERROR(MountRootfs(spec));
+  Status written =
+      base::WriteFileAtomically(SandboxDir(id) + "/config.json", BuildOciConfig(spec, host));
+  if (!written.ok()) {
+    UnmountRootfs(id);
+    return written.WithPrefix("sandbox " + id);
+  }
+  return Status::Ok();
+}
+
+void GvisorRuntime::NoteRunningLocked(Sandbox& sb, os::Pidfd shim) {
+  const std::string& id = sb.record.spec.id;
+  native::SandboxRecord& r = sb.record;
+  r.pid = shim.pid();
+  r.start_time = os::ProcessStartTime(shim.pid()).value_or(0);
+  r.boot_id = os::BootId().value_or("");
+  r.state = SandboxState::kRunning;
+  sb.killed = false;
+  sb.shim = std::move(shim);
+  if (Status st = Persist(sb); !st.ok()) {
+    Log()->warn("persist sandbox={} error={}", id, st.ToString());
+  }
+  if (Status st = reaper_->Watch(id, sb.shim->fd()); !st.ok()) {
+    Log()->warn("watch sandbox={} error={}", id, st.ToString());
+  }
+}
+
 Status GvisorRuntime::Start(std::string_view id_view) {
   auto t0 = SteadyClock::now();
   ASSIGN_OR_RETURN(SandboxPtr sb, Find(id_view));
-  Status result = [&]() -> Status {
-    std::lock_guard lock(sb->mu);
-    if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id_view));
-    const SandboxSpec& spec = sb->record.spec;
-    const std::string& id = spec.id;
-    if (sb->record.state == SandboxState::kRunning || sb->record.state == SandboxState::kPaused) {
-      return FailedPreconditionError(fmt::format("sandbox {} is already running", id));
-    }
-    OciHost host;
-    host.rootfs = SandboxDir(id) + "/rootfs";
-    host.init_path = options_.init_path;
-    host.cgroups_path = "/" + CgroupPath(id);
-    host.nofile_hard = nofile_hard_;
-    // Sources are checked at every Start as the native runtime does (no symlink on the way;
-    // subPath directories made); runsc then opens the path again, so a sandbox that swaps a
-    // subPath directory for a symlink between the two is the remaining window.
-    for (const BindMount& m : spec.mounts) {
-      auto bind = native::ResolveBindSource(m);
-      if (!bind.ok()) return bind.status().WithPrefix("sandbox " + id);
-      host.bind_sources.push_back(m.sub_path.empty() ? m.source : m.source + "/" + m.sub_path);
-    }
-    RETURN_IF_ERROR(MountRootfs(spec));
-    auto unmount = base::ScopeExit([&] { UnmountRootfs(id); });
-    RETURN_IF_ERROR(
-        base::WriteFileAtomically(SandboxDir(id) + "/config.json", BuildOciConfig(spec, host))
-            .WithPrefix("sandbox " + id));
-    ASSIGN_OR_RETURN(os::Pidfd shim, SpawnShim(spec));
-    auto remove = base::ScopeExit([&] {
-      Runsc(id, {"delete", "--force", RunscId(id)}, kRunscTimeout).status().IgnoreError();
-      shim.SendSignal(SIGKILL).IgnoreError();
-      shim.WaitForExit(options_.kill_timeout).IgnoreError();
-      shim.TryReap().status().IgnoreError();
-    });
-    auto started = Runsc(id, {"start", RunscId(id)}, kRunscTimeout);
-    if (!started.ok()) return started.status();
-    auto left =
-        options_.start_timeout - std::chrono::duration_cast<Millis>(SteadyClock::now() - t0);
-    RETURN_IF_ERROR(WaitCommandReady(id, std::max(left, Millis(1000))));
-    remove.Dismiss();
-    unmount.Dismiss();
-    native::SandboxRecord& r = sb->record;
-    r.pid = shim.pid();
-    r.start_time = os::ProcessStartTime(shim.pid()).value_or(0);
-    r.boot_id = os::BootId().value_or("");
-    r.started_at = clock_.Now();
-    r.state = SandboxState::kRunning;
-    r.last_exit.reset();
-    sb->killed = false;
-    sb->shim = std::move(shim);
-    if (Status st = Persist(*sb); !st.ok()) {
-      Log()->warn("persist sandbox={} error={}", id, st.ToString());
-    }
-    if (Status st = reaper_->Watch(id, sb->shim->fd()); !st.ok()) {
-      Log()->warn("watch sandbox={} error={}", id, st.ToString());
-    }
-    return Status::Ok();
-  }();
-  if (result.ok()) {
-    Log()->info("sandbox started id={} ms={:.1f}", id_view,
-                std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
+  std::lock_guard lock(sb->mu);
+  if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id_view));
+  const SandboxSpec& spec = sb->record.spec;
+  const std::string& id = spec.id;
+  if (sb->record.state == SandboxState::kRunning || sb->record.state == SandboxState::kPaused) {
+    return FailedPreconditionError(fmt::format("sandbox {} is already running", id));
   }
-  return result;
+  RETURN_IF_ERROR(PrepareBundleLocked(*sb));
+  auto unmount = base::ScopeExit([&] { UnmountRootfs(id); });
+  ASSIGN_OR_RETURN(os::Pidfd shim,
+                   SpawnShim(spec, {"create", "--bundle", SandboxDir(id), RunscId(id)}));
+  auto remove = base::ScopeExit([&] {
+    Runsc(id, {"delete", "--force", RunscId(id)}, kRunscTimeout).status().IgnoreError();
+    shim.SendSignal(SIGKILL).IgnoreError();
+    shim.WaitForExit(options_.kill_timeout).IgnoreError();
+    shim.TryReap().status().IgnoreError();
+  });
+  RETURN_IF_ERROR(Runsc(id, {"start", RunscId(id)}, kRunscTimeout).status());
+  auto left = options_.start_timeout - std::chrono::duration_cast<Millis>(SteadyClock::now() - t0);
+  RETURN_IF_ERROR(WaitCommandReady(id, std::max(left, Millis(1000))));
+  remove.Dismiss();
+  unmount.Dismiss();
+  sb->record.started_at = clock_.Now();
+  sb->record.last_exit.reset();
+  NoteRunningLocked(*sb, std::move(shim));
+  Log()->info("sandbox started id={} ms={:.1f}", id,
+              std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
+  return Status::Ok();
+}
+
+bool GvisorRuntime::HibernatedLocked(const Sandbox& sb) const {
+  return sb.record.state == SandboxState::kPaused && !sb.shim &&
+         Exists(CheckpointDir(sb.record.spec.id));
+}
+
+Status GvisorRuntime::Hibernate(std::string_view id) {
+  auto t0 = SteadyClock::now();
+  ASSIGN_OR_RETURN(SandboxPtr sb, Find(id));
+  std::lock_guard lock(sb->mu);
+  if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id));
+  if (HibernatedLocked(*sb)) return Status::Ok();
+  if (!sb->shim) {
+    return FailedPreconditionError(
+        fmt::format("sandbox {} is {}, not running", id, SandboxStateName(sb->record.state)));
+  }
+  if (sb->record.state == SandboxState::kPaused) {
+    RETURN_IF_ERROR(Runsc(id, {"resume", RunscId(id)}, kRunscTimeout).status());
+    sb->record.state = SandboxState::kRunning;
+  }
+  const std::string image = CheckpointDir(id);
+  RETURN_IF_ERROR(native::RemoveTree(image).WithPrefix(fmt::format("sandbox {}", id)));
+  if (mkdir(image.c_str(), 0700) != 0) {
+    return ErrnoError(fmt::format("sandbox {}: mkdir {}", id, image), errno);
+  }
+  // The end of the container that follows is not an exit: nobody is told, nothing recorded.
+  reaper_->Unwatch(std::string(id));
+  Status saved =
+      Runsc(id, {"checkpoint", "--image-path", image, RunscId(id)}, options_.kill_timeout * 3)
+          .status();
+  if (!saved.ok()) {
+    native::RemoveTree(image).IgnoreError();
+    if (!sb->shim->HasExited()) {
+      // Still running as it was: watched again.
+      reaper_->Watch(std::string(id), sb->shim->fd()).IgnoreError();
+      return saved;
+    }
+  }
+  // The Sentry is gone, so the shim sees its pipe close and ends.
+  if (!sb->shim->WaitForExit(options_.kill_timeout).ok())
+    sb->shim->SendSignal(SIGKILL).IgnoreError();
+  sb->shim->WaitForExit(options_.kill_timeout).IgnoreError();
+  sb->shim->TryReap().status().IgnoreError();
+  sb->shim.reset();
+  RemoveContainer(id);
+  unlink((SandboxDir(id) + "/exit").c_str());
+  if (!saved.ok()) {
+    // The checkpoint failed and took the container with it: it is stopped.
+    sb->record.state = SandboxState::kStopped;
+    sb->record.pid = 0;
+    ExitStatus unknown;
+    unknown.unknown = true;
+    sb->record.last_exit = unknown;
+    Persist(*sb).IgnoreError();
+    return saved;
+  }
+  sb->record.state = SandboxState::kPaused;
+  sb->record.pid = 0;
+  sb->record.start_time = 0;
+  RETURN_IF_ERROR(Persist(*sb));
+  auto size = native::DiskUsage(image);
+  Log()->info("sandbox hibernated id={} image_bytes={} ms={:.1f}", id, size.ok() ? *size : 0,
+              std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
+  return Status::Ok();
+}
+
+Status GvisorRuntime::RestoreLocked(Sandbox& sb) {
+  auto t0 = SteadyClock::now();
+  const SandboxSpec& spec = sb.record.spec;
+  const std::string& id = spec.id;
+  RETURN_IF_ERROR(PrepareBundleLocked(sb));
+  auto unmount = base::ScopeExit([&] { UnmountRootfs(id); });
+  // --detach: runsc returns once the container runs again; the shim then relays.
+  ASSIGN_OR_RETURN(os::Pidfd shim,
+                   SpawnShim(spec, {"restore", "--detach", "--image-path", CheckpointDir(id),
+                                    "--bundle", SandboxDir(id), RunscId(id)}));
+  unmount.Dismiss();
+  NoteRunningLocked(sb, std::move(shim));
+  // The image is spent: a second restore would fork the sandbox's history.
+  if (Status st = native::RemoveTree(CheckpointDir(id)); !st.ok()) {
+    Log()->warn("sandbox={} checkpoint not removed: {}", id, st.ToString());
+  }
+  Log()->info("sandbox restored id={} ms={:.1f}", id,
+              std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
+  return Status::Ok();
 }
 
 Status GvisorRuntime::Pause(std::string_view id) {
@@ -555,6 +649,7 @@ Status GvisorRuntime::Resume(std::string_view id) {
     return FailedPreconditionError(
         fmt::format("sandbox {} is {}, not paused", id, SandboxStateName(sb->record.state)));
   }
+  if (HibernatedLocked(*sb)) return RestoreLocked(*sb);
   RETURN_IF_ERROR(Runsc(id, {"resume", RunscId(id)}, kRunscTimeout).status());
   sb->record.state = SandboxState::kRunning;
   return Persist(*sb);
@@ -636,9 +731,19 @@ void GvisorRuntime::KillLocked(Sandbox& sb) {
 Status GvisorRuntime::Stop(std::string_view id, Millis grace) {
   ASSIGN_OR_RETURN(SandboxPtr sb, Find(id));
   std::optional<ExitStatus> exit;
-  {
+  Status result = [&]() -> Status {
     std::lock_guard lock(sb->mu);
     if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id));
+    if (HibernatedLocked(*sb)) {
+      // Its processes exist only on disk: they end by being forgotten.
+      RETURN_IF_ERROR(native::RemoveTree(CheckpointDir(id)));
+      ExitStatus killed;
+      killed.signal = SIGKILL;
+      sb->record.state = SandboxState::kStopped;
+      sb->record.last_exit = killed;
+      exit = killed;
+      return Persist(*sb);
+    }
     if (!sb->shim) return Status::Ok();
     if (sb->record.state == SandboxState::kPaused) {
       RETURN_IF_ERROR(Runsc(id, {"resume", RunscId(id)}, kRunscTimeout).status());
@@ -650,9 +755,10 @@ Status GvisorRuntime::Stop(std::string_view id, Millis grace) {
       return DeadlineExceededError(fmt::format("sandbox {}: would not stop", id));
     }
     exit = CollectExitLocked(*sb);
-  }
+    return Status::Ok();
+  }();
   NotifyExit(std::string(id), exit);
-  return Status::Ok();
+  return result;
 }
 
 Status GvisorRuntime::Destroy(std::string_view id) {
@@ -834,6 +940,8 @@ Result<GvisorRuntime::SandboxPtr> GvisorRuntime::AdoptOne(const std::string& id,
     auto j = state.ok() ? nlohmann::json::parse(*state, nullptr, false) : nlohmann::json();
     std::string status = j.is_object() ? j.value("status", "") : "";
     r.state = status == "paused" ? SandboxState::kPaused : SandboxState::kRunning;
+  } else if (r.state == SandboxState::kPaused && r.pid == 0 && Exists(CheckpointDir(id))) {
+    // Hibernated: its processes are on disk, for Resume to restore.
   } else {
     if (r.state == SandboxState::kRunning || r.state == SandboxState::kPaused) {
       // It ended while nobody watched, or its shim died: what is left of it goes.

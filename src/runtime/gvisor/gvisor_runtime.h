@@ -51,7 +51,13 @@ class GvisorRuntime final : public Runtime {
   Status Create(const SandboxSpec& spec) override;
   Status Start(std::string_view id) override;
   Status Pause(std::string_view id) override;
+  // A paused or hibernated sandbox runs again; a hibernated one is restored from its
+  // checkpoint (`runsc restore` under a new shim, whose pipes the init's stdio becomes).
   Status Resume(std::string_view id) override;
+  // `runsc checkpoint` to <dir>/checkpoint (memory and process state; the files stay in the
+  // writable layer), then the container is deleted and its memory freed. The sandbox reads as
+  // paused (pid 0) until Resume, also after a restart (Adopt).
+  Status Hibernate(std::string_view id) override;
   Status Stop(std::string_view id, std::chrono::milliseconds grace) override;
   Status Destroy(std::string_view id) override;
   Result<SandboxStats> Stats(std::string_view id) override;
@@ -94,8 +100,17 @@ class GvisorRuntime final : public Runtime {
   SandboxInfo InfoLocked(const Sandbox& sb) const;
   Status MountRootfs(const SandboxSpec& spec);
   void UnmountRootfs(std::string_view id);
-  // Spawns the shim, which runs `runsc create`; returns it once the container exists.
-  Result<os::Pidfd> SpawnShim(const SandboxSpec& spec);
+  // Spawns the shim, which runs runsc `command` (create, or restore) for the sandbox's bundle;
+  // returns it once that has returned.
+  Result<os::Pidfd> SpawnShim(const SandboxSpec& spec, const std::vector<std::string>& command);
+  std::string CheckpointDir(std::string_view id) const { return SandboxDir(id) + "/checkpoint"; }
+  // Paused with its processes on disk rather than in memory.
+  bool HibernatedLocked(const Sandbox& sb) const;
+  // The bundle (root mount, config.json) for a run of the container; unmounted on failure.
+  Status PrepareBundleLocked(const Sandbox& sb);
+  Status RestoreLocked(Sandbox& sb);
+  // Records a run of the container under `shim`, and watches it.
+  void NoteRunningLocked(Sandbox& sb, os::Pidfd shim);
   // Asks the shim whether the command was exec'd (FailedPrecondition naming why not).
   Status WaitCommandReady(std::string_view id, std::chrono::milliseconds timeout);
   // After the shim has exited (the container is gone): reaps it, reads the exit, deletes the

@@ -27,7 +27,7 @@ enum class FrameType : uint8_t {
   kData = 4,        // bytes of the stream
   kWindow = 5,      // payload u32: this many more bytes may be sent
   kEof = 6,         // the sender sends no more on this stream (a half close)
-  kReset = 7,       // the stream is gone, both ways
+  kReset = 7,       // the stream is gone, both ways; stream 0: every stream is
   kReady = 8,       // init → host, stream 0: the command was exec'd (payload u32 pid)
   kExecFailed = 9,  // init → host, stream 0: the command could not be run (payload: text)
   kExit = 10,       // init → host, stream 0: the command ended (payload i32 code, i32 signal)

@@ -104,7 +104,13 @@ void Relay::HandleFrame(const Frame& f) {
       return;
     }
     case FrameType::kReset:
-      Reset(f.stream, false);
+      // Stream 0 is the channel itself: a new peer (a shim after a restore) knows none of the
+      // streams of the one before.
+      if (f.stream == 0) {
+        streams_.clear();
+      } else {
+        Reset(f.stream, false);
+      }
       return;
     default:
       OnControlFrame(f);

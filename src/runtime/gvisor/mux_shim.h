@@ -20,7 +20,10 @@ class ShimRelay final : public Relay {
  public:
   // `listener`: a listening, non-blocking Unix socket (borrowed).
   ShimRelay(int channel_in, int channel_out, int listener, std::string exit_file)
-      : Relay(channel_in, channel_out), listener_(listener), exit_file_(std::move(exit_file)) {}
+      : Relay(channel_in, channel_out), listener_(listener), exit_file_(std::move(exit_file)) {
+    // After a restore the init still holds the streams of the shim before: they are gone.
+    Send(FrameType::kReset, 0);
+  }
 
  private:
   struct Pending {

@@ -380,5 +380,61 @@ TEST_F(GvisorTest, AdoptsAfterTheServerIsKilled) {
   EXPECT_THAT(Leftovers("survivor"), ::testing::IsEmpty());
 }
 
+// The counter lives in the shell's memory (and /dev/shm, the Sentry's memory): after a
+// hibernate, a restart of the runtime and a restore it goes on from where it was rather than
+// from 1, and the sandbox answers on the same channel through a new shim.
+TEST_F(GvisorTest, HibernateKeepsProcessesAndMemoryAcrossARestore) {
+  ASSERT_OK(rt_->Create(
+      ShellSpec("counter",
+                "httpd -p 127.0.0.1:8080 -h /dev/shm; i=0; "
+                "while true; do i=$((i+1)); echo $i > /dev/shm/count; sleep 0.05; done")));
+  ASSERT_OK(rt_->Start("counter"));
+  ASSERT_OK(WaitServing(*rt_, "counter", 8080));
+  auto count = [&]() -> long {
+    auto fd = rt_->Dial("counter", 8080, 5s);
+    if (!fd.ok()) return -1;
+    std::string r = Exchange(fd->get(), "GET /count HTTP/1.0\r\n\r\n");
+    size_t body = r.find("\r\n\r\n");
+    return body == std::string::npos ? -1 : std::atol(r.c_str() + body + 4);
+  };
+  std::this_thread::sleep_for(1s);
+  long before = count();
+  ASSERT_GT(before, 3);
+
+  ASSERT_OK(rt_->Hibernate("counter"));
+  EXPECT_EQ(rt_->Inspect("counter")->state, SandboxState::kPaused);
+  EXPECT_EQ(rt_->Inspect("counter")->pid, 0) << "no process holds it";
+  EXPECT_EQ(rt_->Dial("counter", 8080, 1s).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(PathExists(options_.state_dir + "/counter/checkpoint"));
+  for (const std::string& l : Leftovers("counter")) {
+    EXPECT_EQ(l, "dir counter") << "a hibernated sandbox holds no runsc state, mount or cgroup";
+  }
+  std::this_thread::sleep_for(500ms);
+
+  // A new runtime finds it hibernated and restores it.
+  rt_.reset();
+  rt_ = NewRuntime();
+  ASSERT_NE(rt_, nullptr);
+  auto report = rt_->Adopt();
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->adopted.size(), 1u);
+  EXPECT_EQ(report->adopted[0].state, SandboxState::kPaused);
+  ASSERT_OK(rt_->Resume("counter"));
+  EXPECT_EQ(rt_->Inspect("counter")->state, SandboxState::kRunning);
+  ASSERT_OK(WaitServing(*rt_, "counter", 8080));
+  long after = count();
+  EXPECT_GE(after, before) << "the counter started over: its process was not restored";
+  EXPECT_LT(after, before + 40) << "it did not run while hibernated";
+  std::this_thread::sleep_for(500ms);
+  EXPECT_GT(count(), after) << "and it runs on";
+  EXPECT_FALSE(PathExists(options_.state_dir + "/counter/checkpoint")) << "the image is spent";
+
+  // Its exit is still reported through the new shim.
+  ASSERT_OK(rt_->Stop("counter", 5s));
+  EXPECT_EQ(rt_->Inspect("counter")->last_exit->signal, SIGTERM);
+  ASSERT_OK(rt_->Destroy("counter"));
+  EXPECT_THAT(Leftovers("counter"), ::testing::IsEmpty());
+}
+
 }  // namespace
 }  // namespace warren::runtime::gvisor
