@@ -109,6 +109,17 @@ TEST_F(GvisorNodeTest, ASandboxOfClassGvisorRunsCommandsThroughEnvd) {
   std::string health = Exchange(fd->get(), "GET /health HTTP/1.0\r\nHost: envd\r\n\r\n");
   EXPECT_NE(health.find("HTTP/1.1 204"), std::string::npos) << health;
 
+  // The template command's output reaches its log through envd in the sandbox's log volume.
+  auto envd = agent_->Envd(id);
+  ASSERT_TRUE(envd.ok()) << envd.status();
+  std::string logs;
+  for (int i = 0; i < 100 && logs.find("template says hi") == std::string::npos; ++i) {
+    auto got = (*envd)->Logs(5s);
+    if (got.ok()) logs = *got;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_NE(logs.find("template says hi"), std::string::npos) << logs;
+
   ProbeOutcome out = Exec(id, "echo from-gvisor; uname -r >&2; exit 3");
   ASSERT_TRUE(out.exit_code.has_value()) << out.output;
   EXPECT_EQ(*out.exit_code, 3);
