@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <thread>
@@ -157,6 +158,22 @@ class GvisorTest : public ::testing::Test {
       }
     }
     if (PathExists(options_.state_dir + "/" + id)) out.push_back("dir " + id);
+    // runsc's sandbox and gofer, and the shim, all name the state dir on their command line.
+    if (DIR* d = opendir("/proc")) {
+      const std::string needle = options_.state_dir + "/";
+      while (dirent* e = readdir(d)) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        auto cmdline = base::ReadSmallFile(std::string("/proc/") + e->d_name + "/cmdline");
+        if (!cmdline.ok()) continue;
+        std::string text = *cmdline;
+        std::replace(text.begin(), text.end(), '\0', ' ');
+        if (text.find(needle + id) != std::string::npos ||
+            text.find(needle + ".runsc") != std::string::npos) {
+          out.push_back(std::string("process ") + e->d_name + ": " + text.substr(0, 120));
+        }
+      }
+      closedir(d);
+    }
     return out;
   }
 
@@ -240,6 +257,10 @@ TEST_F(GvisorTest, StopKeepsTheWritableLayerAndDestroyLeavesNothing) {
   ASSERT_OK(rt_->Start("keeps"));
   int shim = *rt_->ShimPid("keeps");
   uint64_t shim_start = *os::ProcessStartTime(shim);
+  auto running = Leftovers("keeps");
+  EXPECT_TRUE(std::any_of(running.begin(), running.end(), [](const std::string& l) {
+    return l.rfind("process ", 0) == 0;
+  })) << "the census sees a running sandbox's processes";
   // sleep ignores nothing: SIGTERM to the init is forwarded and ends it.
   ASSERT_OK(rt_->Stop("keeps", 5s));
   auto info = rt_->Inspect("keeps");
