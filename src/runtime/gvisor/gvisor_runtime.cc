@@ -192,7 +192,7 @@ Result<std::unique_ptr<GvisorRuntime>> GvisorRuntime::Create(GvisorRuntimeOption
       }
     }
   }
-  std::unique_ptr<GvisorRuntime> rt(new GvisorRuntime(std::move(options), std::move(hierarchies)));
+  auto rt = std::make_unique<GvisorRuntime>(Key(), std::move(options), std::move(hierarchies));
   if (auto nofile = os::CurrentRlimit(RLIMIT_NOFILE); nofile.ok()) {
     rt->nofile_hard_ = static_cast<uint32_t>(std::min<uint64_t>(nofile->hard, uint64_t{1} << 20));
   }
@@ -204,7 +204,7 @@ Result<std::unique_ptr<GvisorRuntime>> GvisorRuntime::Create(GvisorRuntimeOption
   return rt;
 }
 
-GvisorRuntime::GvisorRuntime(GvisorRuntimeOptions options, os::CgroupHierarchies hierarchies)
+GvisorRuntime::GvisorRuntime(Key, GvisorRuntimeOptions options, os::CgroupHierarchies hierarchies)
     : options_(std::move(options)),
       hierarchies_(std::move(hierarchies)),
       clock_(options_.clock != nullptr ? *options_.clock : base::RealClock()) {}

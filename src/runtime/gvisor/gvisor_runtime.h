@@ -46,6 +46,12 @@ class GvisorRuntime final : public Runtime {
  public:
   // FailedPrecondition when not root or runsc / warren-gvisor-init is missing.
   static Result<std::unique_ptr<GvisorRuntime>> Create(GvisorRuntimeOptions options);
+  // For Create only (the key cannot be made elsewhere): lets it use std::make_unique.
+  class Key {
+    friend class GvisorRuntime;
+    Key() = default;
+  };
+  GvisorRuntime(Key, GvisorRuntimeOptions options, os::CgroupHierarchies hierarchies);
   ~GvisorRuntime() override;
 
   Status Create(const SandboxSpec& spec) override;
@@ -83,8 +89,6 @@ class GvisorRuntime final : public Runtime {
     bool gone = false;              // guarded by mu
   };
   using SandboxPtr = std::shared_ptr<Sandbox>;
-
-  GvisorRuntime(GvisorRuntimeOptions options, os::CgroupHierarchies hierarchies);
 
   Result<SandboxPtr> Find(std::string_view id);
   std::string SandboxDir(std::string_view id) const;
