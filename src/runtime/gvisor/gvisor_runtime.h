@@ -62,7 +62,9 @@ class GvisorRuntime final : public Runtime {
   Status Resume(std::string_view id) override;
   // `runsc checkpoint` to <dir>/checkpoint (memory and process state; the files stay in the
   // writable layer), then the container is deleted and its memory freed. The sandbox reads as
-  // paused (pid 0) until Resume, also after a restart (Adopt).
+  // paused (pid 0) until Resume, also after a restart (Adopt). runsc 20221219 cannot save a
+  // TCP socket registered with epoll (warren-envd's listener): that checkpoint fails and ends
+  // the sandbox, which is then reported stopped (README "Hibernate").
   Status Hibernate(std::string_view id) override;
   Status Stop(std::string_view id, std::chrono::milliseconds grace) override;
   Status Destroy(std::string_view id) override;
