@@ -22,6 +22,7 @@
 #include "node/node_registration.h"
 #include "node/sandbox_files.h"
 #include "node/sandbox_object.h"
+#include "runtime/gvisor/gvisor_runtime.h"
 #include "runtime/native/native_runtime.h"
 
 namespace warren::node {
@@ -73,13 +74,20 @@ NodeAgent::~NodeAgent() {
   // With no sandbox left, the runtime's directories and cgroup parents are empty: remove them
   // (each rmdir fails harmlessly while something is still in there).
   std::vector<std::string> cgroup_dirs;
-  if (native_) cgroup_dirs = native_->cgroups().DirsFor(options_.cgroup_parent);
+  if (native_) {
+    cgroup_dirs = native_->cgroups().DirsFor(options_.cgroup_parent);
+    for (auto& d : native_->cgroups().DirsFor(options_.cgroup_parent + "-gvisor")) {
+      cgroup_dirs.push_back(std::move(d));
+    }
+  }
   const bool made_runtime = native_ != nullptr;
   runtime_.reset();
   if (made_runtime) {
     for (const auto& d : cgroup_dirs) rmdir(d.c_str());
     rmdir((options_.runtime_state_dir + "/.idmap").c_str());
     rmdir(options_.runtime_state_dir.c_str());
+    rmdir((options_.root + "/gvisor/.runsc").c_str());
+    rmdir((options_.root + "/gvisor").c_str());
   }
 }
 
@@ -125,6 +133,20 @@ Status NodeAgent::Start() {
     injected_runtime_ = std::move(native);
   }
   std::map<std::string, runtime::RuntimePtr, std::less<>> classes;
+  if (native_ != nullptr && options_.gvisor) {
+    // Offered when this machine can run it; a node without runsc is still a node.
+    auto gvisor =
+        runtime::gvisor::GvisorRuntime::Create({.state_dir = options_.root + "/gvisor",
+                                                .cgroup_parent = options_.cgroup_parent + "-gvisor",
+                                                .runsc_path = options_.runsc_path,
+                                                .init_path = options_.gvisor_init_path,
+                                                .clock = options_.clock});
+    if (gvisor.ok()) {
+      classes.emplace(api::kRuntimeGvisor, std::move(gvisor).value());
+    } else {
+      log->info("runtime class gvisor not offered: {}", gvisor.status().ToString());
+    }
+  }
   classes.emplace(api::kRuntimeNative, std::move(injected_runtime_));
   runtime_ = std::make_unique<runtime::RuntimeRouter>(std::move(classes), api::kRuntimeNative);
   capacity_ = ReadNodeCapacity();
@@ -256,7 +278,7 @@ void NodeAgent::ImportLoop() {
 void NodeAgent::PublishNodeObject() {
   Status s = PublishNode(
       store_,
-      {.name = options_.node_name, .capacity = capacity_, .runtime_classes = {api::kRuntimeNative}},
+      {.name = options_.node_name, .capacity = capacity_, .runtime_classes = runtime_->Classes()},
       *images_, clock_);
   if (!s.ok())
     Log()->warn("node object not written node={} error=\"{}\"", options_.node_name, s.ToString());

@@ -64,6 +64,9 @@ NodeAgentOptions NodeAgentOptions::ForDataDir(const std::string& data_dir) {
   o.image_root = "/var/lib/warren/images";
   o.image_cache_dir = image::DefaultImageCacheDir();
   o.envd_path = FindEnvdBinary();
+  o.gvisor_init_path = FindGvisorInitBinary();
+  if (auto v = Env("WARREN_NODE_GVISOR"); v == "off" || v == "0") o.gvisor = false;
+  if (auto v = Env("WARREN_RUNSC_PATH"); !v.empty()) o.runsc_path = v;
   o.node_name = HostName();
   if (auto v = Env("WARREN_NODE_NAME"); !v.empty()) o.node_name = v;
   if (auto v = Env("WARREN_NODE_AGENT"); v == "off" || v == "0") o.enabled = false;
@@ -79,20 +82,34 @@ NodeAgentOptions NodeAgentOptions::ForDataDir(const std::string& data_dir) {
   return o;
 }
 
-std::string FindEnvdBinary() {
-  if (auto v = Env("WARREN_ENVD_PATH"); !v.empty()) return v;
+namespace {
+
+// `name` beside the running binary, else in the build tree's apps/<name>/.
+std::string FindBesideSelf(const std::string& name) {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "/usr/local/bin/warren-envd";
+  if (ec) return "/usr/local/bin/" + name;
   auto dir = self.parent_path();
   std::vector<std::filesystem::path> candidates = {
-      dir / "warren-envd",
-      dir.parent_path() / "warren-envd" / "warren-envd",  // the build tree: apps/<binary>/
+      dir / name,
+      dir.parent_path() / name / name,  // the build tree: apps/<binary>/
   };
   for (const auto& c : candidates) {
     if (std::filesystem::is_regular_file(c, ec)) return c.string();
   }
   return candidates.front().string();
+}
+
+}  // namespace
+
+std::string FindEnvdBinary() {
+  if (auto v = Env("WARREN_ENVD_PATH"); !v.empty()) return v;
+  return FindBesideSelf("warren-envd");
+}
+
+std::string FindGvisorInitBinary() {
+  if (auto v = Env("WARREN_GVISOR_INIT_PATH"); !v.empty()) return v;
+  return FindBesideSelf("warren-gvisor-init");
 }
 
 }  // namespace warren::node

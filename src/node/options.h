@@ -69,6 +69,14 @@ struct NodeAgentOptions {
   image::RegistryAllowlist allowed_registries;
   // The warren-envd binary (static) bind-mounted read-only into every sandbox as pid 1.
   std::string envd_path;
+  // Offer runtime class "gvisor" (runtime/gvisor/README.md) when runsc is at `runsc_path` and
+  // warren-gvisor-init at `gvisor_init_path`; without them the node offers native alone and
+  // says why in its log (WARREN_NODE_GVISOR=0: never; WARREN_RUNSC_PATH,
+  // WARREN_GVISOR_INIT_PATH). Its sandboxes live under <root>/gvisor, in cgroups under
+  // <cgroup_parent>-gvisor.
+  bool gvisor = true;
+  std::string runsc_path = "/usr/bin/runsc";
+  std::string gvisor_init_path;
   // Run sandboxes in a user namespace (root inside is an unprivileged uid outside).
   bool user_namespace = true;
   uint32_t userns_host_id = 1'000'000'000;  // must match the runtime's (its default)
@@ -113,5 +121,7 @@ struct NodeAgentOptions {
 // tree's apps/warren-envd/ next to apps/warren/. Returns the first candidate when none exists
 // (the agent reports it as missing when a sandbox needs it).
 std::string FindEnvdBinary();
+// The same for warren-gvisor-init ($WARREN_GVISOR_INIT_PATH first).
+std::string FindGvisorInitBinary();
 
 }  // namespace warren::node

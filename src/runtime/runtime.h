@@ -134,6 +134,13 @@ class Runtime {
         fmt::format("sandbox {}: this runtime cannot capture a writable layer", id));
   }
 
+  // Writes a running or paused sandbox's processes and memory to disk and frees them (the
+  // sandbox reads as paused); Resume brings them back where they were. Unimplemented where the
+  // runtime cannot (native: no working checkpoint on this kernel).
+  virtual Status Hibernate(std::string_view id) {
+    return UnimplementedError(fmt::format("sandbox {}: this runtime cannot hibernate", id));
+  }
+
   // Replaces the egress policy of a sandbox made with `egress`: in force for its next packet
   // when it runs, and kept for its next Start. FailedPrecondition for one made without.
   virtual Status UpdateEgress(std::string_view id, const sbnet::EgressPolicy& policy) {

@@ -81,6 +81,11 @@ Status RuntimeRouter::Resume(std::string_view id) {
   return rt->Resume(id);
 }
 
+Status RuntimeRouter::Hibernate(std::string_view id) {
+  ASSIGN_OR_RETURN(Runtime * rt, Holder(id));
+  return rt->Hibernate(id);
+}
+
 Status RuntimeRouter::Stop(std::string_view id, std::chrono::milliseconds grace) {
   ASSIGN_OR_RETURN(Runtime * rt, Holder(id));
   return rt->Stop(id, grace);

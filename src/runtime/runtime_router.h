@@ -34,6 +34,7 @@ class RuntimeRouter final : public Runtime {
   Status Start(std::string_view id) override;
   Status Pause(std::string_view id) override;
   Status Resume(std::string_view id) override;
+  Status Hibernate(std::string_view id) override;
   Status Stop(std::string_view id, std::chrono::milliseconds grace) override;
   Status Destroy(std::string_view id) override;
   Result<SandboxStats> Stats(std::string_view id) override;

@@ -56,6 +56,9 @@ TEST_F(RouterTest, EachCallReachesTheRuntimeOfTheSandboxsClass) {
   EXPECT_EQ(unknown.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(unknown.message().find("\"kata\""), std::string::npos);
   EXPECT_EQ(router_->Start("nope").code(), StatusCode::kNotFound);
+  // Hibernate reaches the sandbox's own runtime, which says when it cannot.
+  EXPECT_EQ(router_->Hibernate("b").code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(router_->Hibernate("nope").code(), StatusCode::kNotFound);
 
   ASSERT_TRUE(router_->Destroy("b").ok());
   EXPECT_EQ(router_->ClassOf("b").status().code(), StatusCode::kNotFound);

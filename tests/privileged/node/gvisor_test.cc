@@ -1,0 +1,166 @@
+// A Sandbox whose template names runtimeClassName gvisor runs under runsc: envd answers through
+// the stdio channel, commands run through it (exit code, output, files), a restarted agent
+// adopts it, and deleting it leaves nothing of runsc behind.
+#include <dirent.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "api/json.h"
+#include "api/kinds.h"
+#include "node/probe_runner.h"
+#include "node_fixture.h"
+#include "runtime/runtime_router.h"
+
+namespace warren::node::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string Exchange(int fd, const std::string& request) {
+  size_t off = 0;
+  while (off < request.size()) {
+    pollfd p{fd, POLLOUT, 0};
+    if (poll(&p, 1, 5000) <= 0) return "";
+    ssize_t n = write(fd, request.data() + off, request.size() - off);
+    if (n <= 0) return "";
+    off += static_cast<size_t>(n);
+  }
+  std::string out;
+  char buf[4096];
+  while (true) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 5000) <= 0) break;
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] != '.') out.emplace_back(e->d_name);
+    }
+    closedir(d);
+  }
+  return out;
+}
+
+class GvisorNodeTest : public NodeTest {
+ protected:
+  void SetUp() override {
+    NodeTest::SetUp();
+    if (IsSkipped()) return;
+    if (access("/usr/bin/runsc", X_OK) != 0) GTEST_SKIP() << "needs runsc";
+  }
+  NodeAgentOptions GvisorOptions() const {
+    NodeAgentOptions o = Options();
+    o.gvisor_init_path = WARREN_GVISOR_INIT_BIN;
+    return o;
+  }
+  void StartGvisorAgent() {
+    agent_ = std::make_unique<NodeAgent>(store_->store(), GvisorOptions());
+    ASSERT_TRUE(agent_->Start().ok());
+  }
+  ProbeOutcome Exec(const std::string& id, const std::string& script) {
+    auto envd = agent_->Envd(id);
+    if (!envd.ok()) return ProbeOutcome{false, envd.status().ToString(), std::nullopt};
+    ProbeAction action;
+    action.type = ProbeAction::Type::kExec;
+    action.command = {"/bin/sh", "-c", script};
+    action.timeout = 10s;
+    runtime::Runtime* rt = &agent_->runtime();
+    return RunProbe(action,
+                    ProbeTarget{*envd, [rt, id](uint16_t port, std::chrono::milliseconds t) {
+                                  return rt->Dial(id, port, t);
+                                }});
+  }
+};
+
+TEST_F(GvisorNodeTest, ASandboxOfClassGvisorRunsCommandsThroughEnvd) {
+  StartGvisorAgent();
+  auto* router = dynamic_cast<runtime::RuntimeRouter*>(&agent_->runtime());
+  ASSERT_NE(router, nullptr);
+  ASSERT_EQ(router->Classes(), (std::vector<std::string>{"native", "gvisor"}));
+  // The Node object says which classes it runs.
+  auto node = store_->store().Get(api::NodeKind(), "", "test-node");
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_NE(api::DumpJson(node->body).find("\"gvisor\""), std::string::npos)
+      << api::DumpJson(node->body);
+
+  Apply(SandboxYaml("gv", "busybox",
+                    R"(["/bin/sh", "-c", "echo template says hi; exec sleep 3600"])",
+                    "{memory: 256Mi}", "Never", "") +
+        "      runtimeClassName: gvisor\n");
+  api::Object running = WaitPhase("gv", "Running", 120s);
+  const std::string id = SandboxId(running);
+  ASSERT_FALSE(id.empty());
+  auto cls = router->ClassOf(id);
+  ASSERT_TRUE(cls.ok()) << cls.status();
+  EXPECT_EQ(*cls, "gvisor");
+
+  auto fd = agent_->Dial(id, 49983, 5s);
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  std::string health = Exchange(fd->get(), "GET /health HTTP/1.0\r\nHost: envd\r\n\r\n");
+  EXPECT_NE(health.find("HTTP/1.1 204"), std::string::npos) << health;
+
+  // The template command's output reaches its log through envd in the sandbox's log volume.
+  auto envd = agent_->Envd(id);
+  ASSERT_TRUE(envd.ok()) << envd.status();
+  std::string logs;
+  for (int i = 0; i < 100 && logs.find("template says hi") == std::string::npos; ++i) {
+    auto got = (*envd)->Logs(5s);
+    if (got.ok()) logs = *got;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_NE(logs.find("template says hi"), std::string::npos) << logs;
+
+  ProbeOutcome out = Exec(id, "echo from-gvisor; uname -r >&2; exit 3");
+  ASSERT_TRUE(out.exit_code.has_value()) << out.output;
+  EXPECT_EQ(*out.exit_code, 3);
+  EXPECT_NE(out.output.find("from-gvisor"), std::string::npos) << out.output;
+  out = Exec(id, "echo kept > /root/file && cat /root/file");
+  EXPECT_EQ(out.exit_code.value_or(-1), 0) << out.output;
+  EXPECT_NE(out.output.find("kept"), std::string::npos) << out.output;
+  // gVisor's own kernel answers, not the host's.
+  out = Exec(id, "dmesg | head -1");
+  EXPECT_NE(out.output.find("gVisor"), std::string::npos) << out.output;
+
+  // A restarted agent finds it again, through the gvisor runtime's own records.
+  StopAgent();
+  StartGvisorAgent();
+  router = dynamic_cast<runtime::RuntimeRouter*>(&agent_->runtime());
+  ASSERT_NE(router, nullptr);
+  EXPECT_EQ(router->ClassOf(id).value_or(""), "gvisor");
+  EXPECT_EQ(Phase(Get("gv")), "Running");
+  out = Exec(id, "cat /root/file");
+  EXPECT_NE(out.output.find("kept"), std::string::npos) << out.output;
+
+  Delete("gv");
+  WaitGone("gv", 120s);
+  const std::string state = GvisorOptions().root + "/gvisor";
+  EXPECT_TRUE(Entries(state).empty()) << "gvisor state left: " << Entries(state).front();
+  EXPECT_TRUE(Entries(state + "/.runsc").empty()) << "runsc state left";
+}
+
+TEST_F(GvisorNodeTest, WithoutRunscTheClassIsNotOfferedAndSaysSo) {
+  NodeAgentOptions o = GvisorOptions();
+  o.runsc_path = "/nonexistent/runsc";
+  agent_ = std::make_unique<NodeAgent>(store_->store(), o);
+  ASSERT_TRUE(agent_->Start().ok());
+  Apply(SandboxYaml("nogv", "busybox", R"(["sleep", "60"])", "", "Never", "") +
+        "      runtimeClassName: gvisor\n");
+  api::Object failed = WaitPhase("nogv", "Failed");
+  EXPECT_EQ(ConditionReason(failed, "Ready"), "RuntimeClassNotAvailable")
+      << api::DumpJson(failed.body);
+  Delete("nogv");
+  WaitGone("nogv");
+}
+
+}  // namespace
+}  // namespace warren::node::testing
