@@ -74,18 +74,14 @@ NodeAgent::~NodeAgent() {
   // With no sandbox left, the runtime's directories and cgroup parents are empty: remove them
   // (each rmdir fails harmlessly while something is still in there).
   std::vector<std::string> cgroup_dirs;
-  if (native_) {
-    cgroup_dirs = native_->cgroups().DirsFor(options_.cgroup_parent);
-    for (auto& d : native_->cgroups().DirsFor(options_.cgroup_parent + "-gvisor")) {
-      cgroup_dirs.push_back(std::move(d));
-    }
-  }
+  if (native_) cgroup_dirs = native_->cgroups().DirsFor(options_.cgroup_parent);
   const bool made_runtime = native_ != nullptr;
   runtime_.reset();
   if (made_runtime) {
     for (const auto& d : cgroup_dirs) rmdir(d.c_str());
     rmdir((options_.runtime_state_dir + "/.idmap").c_str());
     rmdir(options_.runtime_state_dir.c_str());
+    runtime::gvisor::GvisorRuntime::RemoveEmptyCgroups(options_.cgroup_parent + "-gvisor");
     rmdir((options_.root + "/gvisor/.runsc").c_str());
     rmdir((options_.root + "/gvisor").c_str());
   }

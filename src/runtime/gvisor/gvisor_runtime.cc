@@ -655,6 +655,18 @@ Status GvisorRuntime::Resume(std::string_view id) {
   return Persist(*sb);
 }
 
+void GvisorRuntime::RemoveEmptyCgroups(const std::string& relative) {
+  if (relative.empty() || relative.front() == '/' || relative.find("..") != std::string::npos) {
+    return;
+  }
+  auto mounts = os::ReadMountInfo();
+  if (!mounts.ok()) return;
+  for (const os::MountEntry& m : *mounts) {
+    if (m.fs_type != "cgroup" && m.fs_type != "cgroup2") continue;
+    rmdir((m.mount_point + "/" + relative).c_str());  // fails harmlessly unless empty
+  }
+}
+
 void GvisorRuntime::RemoveContainer(std::string_view id) {
   Runsc(id, {"delete", "--force", RunscId(id)}, kRunscTimeout).status().IgnoreError();
   UnmountRootfs(id);
@@ -662,6 +674,7 @@ void GvisorRuntime::RemoveContainer(std::string_view id) {
   if (auto cg = os::Cgroup::Open(hierarchies_, CgroupPath(id)); cg.ok()) {
     cg->Remove(options_.kill_timeout).IgnoreError();
   }
+  RemoveEmptyCgroups(CgroupPath(id));
   const std::string dir = SandboxDir(id);
   unlink((dir + "/mux.sock").c_str());
 }

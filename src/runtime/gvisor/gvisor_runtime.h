@@ -78,6 +78,11 @@ class GvisorRuntime final : public Runtime {
                               std::chrono::milliseconds timeout) override;
   void SetExitCallback(ExitCallback callback) override;
 
+  // runsc makes a sandbox's group in every hierarchy mounted (blkio, cpuset, name=systemd too),
+  // not only those of os::CgroupHierarchies: removes `relative` (empty groups only) from each.
+  // For the cgroup parent once no sandbox is left (the node's teardown, tests).
+  static void RemoveEmptyCgroups(const std::string& relative);
+
   // The host pid of the sandbox's shim while it runs (tests).
   Result<int> ShimPid(std::string_view id);
   const GvisorRuntimeOptions& options() const { return options_; }

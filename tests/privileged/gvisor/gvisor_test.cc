@@ -90,9 +90,14 @@ class GvisorTest : public ::testing::Test {
       rt_.reset();
     }
     if (!options_.cgroup_parent.empty()) {
-      auto h = os::CgroupHierarchies::Detect();
-      if (h.ok()) {
-        for (const std::string& d : h->DirsFor(options_.cgroup_parent)) rmdir(d.c_str());
+      GvisorRuntime::RemoveEmptyCgroups(options_.cgroup_parent);
+      // runsc made the parent in every hierarchy; none may be left.
+      auto mounts = os::ReadMountInfo();
+      ASSERT_TRUE(mounts.ok());
+      for (const os::MountEntry& m : *mounts) {
+        if (m.fs_type != "cgroup" && m.fs_type != "cgroup2") continue;
+        EXPECT_FALSE(PathExists(m.mount_point + "/" + options_.cgroup_parent))
+            << "cgroup left behind in " << m.mount_point;
       }
     }
     dir_.reset();
@@ -151,9 +156,10 @@ class GvisorTest : public ::testing::Test {
         if (m.mount_point.find(dir_->path()) == 0) out.push_back("mount " + m.mount_point);
       }
     }
-    auto h = os::CgroupHierarchies::Detect();
-    if (h.ok()) {
-      for (const std::string& d : h->DirsFor(options_.cgroup_parent + "/" + id)) {
+    if (mounts.ok()) {
+      for (const auto& m : *mounts) {
+        if (m.fs_type != "cgroup" && m.fs_type != "cgroup2") continue;
+        const std::string d = m.mount_point + "/" + options_.cgroup_parent + "/" + id;
         if (PathExists(d)) out.push_back("cgroup " + d);
       }
     }

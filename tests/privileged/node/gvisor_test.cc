@@ -12,6 +12,7 @@
 #include "api/kinds.h"
 #include "node/probe_runner.h"
 #include "node_fixture.h"
+#include "os/mount.h"
 #include "runtime/runtime_router.h"
 
 namespace warren::node::testing {
@@ -57,6 +58,18 @@ class GvisorNodeTest : public NodeTest {
     NodeTest::SetUp();
     if (IsSkipped()) return;
     if (access("/usr/bin/runsc", X_OK) != 0) GTEST_SKIP() << "needs runsc";
+  }
+  void TearDown() override {
+    const std::string parent = Options().cgroup_parent + "-gvisor";
+    NodeTest::TearDown();
+    // The agent's teardown removes the parent runsc made in every hierarchy.
+    auto mounts = os::ReadMountInfo();
+    if (!mounts.ok()) return;
+    for (const os::MountEntry& m : *mounts) {
+      if (m.fs_type != "cgroup" && m.fs_type != "cgroup2") continue;
+      EXPECT_NE(access((m.mount_point + "/" + parent).c_str(), F_OK), 0)
+          << "cgroup left behind: " << m.mount_point << "/" << parent;
+    }
   }
   NodeAgentOptions GvisorOptions() const {
     NodeAgentOptions o = Options();
