@@ -439,6 +439,9 @@ Result<os::Pidfd> GvisorRuntime::SpawnShim(const SandboxSpec& spec,
   std::string said = Drain(child.stdout_r.get(), shim->fd(),
                            SteadyClock::now() + options_.start_timeout, &timed_out);
   if (said.rfind("ok\n", 0) == 0) return std::move(shim).value();
+  // The shim leads its own session: its runsc (create or restore) goes with it, rather than
+  // finishing later into a container nobody manages. The caller removes what runsc made.
+  kill(-child.pid, SIGKILL);
   shim->SendSignal(SIGKILL).IgnoreError();
   shim->WaitForExit(options_.kill_timeout).IgnoreError();
   shim->TryReap().status().IgnoreError();
@@ -519,10 +522,15 @@ Status GvisorRuntime::Start(std::string_view id_view) {
   }
   RETURN_IF_ERROR(PrepareBundleLocked(*sb));
   auto unmount = base::ScopeExit([&] { UnmountRootfs(id); });
-  ASSIGN_OR_RETURN(os::Pidfd shim,
-                   SpawnShim(spec, {"create", "--bundle", SandboxDir(id), RunscId(id)}));
+  auto spawned = SpawnShim(spec, {"create", "--bundle", SandboxDir(id), RunscId(id)});
+  if (!spawned.ok()) {
+    RemoveContainer(id);  // what a runsc create cut short made: state, cgroups, the socket
+    return spawned.status();
+  }
+  os::Pidfd shim = std::move(spawned).value();
   auto remove = base::ScopeExit([&] {
-    Runsc(id, {"delete", "--force", RunscId(id)}, kRunscTimeout).status().IgnoreError();
+    RemoveContainer(id);
+    kill(-shim.pid(), SIGKILL);
     shim.SendSignal(SIGKILL).IgnoreError();
     shim.WaitForExit(options_.kill_timeout).IgnoreError();
     shim.TryReap().status().IgnoreError();
@@ -612,9 +620,14 @@ Status GvisorRuntime::RestoreLocked(Sandbox& sb) {
   RETURN_IF_ERROR(PrepareBundleLocked(sb));
   auto unmount = base::ScopeExit([&] { UnmountRootfs(id); });
   // --detach: runsc returns once the container runs again; the shim then relays.
-  ASSIGN_OR_RETURN(os::Pidfd shim,
-                   SpawnShim(spec, {"restore", "--detach", "--image-path", CheckpointDir(id),
-                                    "--bundle", SandboxDir(id), RunscId(id)}));
+  auto spawned = SpawnShim(spec, {"restore", "--detach", "--image-path", CheckpointDir(id),
+                                  "--bundle", SandboxDir(id), RunscId(id)});
+  if (!spawned.ok()) {
+    // A restore cut short must not come back later unmanaged; the image stays for a retry.
+    RemoveContainer(id);
+    return spawned.status();
+  }
+  os::Pidfd shim = std::move(spawned).value();
   unmount.Dismiss();
   NoteRunningLocked(sb, std::move(shim));
   // The image is spent: a second restore would fork the sandbox's history.

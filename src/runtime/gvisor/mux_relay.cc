@@ -11,15 +11,26 @@ namespace {
 
 // Above this much unsent to the channel, sockets are not read: the channel is the bottleneck.
 constexpr size_t kChannelHighWater = 1 << 20;
+// Above this much, the channel itself is not read either: what the peer sends makes window
+// grants to queue, and a peer that does not read its end must not grow this side's memory.
+constexpr size_t kChannelHardCap = 4 << 20;
 
 }  // namespace
 
 void Relay::Send(FrameType type, uint32_t stream, std::string_view payload) {
+  if (channel_out_ < 0) return;  // nobody reads the channel any more
   AppendFrame(to_channel_, type, stream, payload);
 }
 
 void Relay::Reset(uint32_t id, bool tell_peer) {
   if (streams_.erase(id) > 0 && tell_peer) Send(FrameType::kReset, id);
+}
+
+void Relay::StopWriting() {
+  // The peer reads no more; what it still says is read to its end (the init's exit report),
+  // and the channel's EOF closes it.
+  channel_out_ = -1;
+  to_channel_.clear();
 }
 
 void Relay::CloseChannel() {
@@ -61,7 +72,7 @@ void Relay::WriteChannel() {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return;
     if (n <= 0) {
-      CloseChannel();
+      StopWriting();
       return;
     }
     to_channel_.erase(0, static_cast<size_t>(n));
@@ -177,8 +188,13 @@ void Relay::Run() {
   while (!stop_) {
     fds.clear();
     ids.clear();
-    fds.push_back({channel_in_, static_cast<short>(channel_in_ >= 0 ? POLLIN : 0), 0});
-    fds.push_back({channel_out_, static_cast<short>(!to_channel_.empty() ? POLLOUT : 0), 0});
+    // An fd with nothing to wait for is left out (-1): poll reports POLLHUP and POLLERR even
+    // when no event was asked, and a hung-up socket or pipe would turn this loop into a spin
+    // (a stream waiting for window or for its peer to open, a client gone while the server
+    // inside keeps its end open).
+    const bool channel_full = to_channel_.size() >= kChannelHardCap;
+    fds.push_back({channel_in_ >= 0 && !channel_full ? channel_in_ : -1, POLLIN, 0});
+    fds.push_back({!to_channel_.empty() ? channel_out_ : -1, POLLOUT, 0});
     const bool channel_busy = to_channel_.size() >= kChannelHighWater;
     for (auto& [id, s] : streams_) {
       short events = 0;
@@ -188,7 +204,7 @@ void Relay::Run() {
         if (s.reading && !s.read_eof && s.send_credit > 0 && !channel_busy) events |= POLLIN;
         if (!s.to_socket.empty()) events |= POLLOUT;
       }
-      fds.push_back({s.fd.get(), events, 0});
+      fds.push_back({events != 0 ? s.fd.get() : -1, events, 0});
       ids.push_back(id);
     }
     const size_t extra_at = fds.size();
@@ -200,7 +216,11 @@ void Relay::Run() {
     }
     // A stream's bookkeeping may have changed without an event (a frame arrived): streams
     // whose state allows progress are visited after the channel, below.
-    if (channel_out_ >= 0 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) WriteChannel();
+    if (channel_out_ >= 0 && (fds[1].revents & (POLLERR | POLLHUP))) {
+      StopWriting();
+    } else if (channel_out_ >= 0 && (fds[1].revents & POLLOUT)) {
+      WriteChannel();
+    }
     if (channel_in_ >= 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) ReadChannel();
     for (size_t i = 0; i < ids.size(); ++i) {
       short revents = fds[2 + i].revents;

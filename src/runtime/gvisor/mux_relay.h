@@ -78,6 +78,7 @@ class Relay {
   void HandleFrame(const Frame& frame);
   void OnStreamEvents(uint32_t id, short revents);
   void CloseChannel();
+  void StopWriting();
 
   int channel_in_;
   int channel_out_;

@@ -93,7 +93,10 @@ void ShimRelay::OnControlFrame(const Frame& f) {
       return;
     }
     case FrameType::kExit: {
-      if (f.payload.size() != 8) return;
+      // The init reports once; more would be the sandbox writing frames into pid 1's stdout
+      // (each one a file written and fsynced on the host).
+      if (f.payload.size() != 8 || exit_written_) return;
+      exit_written_ = true;
       std::string text = std::to_string(static_cast<int32_t>(ReadU32(f.payload))) + " " +
                          std::to_string(static_cast<int32_t>(ReadU32(f.payload.substr(4)))) + "\n";
       std::string tmp = exit_file_ + ".tmp";

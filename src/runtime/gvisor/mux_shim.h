@@ -39,6 +39,7 @@ class ShimRelay final : public Relay {
 
   int listener_;
   std::string exit_file_;
+  bool exit_written_ = false;     // the first kExit only
   std::vector<Pending> pending_;  // clients whose request line is incomplete
   std::vector<base::UniqueFd> ready_waiters_;
   std::string ready_;  // the READY answer once known
