@@ -1,8 +1,5 @@
 #include "node/audit_collector.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <array>
 
 #include "base/time_format.h"
@@ -48,50 +45,23 @@ std::optional<nlohmann::json> Rebuild(std::string_view line, std::string_view te
   return out;
 }
 
-Result<std::string> ReadFrom(int fd, uint64_t offset, size_t max) {
-  std::string buf(max, '\0');
-  size_t done = 0;
-  while (done < max) {
-    ssize_t n = pread(fd, buf.data() + done, max - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("reading envd's audit log", errno);
-    if (n == 0) break;
-    done += static_cast<size_t>(n);
-  }
-  buf.resize(done);
-  return buf;
-}
-
 }  // namespace
 
 Result<size_t> CollectEnvdAudit(audit::Journal& journal, std::string_view namespace_,
                                 std::string_view sandbox_id, const std::string& sandbox_dir) {
-  auto fd = OpenRegularFileBeneath(sandbox_dir, std::string("log/") + kEnvdAuditLogName);
-  if (!fd.ok()) {
-    if (fd.status().code() == StatusCode::kNotFound) return size_t{0};
-    return fd.status();
-  }
-  struct stat st {};
-  if (fstat(fd->get(), &st) != 0) return ErrnoError("stat of envd's audit log", errno);
-  const auto size = static_cast<uint64_t>(st.st_size);
-  uint64_t offset = journal.CollectedOffset(namespace_, sandbox_id);
-  if (size < offset) offset = 0;
-  if (size == offset) return size_t{0};
-  ASSIGN_OR_RETURN(std::string text,
-                   ReadFrom(fd->get(), offset, std::min<uint64_t>(size - offset, kMaxPerCall)));
-  size_t added = 0, pos = 0;
-  while (pos < text.size() && added < kMaxEntriesPerCall) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) break;  // the rest is still being written
-    if (auto entry = Rebuild(std::string_view(text).substr(pos, nl - pos), namespace_)) {
-      RETURN_IF_ERROR(journal.Append(namespace_, sandbox_id, std::move(*entry)));
-      ++added;
-    }
-    pos = nl + 1;
-  }
-  // A line longer than a whole read can never complete: skip what was read.
-  if (pos == 0 && text.size() == kMaxPerCall) pos = text.size();
-  journal.SetCollectedOffset(namespace_, sandbox_id, offset + pos);
+  const uint64_t offset = journal.CollectedOffset(namespace_, sandbox_id);
+  size_t added = 0;
+  ASSIGN_OR_RETURN(uint64_t next,
+                   ReadAppendedLines(
+                       sandbox_dir, std::string("log/") + kEnvdAuditLogName, offset, kMaxPerCall,
+                       kMaxEntriesPerCall, [&](std::string_view line) -> Result<bool> {
+                         auto entry = Rebuild(line, namespace_);
+                         if (!entry) return false;
+                         RETURN_IF_ERROR(journal.Append(namespace_, sandbox_id, std::move(*entry)));
+                         ++added;
+                         return true;
+                       }));
+  if (next != offset) journal.SetCollectedOffset(namespace_, sandbox_id, next);
   return added;
 }
 

@@ -172,6 +172,42 @@ Result<base::UniqueFd> OpenRegularFileBeneath(const std::string& dir, const std:
   return file;
 }
 
+Result<uint64_t> ReadAppendedLines(const std::string& dir, const std::string& relative,
+                                   uint64_t offset, size_t max_bytes, size_t max_lines,
+                                   const std::function<Result<bool>(std::string_view)>& line) {
+  auto fd = OpenRegularFileBeneath(dir, relative);
+  if (!fd.ok()) {
+    if (fd.status().code() == StatusCode::kNotFound) return offset;
+    return fd.status();
+  }
+  struct stat st {};
+  if (fstat(fd->get(), &st) != 0) return ErrnoError(fmt::format("stat {}", relative), errno);
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size < offset) offset = 0;
+  if (size == offset) return offset;
+  std::string text(std::min<uint64_t>(size - offset, max_bytes), '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n =
+        pread(fd->get(), text.data() + done, text.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError(fmt::format("reading {}", relative), errno);
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  text.resize(done);
+  size_t counted = 0, pos = 0;
+  while (pos < text.size() && counted < max_lines) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) break;  // the rest is still being written
+    ASSIGN_OR_RETURN(bool counts, line(std::string_view(text).substr(pos, nl - pos)));
+    if (counts) ++counted;
+    pos = nl + 1;
+  }
+  if (pos == 0 && text.size() == max_bytes) pos = text.size();
+  return offset + pos;
+}
+
 std::string TailOfFile(const std::string& path, size_t max_bytes) {
   base::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!fd) return "";

@@ -1,7 +1,10 @@
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/types/pod_template.h"
@@ -47,6 +50,17 @@ Status MakeDirs(const std::string& dir);
 // Opens `dir`/`relative` read-only without following any symlink and accepting only a regular
 // file: the sandbox writes below `dir` and must not make the host read anything else.
 Result<base::UniqueFd> OpenRegularFileBeneath(const std::string& dir, const std::string& relative);
+
+// Reads what a sandbox appended to `dir`/`relative` (a log envd writes, collected by the node:
+// hostile input) since `offset`: opened as OpenRegularFileBeneath does, at most `max_bytes` read,
+// complete lines only (a last line still being written waits for the next call), each handed to
+// `line` until `max_lines` of them returned true (the ones that counted). A file shorter than
+// `offset` was started over by its writer and is read from its start; a line longer than a
+// whole read can never complete and is skipped. Returns the offset to resume from (`offset`
+// when there is no file or nothing new); the first error of `line` stops it.
+Result<uint64_t> ReadAppendedLines(const std::string& dir, const std::string& relative,
+                                   uint64_t offset, size_t max_bytes, size_t max_lines,
+                                   const std::function<Result<bool>(std::string_view)>& line);
 
 // The last `max_bytes` of a host file (pid 1's log), for messages; "" when unreadable.
 std::string TailOfFile(const std::string& path, size_t max_bytes);

@@ -20,27 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string Exchange(int fd, const std::string& request) {
-  size_t off = 0;
-  while (off < request.size()) {
-    pollfd p{fd, POLLOUT, 0};
-    if (poll(&p, 1, 5000) <= 0) return "";
-    ssize_t n = write(fd, request.data() + off, request.size() - off);
-    if (n <= 0) return "";
-    off += static_cast<size_t>(n);
-  }
-  std::string out;
-  char buf[4096];
-  while (true) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 5000) <= 0) break;
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
-
 std::vector<std::string> Entries(const std::string& dir) {
   std::vector<std::string> out;
   if (DIR* d = opendir(dir.c_str())) {
@@ -119,7 +98,7 @@ TEST_F(GvisorNodeTest, ASandboxOfClassGvisorRunsCommandsThroughEnvd) {
 
   auto fd = agent_->Dial(id, 49983, 5s);
   ASSERT_TRUE(fd.ok()) << fd.status();
-  std::string health = Exchange(fd->get(), "GET /health HTTP/1.0\r\nHost: envd\r\n\r\n");
+  std::string health = RawHttp(fd->get(), "GET /health HTTP/1.0\r\nHost: envd\r\n\r\n");
   EXPECT_NE(health.find("HTTP/1.1 204"), std::string::npos) << health;
 
   // The template command's output reaches its log through envd in the sandbox's log volume.

@@ -24,28 +24,6 @@ bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
-// One HTTP/1.0 exchange over a connected non-blocking socket; the raw response.
-std::string RawHttp(int fd, const std::string& request) {
-  size_t off = 0;
-  while (off < request.size()) {
-    pollfd p{fd, POLLOUT, 0};
-    if (poll(&p, 1, 5000) <= 0) return "";
-    ssize_t n = write(fd, request.data() + off, request.size() - off);
-    if (n <= 0) return "";
-    off += static_cast<size_t>(n);
-  }
-  std::string out;
-  char buf[4096];
-  while (true) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 5000) <= 0) break;
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
-
 std::string ReadAll(int fd) {
   std::string out;
   char buf[4096];

@@ -1,5 +1,6 @@
 #include "node_fixture.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -85,6 +86,27 @@ Leftovers LeftoversOf(const NodeAgentOptions& options, const std::string& id, in
     }
   }
   return l;
+}
+
+std::string RawHttp(int fd, const std::string& request) {
+  size_t off = 0;
+  while (off < request.size()) {
+    pollfd p{fd, POLLOUT, 0};
+    if (poll(&p, 1, 5000) <= 0) return "";
+    ssize_t n = write(fd, request.data() + off, request.size() - off);
+    if (n <= 0) return "";
+    off += static_cast<size_t>(n);
+  }
+  std::string out;
+  char buf[4096];
+  while (true) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 5000) <= 0) break;
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
 }
 
 std::vector<int> SandboxPids(const NodeAgentOptions& options, const std::string& id) {

@@ -27,6 +27,10 @@ struct Leftovers {
 Leftovers LeftoversOf(const NodeAgentOptions& options, const std::string& id, int pid,
                       const std::string& lease_prefix_uid = "");
 
+// One HTTP/1.0 exchange over a connected non-blocking socket (a Dial into a sandbox); the raw
+// response, "" when the request could not be sent.
+std::string RawHttp(int fd, const std::string& request);
+
 // Pids in the sandbox's cgroup (any of them shares its namespaces).
 std::vector<int> SandboxPids(const NodeAgentOptions& options, const std::string& id);
 // v1 freezer state ("FROZEN", "THAWED") of the sandbox's cgroup, "" when unreadable.
