@@ -129,7 +129,11 @@ Status NodeAgent::Start() {
     injected_runtime_ = std::move(native);
   }
   std::map<std::string, runtime::RuntimePtr, std::less<>> classes;
-  if (native_ != nullptr && options_.gvisor) {
+  if (native_ != nullptr && options_.gvisor &&
+      access(options_.envd_gvisor_path.c_str(), X_OK) != 0) {
+    log->info("runtime class gvisor not offered: warren-envd-gvisor not found at {}",
+              options_.envd_gvisor_path);
+  } else if (native_ != nullptr && options_.gvisor) {
     // Offered when this machine can run it; a node without runsc is still a node.
     auto gvisor =
         runtime::gvisor::GvisorRuntime::Create({.state_dir = options_.root + "/gvisor",

@@ -199,8 +199,10 @@ class NodeAgent {
   void SyncEgressPolicy(api::Object& obj, const std::string& id);
   Next StartAndWait(api::Object& obj, const std::string& id);
   Next HandleExit(api::Object& obj, const std::string& id, const runtime::SandboxInfo& info);
-  // The freeze of a running sandbox whose spec says paused, and its Paused status.
+  // The freeze of a running sandbox whose spec says paused, and its Paused status; where the
+  // runtime can, its processes and memory go to disk instead (Hibernate).
   Next Freeze(api::Object& obj, const std::string& id);
+  Next Hibernate(api::Object& obj, const std::string& id);
   // Records the outcome of an operation that began at `started` in `metrics` and returns it.
   Next Timed(obs::OperationMetrics& metrics, const api::Object& obj, base::MonoTime started,
              Next next);

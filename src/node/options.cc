@@ -65,6 +65,7 @@ NodeAgentOptions NodeAgentOptions::ForDataDir(const std::string& data_dir) {
   o.image_cache_dir = image::DefaultImageCacheDir();
   o.envd_path = FindEnvdBinary();
   o.gvisor_init_path = FindGvisorInitBinary();
+  o.envd_gvisor_path = FindEnvdGvisorBinary(o.envd_path);
   if (auto v = Env("WARREN_NODE_GVISOR"); v == "off" || v == "0") o.gvisor = false;
   if (auto v = Env("WARREN_RUNSC_PATH"); !v.empty()) o.runsc_path = v;
   o.node_name = HostName();
@@ -110,6 +111,11 @@ std::string FindEnvdBinary() {
 std::string FindGvisorInitBinary() {
   if (auto v = Env("WARREN_GVISOR_INIT_PATH"); !v.empty()) return v;
   return FindBesideSelf("warren-gvisor-init");
+}
+
+std::string FindEnvdGvisorBinary(const std::string& envd_path) {
+  if (auto v = Env("WARREN_ENVD_GVISOR_PATH"); !v.empty()) return v;
+  return (std::filesystem::path(envd_path).parent_path() / "warren-envd-gvisor").string();
 }
 
 }  // namespace warren::node

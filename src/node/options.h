@@ -69,6 +69,9 @@ struct NodeAgentOptions {
   image::RegistryAllowlist allowed_registries;
   // The warren-envd binary (static) bind-mounted read-only into every sandbox as pid 1.
   std::string envd_path;
+  // Its select-loop build for gVisor sandboxes, which runsc can checkpoint (hibernate); the
+  // gvisor class is offered only when it is there.
+  std::string envd_gvisor_path;
   // Offer runtime class "gvisor" (runtime/gvisor/README.md) when runsc is at `runsc_path` and
   // warren-gvisor-init at `gvisor_init_path`; without them the node offers native alone and
   // says why in its log (WARREN_NODE_GVISOR=0: never; WARREN_RUNSC_PATH,
@@ -123,5 +126,8 @@ struct NodeAgentOptions {
 std::string FindEnvdBinary();
 // The same for warren-gvisor-init ($WARREN_GVISOR_INIT_PATH first).
 std::string FindGvisorInitBinary();
+// warren-envd-gvisor: $WARREN_ENVD_GVISOR_PATH, else beside `envd_path` (both are built into
+// apps/warren-envd/ and installed side by side).
+std::string FindEnvdGvisorBinary(const std::string& envd_path);
 
 }  // namespace warren::node

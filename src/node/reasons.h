@@ -33,6 +33,9 @@ inline constexpr const char* kMissingSandboxId = "MissingSandboxId";
 inline constexpr const char* kBackOff = "CrashLoopBackOff";  // waiting to restart
 inline constexpr const char* kPauseFailed = "PauseFailed";
 inline constexpr const char* kResumeFailed = "ResumeFailed";
+// The runtime could not write the processes of a sandbox to disk (gVisor: a TCP socket a
+// process watches with epoll); the checkpoint ended them and the pause kept the files only.
+inline constexpr const char* kHibernateFailed = "HibernateFailed";
 inline constexpr const char* kInitFailed = "RuntimeInitFailed";  // replaying /init
 // The template names ephemeral-storage and this node cannot enforce it (README "Ephemeral
 // storage"); the sandbox is refused rather than run without the limit it asked for.
@@ -46,7 +49,8 @@ inline constexpr const char* kCreating = "Creating";
 inline constexpr const char* kSandboxReady = "SandboxReady";
 inline constexpr const char* kCompleted = "Completed";  // the template command exited 0
 inline constexpr const char* kPaused = "FreezePauseSucceed";
-inline constexpr const char* kStopPaused = "StopPauseSucceed";  // processes ended, files kept
+inline constexpr const char* kStopPaused = "StopPauseSucceed";       // processes ended, files kept
+inline constexpr const char* kHibernated = "HibernatePauseSucceed";  // processes and memory on disk
 inline constexpr const char* kResuming = "Resuming";
 inline constexpr const char* kResumed = "ResumeSucceed";
 inline constexpr const char* kRestarted = "Restarted";

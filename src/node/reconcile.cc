@@ -55,11 +55,16 @@ bool HasStarted(const api::Object& obj) {
 }
 
 // A paused sandbox's status: phase Paused, SandboxPaused, and not Ready.
-void SetPaused(api::SandboxStatus& st, base::WallTime now) {
+void SetPaused(api::SandboxStatus& st, base::WallTime now, bool hibernated = false) {
   st.phase = phase::kPaused;
   api::SetCondition(st.conditions,
-                    {conditions::kSandboxPaused, "True", reasons::kPaused,
-                     "the sandbox's processes are frozen; memory is kept"},
+                    hibernated
+                        ? api::Condition{conditions::kSandboxPaused, "True", reasons::kHibernated,
+                                         "the sandbox's processes and memory are on disk; "
+                                         "it resumes where it was"}
+                        : api::Condition{conditions::kSandboxPaused, "True", reasons::kPaused,
+                                         "the sandbox's processes are frozen; memory is "
+                                         "kept"},
                     now);
   api::SetCondition(st.conditions,
                     {conditions::kReady, "False", "SandboxPaused", "the sandbox is paused"}, now);
@@ -342,6 +347,7 @@ std::optional<Failure> NodeAgent::FillPlanInput(const api::Object& obj, const st
   in.layers = leased.lower_dirs;
   in.paths = PathsFor(id);
   in.envd_path = options_.envd_path;
+  in.envd_gvisor_path = options_.envd_gvisor_path;
   in.node_secret = secret_->ForSandbox(id);
   in.birth_token = base::RandomHex(32);
   in.user_namespace = options_.user_namespace;
@@ -755,6 +761,7 @@ NodeAgent::Next NodeAgent::HandleExit(api::Object& obj, const std::string& id,
 }
 
 NodeAgent::Next NodeAgent::Freeze(api::Object& obj, const std::string& id) {
+  if (runtime_->SupportedState(id).hibernate) return Hibernate(obj, id);
   KeepSpan("node.pause");
   prober_->Suspend(id);  // a frozen sandbox cannot answer; Continue after the thaw
   if (Status s = runtime_->Pause(id); !s.ok()) {
@@ -766,6 +773,53 @@ NodeAgent::Next NodeAgent::Freeze(api::Object& obj, const std::string& id) {
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
     st.message.clear();
     SetPaused(st, clock_.Now());
+    NoteAutoPaused(st, id, clock_.Now());
+  });
+  if (!s.ok()) return AfterWriteError(s);
+  return Next::kDone;
+}
+
+NodeAgent::Next NodeAgent::Hibernate(api::Object& obj, const std::string& id) {
+  KeepSpan("node.hibernate");
+  prober_->Suspend(id);
+  if (Status h = runtime_->Hibernate(id); !h.ok()) {
+    auto info = runtime_->Inspect(id);
+    if (!info.ok() || info->state != runtime::SandboxState::kStopped) {
+      events_->Warning(obj, reasons::kHibernateFailed, h.message());
+      return Next::kRetry;  // still running as it was: tried again
+    }
+    // The exit this reported is queued behind this pass, which writes the pause first: the
+    // exit then reads as a pause that kept the files (resumed by booting on them), not a crash.
+    // (A node that dies between the two finds an exit and applies the restart policy.)
+    const std::string message = fmt::format(
+        "paused, file system only: its processes could not be written to disk, so they ended "
+        "(runsc: {}); its files are kept",
+        h.message().find("still has waiters") != std::string::npos
+            ? "a TCP socket a process watches with epoll cannot be saved"
+            : h.message());
+    events_->Warning(obj, reasons::kHibernateFailed, message);
+    prober_->Forget(id);
+    locals_.With(id, [](Local& l) { l.probes_tracked = false; });
+    NoteFrozenOrThawed(id, runtime::SandboxState::kStopped);
+    const base::WallTime now = clock_.Now();
+    Status w = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+      st.phase = phase::kPaused;
+      st.message = message;
+      api::SetCondition(st.conditions,
+                        {conditions::kSandboxPaused, "True", reasons::kHibernateFailed, message},
+                        now);
+      api::SetCondition(st.conditions,
+                        {conditions::kReady, "False", "SandboxPaused", "the sandbox is paused"},
+                        now);
+    });
+    if (!w.ok()) return AfterWriteError(w);
+    return Next::kDone;
+  }
+  NoteFrozenOrThawed(id, runtime::SandboxState::kPaused);
+  Log()->info("sandbox hibernated id={} object={}", id, obj.Key());
+  Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+    st.message.clear();
+    SetPaused(st, clock_.Now(), /*hibernated=*/true);
     NoteAutoPaused(st, id, clock_.Now());
   });
   if (!s.ok()) return AfterWriteError(s);
@@ -863,8 +917,11 @@ void NodeAgent::NoteFrozenOrThawed(const std::string& id, runtime::SandboxState 
 NodeAgent::Next NodeAgent::ReconcilePaused(api::Object& obj, const std::string& id) {
   const base::WallTime now = clock_.Now();
   if (SpecPaused(obj)) {
+    // A hibernated sandbox reads as paused with no process (Runtime::Hibernate).
+    auto info = runtime_->Inspect(id);
+    const bool hibernated = info.ok() && info->pid == 0;
     Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
-      SetPaused(st, now);
+      SetPaused(st, now, hibernated);
       NoteAutoPaused(st, id, now);
     });
     if (!s.ok()) return AfterWriteError(s);

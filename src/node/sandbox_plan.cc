@@ -270,9 +270,13 @@ PlanOutcome PlanSandbox(const PlanInput& in) {
     out.failure = *f;
     return out;
   }
-  spec.mounts.insert(spec.mounts.begin(),
-                     {runtime::BindMount{in.envd_path, kEnvdInSandbox, true},
-                      runtime::BindMount{in.paths.log_dir, kLogDirInSandbox, false}});
+  spec.mounts.insert(
+      spec.mounts.begin(),
+      {runtime::BindMount{spec.runtime_class == api::kRuntimeGvisor && !in.envd_gvisor_path.empty()
+                              ? in.envd_gvisor_path
+                              : in.envd_path,
+                          kEnvdInSandbox, true},
+       runtime::BindMount{in.paths.log_dir, kLogDirInSandbox, false}});
   if (!in.resolv_conf.empty()) {
     spec.egress = true;
     spec.egress_policy = in.egress_policy;

@@ -50,6 +50,9 @@ struct PlanInput {
   std::vector<std::string> layers;  // its lower dirs, bottom first
   SandboxPaths paths;
   std::string envd_path;
+  // warren-envd-gvisor, which runs in place of envd_path in gVisor sandboxes (its select loop
+  // lets runsc checkpoint them; apps/warren-envd/CMakeLists.txt). Empty: envd_path.
+  std::string envd_gvisor_path;
   std::string node_secret;  // for envd's /reset and node-authenticated calls
   // envd's access token from its first instant until an /init replaces it: a random value
   // nobody outside the agent holds, so a sandbox is closed from birth (a warm-pool member

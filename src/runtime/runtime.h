@@ -57,7 +57,8 @@ struct SandboxStats {
 // What a runtime can keep of a sandbox beyond its processes (Runtime::SupportedState).
 struct StateSupport {
   bool filesystem = false;  // CaptureWritableLayer
-  bool memory = false;      // processes and memory (checkpoint/restore)
+  bool memory = false;      // processes and memory captured for another sandbox (clones)
+  bool hibernate = false;   // Hibernate: processes and memory to disk and back, same sandbox
 };
 
 // A sandbox's writable layer as CaptureWritableLayer lends it: the overlayfs upper directory.
@@ -136,7 +137,9 @@ class Runtime {
 
   // Writes a running or paused sandbox's processes and memory to disk and frees them (the
   // sandbox reads as paused); Resume brings them back where they were. Unimplemented where the
-  // runtime cannot (native: no working checkpoint on this kernel).
+  // runtime cannot (native: no working checkpoint on this kernel); SupportedState says which.
+  // A checkpoint that fails may end the sandbox (gVisor's does): the exit is then reported
+  // through the exit callback like any other.
   virtual Status Hibernate(std::string_view id) {
     return UnimplementedError(fmt::format("sandbox {}: this runtime cannot hibernate", id));
   }

@@ -554,18 +554,29 @@ bool GvisorRuntime::HibernatedLocked(const Sandbox& sb) const {
 }
 
 Status GvisorRuntime::Hibernate(std::string_view id) {
-  auto t0 = SteadyClock::now();
   ASSIGN_OR_RETURN(SandboxPtr sb, Find(id));
-  std::lock_guard lock(sb->mu);
-  if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id));
-  if (HibernatedLocked(*sb)) return Status::Ok();
-  if (!sb->shim) {
-    return FailedPreconditionError(
-        fmt::format("sandbox {} is {}, not running", id, SandboxStateName(sb->record.state)));
+  std::optional<ExitStatus> ended;
+  Status st;
+  {
+    std::lock_guard lock(sb->mu);
+    if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id));
+    st = HibernateLocked(*sb, ended);
   }
-  if (sb->record.state == SandboxState::kPaused) {
+  NotifyExit(std::string(id), ended);
+  return st;
+}
+
+Status GvisorRuntime::HibernateLocked(Sandbox& sb, std::optional<ExitStatus>& ended) {
+  auto t0 = SteadyClock::now();
+  const std::string id = sb.record.spec.id;
+  if (HibernatedLocked(sb)) return Status::Ok();
+  if (!sb.shim) {
+    return FailedPreconditionError(
+        fmt::format("sandbox {} is {}, not running", id, SandboxStateName(sb.record.state)));
+  }
+  if (sb.record.state == SandboxState::kPaused) {
     RETURN_IF_ERROR(Runsc(id, {"resume", RunscId(id)}, kRunscTimeout).status());
-    sb->record.state = SandboxState::kRunning;
+    sb.record.state = SandboxState::kRunning;
   }
   const std::string image = CheckpointDir(id);
   RETURN_IF_ERROR(native::RemoveTree(image).WithPrefix(fmt::format("sandbox {}", id)));
@@ -579,34 +590,35 @@ Status GvisorRuntime::Hibernate(std::string_view id) {
           .status();
   if (!saved.ok()) {
     native::RemoveTree(image).IgnoreError();
-    if (!sb->shim->HasExited()) {
+    if (!sb.shim->HasExited()) {
       // Still running as it was: watched again.
-      reaper_->Watch(std::string(id), sb->shim->fd()).IgnoreError();
+      reaper_->Watch(std::string(id), sb.shim->fd()).IgnoreError();
       return saved;
     }
   }
   // The Sentry is gone, so the shim sees its pipe close and ends.
-  if (!sb->shim->WaitForExit(options_.kill_timeout).ok())
-    sb->shim->SendSignal(SIGKILL).IgnoreError();
-  sb->shim->WaitForExit(options_.kill_timeout).IgnoreError();
-  sb->shim->TryReap().status().IgnoreError();
-  sb->shim.reset();
+  if (!sb.shim->WaitForExit(options_.kill_timeout).ok()) sb.shim->SendSignal(SIGKILL).IgnoreError();
+  sb.shim->WaitForExit(options_.kill_timeout).IgnoreError();
+  sb.shim->TryReap().status().IgnoreError();
+  sb.shim.reset();
   RemoveContainer(id);
   unlink((SandboxDir(id) + "/exit").c_str());
   if (!saved.ok()) {
     // The checkpoint failed and took the container with it: it is stopped.
-    sb->record.state = SandboxState::kStopped;
-    sb->record.pid = 0;
+    sb.record.state = SandboxState::kStopped;
+    sb.record.pid = 0;
     ExitStatus unknown;
     unknown.unknown = true;
-    sb->record.last_exit = unknown;
-    Persist(*sb).IgnoreError();
+    sb.record.last_exit = unknown;
+    Persist(sb).IgnoreError();
+    ended = unknown;
+    Log()->warn("sandbox ended by a failed checkpoint id={} error=\"{}\"", id, saved.ToString());
     return saved;
   }
-  sb->record.state = SandboxState::kPaused;
-  sb->record.pid = 0;
-  sb->record.start_time = 0;
-  RETURN_IF_ERROR(Persist(*sb));
+  sb.record.state = SandboxState::kPaused;
+  sb.record.pid = 0;
+  sb.record.start_time = 0;
+  RETURN_IF_ERROR(Persist(sb));
   auto size = native::DiskUsage(image);
   Log()->info("sandbox hibernated id={} image_bytes={} ms={:.1f}", id, size.ok() ? *size : 0,
               std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());

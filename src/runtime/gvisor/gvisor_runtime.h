@@ -63,9 +63,11 @@ class GvisorRuntime final : public Runtime {
   // `runsc checkpoint` to <dir>/checkpoint (memory and process state; the files stay in the
   // writable layer), then the container is deleted and its memory freed. The sandbox reads as
   // paused (pid 0) until Resume, also after a restart (Adopt). runsc 20221219 cannot save a
-  // TCP socket registered with epoll (warren-envd's listener): that checkpoint fails and ends
-  // the sandbox, which is then reported stopped (README "Hibernate").
+  // TCP socket registered with epoll (hence warren-envd-gvisor, built on select): such a
+  // checkpoint fails and ends the sandbox, which is reported through the exit callback with
+  // an unknown exit (README "Hibernate").
   Status Hibernate(std::string_view id) override;
+  StateSupport SupportedState(std::string_view) const override { return {.hibernate = true}; }
   Status Stop(std::string_view id, std::chrono::milliseconds grace) override;
   Status Destroy(std::string_view id) override;
   Result<SandboxStats> Stats(std::string_view id) override;
@@ -120,6 +122,9 @@ class GvisorRuntime final : public Runtime {
   // The bundle (root mount, config.json) for a run of the container; unmounted on failure.
   Status PrepareBundleLocked(const Sandbox& sb);
   Status RestoreLocked(Sandbox& sb);
+  // Hibernate under the sandbox's lock; `ended` is set when a failed checkpoint took the
+  // container with it (an exit to report once the lock is released).
+  Status HibernateLocked(Sandbox& sb, std::optional<ExitStatus>& ended);
   // Records a run of the container under `shim`, and watches it.
   void NoteRunningLocked(Sandbox& sb, os::Pidfd shim);
   // Asks the shim whether the command was exec'd (FailedPrecondition naming why not).

@@ -140,6 +140,61 @@ TEST_F(GvisorNodeTest, ASandboxOfClassGvisorRunsCommandsThroughEnvd) {
   EXPECT_TRUE(Entries(state + "/.runsc").empty()) << "runsc state left";
 }
 
+// A pause of a gVisor sandbox writes its processes and memory to disk (runsc checkpoint of a
+// sandbox running warren-envd-gvisor) and frees them; unpausing restores them where they were,
+// also after the agent restarted in between.
+TEST_F(GvisorNodeTest, PauseHibernatesAndUnpauseGoesOnWhereItWas) {
+  StartGvisorAgent();
+  Apply(
+      SandboxYaml(
+          "hib", "busybox",
+          R"(["/bin/sh", "-c", "i=0; while true; do i=$((i+1)); echo $i > /root/count; sleep 0.05; done"])",
+          "{memory: 256Mi}", "Never", "") +
+      "      runtimeClassName: gvisor\n");
+  const std::string id = SandboxId(WaitPhase("hib", "Running", 120s));
+  ASSERT_FALSE(id.empty());
+  auto count = [&]() -> long {
+    ProbeOutcome out = Exec(id, "cat /root/count");
+    return out.exit_code.value_or(-1) == 0 ? std::atol(out.output.c_str()) : -1;
+  };
+  std::this_thread::sleep_for(1s);
+  ASSERT_EQ(Exec(id, "echo kept > /root/file").exit_code.value_or(-1), 0);
+  const long before = count();
+  ASSERT_GT(before, 3);
+
+  Patch("hib", R"({"spec": {"paused": true}})");
+  api::Object paused = WaitPhase("hib", "Paused", 60s);
+  EXPECT_EQ(ConditionReason(paused, "SandboxPaused"), "HibernatePauseSucceed")
+      << api::DumpJson(paused.body);
+  auto info = agent_->runtime().Inspect(id);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->state, runtime::SandboxState::kPaused);
+  EXPECT_EQ(info->pid, 0) << "no process holds a hibernated sandbox";
+  const std::string image = GvisorOptions().root + "/gvisor/" + id + "/checkpoint";
+  EXPECT_EQ(access(image.c_str(), F_OK), 0) << "no checkpoint image at " << image;
+
+  // A restarted agent finds it hibernated, and keeps it so.
+  StopAgent();
+  StartGvisorAgent();
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(Phase(Get("hib")), "Paused");
+  EXPECT_EQ(agent_->runtime().Inspect(id)->pid, 0);
+
+  Patch("hib", R"({"spec": {"paused": false}})");
+  WaitPhase("hib", "Running", 60s);
+  const long after = count();
+  EXPECT_GE(after, before) << "the counter started over: its process was not restored";
+  EXPECT_LT(after, before + 60) << "it ran while hibernated";
+  std::this_thread::sleep_for(500ms);
+  EXPECT_GT(count(), after) << "and it runs on";
+  ProbeOutcome file = Exec(id, "cat /root/file");
+  EXPECT_NE(file.output.find("kept"), std::string::npos) << file.output;
+  EXPECT_NE(access(image.c_str(), F_OK), 0) << "the spent image is removed";
+
+  Delete("hib");
+  WaitGone("hib", 120s);
+}
+
 TEST_F(GvisorNodeTest, WithoutRunscTheClassIsNotOfferedAndSaysSo) {
   NodeAgentOptions o = GvisorOptions();
   o.runsc_path = "/nonexistent/runsc";

@@ -176,6 +176,7 @@ void NodeTest::TearDown() {
 NodeAgentOptions NodeTest::Options() const {
   NodeAgentOptions o = NodeAgentOptions::ForDataDir(data_dir_);
   o.envd_path = WARREN_ENVD_BIN;
+  o.envd_gvisor_path = FindEnvdGvisorBinary(o.envd_path);
   o.node_name = "test-node";
   o.stats_interval = 200ms;
   o.restart_backoff_base = 300ms;
