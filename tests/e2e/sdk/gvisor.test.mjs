@@ -57,3 +57,81 @@ test('a gvisor sandbox runs commands and files through the SDK and survives a ki
     assert.equal(await again.files.read('/home/user/note.txt'), 'written in gvisor');
     await again.kill();
   });
+
+function pausedReason(o) {
+  return (o?.status?.conditions ?? []).find((c) => c.type === 'SandboxPaused')?.reason;
+}
+
+// A Python counter keeps its count in memory: after a restore it goes on from where it was; a
+// process started afresh would count from 1 again.
+const COUNTER = `python3 -c "
+import time
+i = 0
+while True:
+    i += 1
+    open('/tmp/count', 'w').write(str(i))
+    time.sleep(0.05)
+"`;
+
+async function count(sbx) {
+  return Number((await sbx.commands.run('cat /tmp/count')).stdout);
+}
+
+test('pause writes a gvisor sandbox\'s processes and memory to disk; connect restores them',
+  { skip: !HAVE_RUNSC && 'runsc is not installed' }, async () => {
+    const sbx = await Sandbox.create('base-gvisor', { timeoutMs: 600_000 });
+    const counter = await sbx.commands.run(COUNTER, { background: true });
+    await sbx.files.write('/home/user/kept.txt', 'files too');
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = await count(sbx);
+    assert.ok(before > 3, `the counter did not run: ${before}`);
+
+    assert.equal(await sbx.pause(), true);
+    assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused');
+    const obj = await w.sandboxObject(sbx.sandboxId);
+    assert.equal(pausedReason(obj), 'HibernatePauseSucceed', JSON.stringify(obj?.status));
+    await new Promise((r) => setTimeout(r, 1000));
+
+    const again = await Sandbox.connect(sbx.sandboxId);
+    const after = await count(again);
+    assert.ok(after >= before, `the counter started over (${before} → ${after})`);
+    assert.ok(after < before + 60, `it counted while hibernated (${before} → ${after})`);
+    assert.equal((await again.commands.run(`kill -0 ${counter.pid} && echo same`)).stdout,
+      'same\n');
+    await new Promise((r) => setTimeout(r, 500));
+    assert.ok(await count(again) > after, 'and it counts on');
+    assert.equal(await again.files.read('/home/user/kept.txt'), 'files too');
+    await again.kill();
+  });
+
+// runsc 20221219 cannot save a TCP socket that a process watches with epoll (an asyncio
+// server): the checkpoint ends the processes, and the pause keeps the files, saying why.
+test('a gvisor sandbox whose processes cannot be saved is paused with its files only, and says why',
+  { skip: !HAVE_RUNSC && 'runsc is not installed' }, async () => {
+    const sbx = await Sandbox.create('base-gvisor', { timeoutMs: 600_000 });
+    await sbx.commands.run(`python3 -c "
+import asyncio
+async def main():
+    await asyncio.start_server(lambda r, w: None, '127.0.0.1', 7000)
+    await asyncio.sleep(3600)
+asyncio.run(main())
+"`, { background: true });
+    await sbx.files.write('/home/user/kept.txt', 'still here');
+    for (let i = 0; ; i++) {
+      const up = await sbx.commands.run('netstat -tln 2>/dev/null | grep -c :7000 || true');
+      if (up.stdout.trim() === '1' || i > 50) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    assert.equal(await sbx.pause(), true);
+    assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused');
+    const obj = await w.sandboxObject(sbx.sandboxId);
+    assert.equal(pausedReason(obj), 'HibernateFailed', JSON.stringify(obj?.status));
+    assert.match(obj.status.message, /epoll cannot be saved.*files are kept/);
+
+    const again = await Sandbox.connect(sbx.sandboxId);
+    assert.equal(await again.files.read('/home/user/kept.txt'), 'still here');
+    assert.equal((await again.commands.run('pgrep -f start_[s]erver || true')).stdout, '',
+      'the server survived a checkpoint that could not save it');
+    await again.kill();
+  });
