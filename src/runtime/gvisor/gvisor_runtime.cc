@@ -36,11 +36,39 @@ namespace {
 using Millis = std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
 constexpr auto kRunscTimeout = std::chrono::seconds(30);
+// Runs its arguments (runsc), then renames $WARREN_RENAME_FROM to $WARREN_RENAME_TO when they
+// succeeded; exits with runsc's status either way.
+constexpr std::string_view kRenameAfterRunsc =
+    R"("$@" || exit $?; exec mv -T -- "$WARREN_RENAME_FROM" "$WARREN_RENAME_TO")";
 constexpr size_t kMaxRunscOutput = 64 * 1024;
 
 auto Log() {
   static auto logger = base::Logger("runtime.gvisor");
   return logger;
+}
+
+// Processes with `arg` among their command-line arguments (a checkpoint naming its image).
+std::vector<int> ProcessesWithArgument(const std::string& arg) {
+  std::vector<int> out;
+  DIR* d = opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = readdir(d)) {
+    auto pid = base::ParseUint64(e->d_name);
+    if (!pid || *pid == 0 || *pid > INT32_MAX) continue;
+    auto cmdline = base::ReadSmallFile(fmt::format("/proc/{}/cmdline", *pid));
+    if (!cmdline.ok()) continue;
+    for (std::string_view rest = *cmdline; !rest.empty();) {
+      const size_t end = rest.find('\0');
+      if (rest.substr(0, end) == arg) {
+        out.push_back(static_cast<int>(*pid));
+        break;
+      }
+      if (end == std::string_view::npos) break;
+      rest.remove_prefix(end + 1);
+    }
+  }
+  closedir(d);
+  return out;
 }
 
 bool Exists(const std::string& path) {
@@ -236,12 +264,18 @@ std::vector<std::string> GvisorRuntime::RunscArgv(std::string_view id) const {
           "--network=none", fmt::format("--log={}/runsc.log", SandboxDir(id))};
 }
 
-Result<std::string> GvisorRuntime::Runsc(std::string_view id, const std::vector<std::string>& args,
-                                         Millis timeout) {
+Result<std::string> GvisorRuntime::Runsc(
+    std::string_view id, const std::vector<std::string>& args, Millis timeout,
+    const std::optional<std::pair<std::string, std::string>>& then_rename) {
   os::SpawnOptions spawn;
-  spawn.argv = RunscArgv(id);
-  spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
   spawn.env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"};
+  if (then_rename) {
+    spawn.argv = {"/bin/sh", "-c", std::string(kRenameAfterRunsc), "warren-runsc"};
+    spawn.env.push_back("WARREN_RENAME_FROM=" + then_rename->first);
+    spawn.env.push_back("WARREN_RENAME_TO=" + then_rename->second);
+  }
+  for (std::string& a : RunscArgv(id)) spawn.argv.push_back(std::move(a));
+  spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
   spawn.stdin_pipe = false;
   ASSIGN_OR_RETURN(os::SpawnedChild child, os::Spawn(spawn));
   auto pidfd = os::Pidfd::Open(child.pid);
@@ -579,17 +613,22 @@ Status GvisorRuntime::HibernateLocked(Sandbox& sb, std::optional<ExitStatus>& en
     sb.record.state = SandboxState::kRunning;
   }
   const std::string image = CheckpointDir(id);
+  const std::string partial = image + ".partial";
   RETURN_IF_ERROR(native::RemoveTree(image).WithPrefix(fmt::format("sandbox {}", id)));
-  if (mkdir(image.c_str(), 0700) != 0) {
-    return ErrnoError(fmt::format("sandbox {}: mkdir {}", id, image), errno);
+  RETURN_IF_ERROR(native::RemoveTree(partial).WithPrefix(fmt::format("sandbox {}", id)));
+  if (mkdir(partial.c_str(), 0700) != 0) {
+    return ErrnoError(fmt::format("sandbox {}: mkdir {}", id, partial), errno);
   }
   // The end of the container that follows is not an exit: nobody is told, nothing recorded.
   reaper_->Unwatch(std::string(id));
-  Status saved =
-      Runsc(id, {"checkpoint", "--image-path", image, RunscId(id)}, options_.kill_timeout * 3)
-          .status();
+  // A shell renames the image into place once runsc says it is whole: it outlives a server
+  // killed meanwhile (new session), so adoption tells a finished checkpoint (the image) from
+  // one cut short or failed (.partial) without having seen runsc's answer.
+  Status saved = Runsc(id, {"checkpoint", "--image-path", partial, RunscId(id)},
+                       options_.kill_timeout * 3, /*then_rename=*/std::make_pair(partial, image))
+                     .status();
   if (!saved.ok()) {
-    native::RemoveTree(image).IgnoreError();
+    native::RemoveTree(partial).IgnoreError();
     if (!sb.shim->HasExited()) {
       // Still running as it was: watched again.
       reaper_->Watch(std::string(id), sb.shim->fd()).IgnoreError();
@@ -956,6 +995,39 @@ Result<base::UniqueFd> GvisorRuntime::Dial(std::string_view id, uint16_t port, M
       fmt::format("sandbox {}: connect to 127.0.0.1:{} inside: {}", id, port, strerror(err)));
 }
 
+void GvisorRuntime::AdoptInterruptedHibernateLocked(Sandbox& sb) {
+  const std::string id = sb.record.spec.id;
+  const std::string image = CheckpointDir(id);
+  const std::string partial = image + ".partial";
+  // A checkpoint still under way: its runsc, or the shell that renames after it, names the
+  // partial image. Bounded like Hibernate's own wait.
+  for (int pid : ProcessesWithArgument(partial)) {
+    auto running = os::Pidfd::Open(pid);
+    if (running.ok()) running->WaitForExit(options_.kill_timeout * 3).IgnoreError();
+  }
+  if (Exists(image)) {
+    // Whole: the Sentry ends after a save, and the sandbox is hibernated.
+    if (!sb.shim->WaitForExit(options_.kill_timeout).ok()) {
+      sb.shim->SendSignal(SIGKILL).IgnoreError();
+    }
+    sb.shim->WaitForExit(options_.kill_timeout).IgnoreError();
+    sb.shim.reset();
+    RemoveContainer(id);
+    unlink((SandboxDir(id) + "/exit").c_str());
+    native::RemoveTree(partial).IgnoreError();
+    sb.record.state = SandboxState::kPaused;
+    sb.record.pid = 0;
+    sb.record.start_time = 0;
+    Log()->info("sandbox hibernated by the last server, adopted so id={}", id);
+    return;
+  }
+  // Cut short before runsc saved anything, or failed: what it wrote goes. A container the
+  // failure ended is seen by the reaper as the shim's exit.
+  native::RemoveTree(partial).IgnoreError();
+  native::RemoveTree(image).IgnoreError();
+  Log()->info("sandbox hibernate by the last server did not finish id={}", id);
+}
+
 Result<GvisorRuntime::SandboxPtr> GvisorRuntime::AdoptOne(const std::string& id,
                                                           native::SandboxRecord record) {
   auto sb = std::make_shared<Sandbox>();
@@ -973,6 +1045,19 @@ Result<GvisorRuntime::SandboxPtr> GvisorRuntime::AdoptOne(const std::string& id,
       }
     }
   }
+  const std::string image = CheckpointDir(id);
+  if (alive && (Exists(image) || Exists(image + ".partial"))) {
+    AdoptInterruptedHibernateLocked(*sb);
+    alive = static_cast<bool>(sb->shim);
+  } else if (!alive && r.state == SandboxState::kRunning && Exists(image)) {
+    // The checkpoint finished (its image was renamed whole) after the server died and took
+    // the container with it: hibernated, whatever the record says.
+    RemoveContainer(id);
+    native::RemoveTree(image + ".partial").IgnoreError();
+    r.state = SandboxState::kPaused;
+    r.pid = 0;
+    r.start_time = 0;
+  }
   if (alive) {
     auto state = Runsc(id, {"state", RunscId(id)}, kRunscTimeout);
     auto j = state.ok() ? nlohmann::json::parse(*state, nullptr, false) : nlohmann::json();
@@ -981,6 +1066,7 @@ Result<GvisorRuntime::SandboxPtr> GvisorRuntime::AdoptOne(const std::string& id,
   } else if (r.state == SandboxState::kPaused && r.pid == 0 && Exists(CheckpointDir(id))) {
     // Hibernated: its processes are on disk, for Resume to restore.
   } else {
+    native::RemoveTree(image + ".partial").IgnoreError();
     if (r.state == SandboxState::kRunning || r.state == SandboxState::kPaused) {
       // It ended while nobody watched, or its shim died: what is left of it goes.
       RemoveContainer(id);

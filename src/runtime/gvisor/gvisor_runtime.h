@@ -106,9 +106,16 @@ class GvisorRuntime final : public Runtime {
   // configuration from the flags of every command).
   std::vector<std::string> RunscArgv(std::string_view id) const;
   // Runs runsc `args` for sandbox `id` to its end: its output, or the error naming the command
-  // and what runsc logged.
-  Result<std::string> Runsc(std::string_view id, const std::vector<std::string>& args,
-                            std::chrono::milliseconds timeout);
+  // and what runsc logged. With `then_rename` {from, to}, a shell around runsc renames `from`
+  // to `to` when runsc succeeded, even if this process is gone by then.
+  Result<std::string> Runsc(
+      std::string_view id, const std::vector<std::string>& args, std::chrono::milliseconds timeout,
+      const std::optional<std::pair<std::string, std::string>>& then_rename = std::nullopt);
+  // Adoption of a sandbox whose record says running while a checkpoint image (or its
+  // .partial) is there: a hibernate the last server did not see to its end. Waits for a
+  // checkpoint still under way, then makes it hibernated (the image is whole) or running as it
+  // was, or stopped (the checkpoint failed and took it).
+  void AdoptInterruptedHibernateLocked(Sandbox& sb);
   Status Persist(const Sandbox& sb);
   SandboxInfo InfoLocked(const Sandbox& sb) const;
   Status MountRootfs(const SandboxSpec& spec);

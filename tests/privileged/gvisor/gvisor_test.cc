@@ -463,6 +463,83 @@ TEST_F(GvisorTest, HibernateKeepsProcessesAndMemoryAcrossARestore) {
   EXPECT_THAT(Leftovers("counter"), ::testing::IsEmpty());
 }
 
+// A server killed with SIGKILL in the middle of a hibernate: the next runtime finds the
+// sandbox either hibernated (the checkpoint finished without it) or running as it was, never
+// lost, with its counter going on, and no image, mount, cgroup or runsc state left behind.
+TEST_F(GvisorTest, AHibernateCutShortByAKill9EndsHibernatedOrRunning) {
+  rt_.reset();
+  for (int delay_ms : {0, 300, 900}) {
+    SCOPED_TRACE(fmt::format("killed {} ms into the hibernate", delay_ms));
+    const std::string id = fmt::format("cut{}", delay_ms);
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      close(ready[0]);
+      auto rt = GvisorRuntime::Create(options_);
+      // 48 MB in the Sentry's memory, so the checkpoint takes a while.
+      bool ok = rt.ok() &&
+                (*rt)
+                    ->Create(ShellSpec(id,
+                                       "head -c 50331648 /dev/urandom > /dev/shm/blob; "
+                                       "httpd -p 127.0.0.1:8080 -h /dev/shm; i=0; while true; "
+                                       "do i=$((i+1)); echo $i > /dev/shm/count; sleep 0.05; "
+                                       "done"))
+                    .ok() &&
+                (*rt)->Start(id).ok() && WaitServing(**rt, id, 8080).ok();
+      if (ok) std::this_thread::sleep_for(500ms);
+      char c = ok ? 'y' : 'n';
+      [[maybe_unused]] ssize_t n = write(ready[1], &c, 1);
+      if (ok) (void)(*rt)->Hibernate(id);
+      for (;;) pause();
+    }
+    close(ready[1]);
+    char c = 0;
+    ASSERT_EQ(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    ASSERT_EQ(c, 'y');
+
+    rt_ = NewRuntime();
+    ASSERT_NE(rt_, nullptr);
+    auto report = rt_->Adopt();
+    ASSERT_TRUE(report.ok()) << report.status();
+    ASSERT_EQ(report->adopted.size(), 1u);
+    const SandboxInfo& adopted = report->adopted[0];
+    ASSERT_TRUE(adopted.state == SandboxState::kRunning ||
+                (adopted.state == SandboxState::kPaused && adopted.pid == 0))
+        << "neither running nor hibernated: " << SandboxStateName(adopted.state);
+    EXPECT_FALSE(PathExists(options_.state_dir + "/" + id + "/checkpoint.partial"));
+    if (adopted.state == SandboxState::kPaused) {
+      EXPECT_TRUE(PathExists(options_.state_dir + "/" + id + "/checkpoint"));
+      for (const std::string& l : Leftovers(id)) EXPECT_EQ(l, "dir " + id);
+      ASSERT_OK(rt_->Resume(id));
+    }
+    ASSERT_OK(WaitServing(*rt_, id, 8080));
+    auto count = [&]() -> long {
+      auto fd = rt_->Dial(id, 8080, 5s);
+      if (!fd.ok()) return -1;
+      std::string r = Exchange(fd->get(), "GET /count HTTP/1.0\r\n\r\n");
+      size_t body = r.find("\r\n\r\n");
+      return body == std::string::npos ? -1 : std::atol(r.c_str() + body + 4);
+    };
+    const long first = count();
+    EXPECT_GT(first, 5) << "the counter started over: the processes were lost";
+    long later = first;
+    for (int i = 0; i < 100 && later <= first; ++i) {
+      std::this_thread::sleep_for(50ms);
+      later = count();
+    }
+    EXPECT_GT(later, first) << "and it counts on";
+    ASSERT_OK(rt_->Destroy(id));
+    EXPECT_THAT(Leftovers(id), ::testing::IsEmpty());
+    rt_.reset();
+  }
+}
+
 // warren-envd-gvisor (Asio's select reactor) can be checkpointed with its listener and a
 // keep-alive connection open, and serves on after the restore: the epoll build cannot (runsc
 // 20221219 refuses to save a TCP socket an epoll instance watches, and the sandbox dies).
