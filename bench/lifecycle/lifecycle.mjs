@@ -5,12 +5,13 @@
 //   - fork ×10 wall time (10 new sandboxes with those files, all answering a command);
 //   - the first command after a pause, seen by the caller while the gateway resumes the
 //     sandbox (memory kept: thaw; memory not kept: a boot on its files), beside the same
-//     command on a running sandbox.
+//     command on a running sandbox; on gVisor (where runsc is installed) the pause is a
+//     hibernate and the parked command waits for the restore.
 //   node bench/lifecycle/lifecycle.mjs [--n 10] [--mb 100] [--quick]
 // --quick (what ctest runs) does 2 rounds of 4 MB, only to keep it working.
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -129,6 +130,41 @@ try {
   rows.push(row('  reference: the same command, sandbox running', running));
   await sbx.kill();
   await src.kill();
+
+  // gVisor: a pause writes the processes and memory to disk (hibernate); the parked command
+  // waits for the restore. Where runsc is installed.
+  if (existsSync('/usr/bin/runsc')) {
+    const res = await w.apiFetch(
+      `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxtemplates`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxTemplate',
+          metadata: { name: 'bench-gvisor' },
+          spec: { template: { spec: { runtimeClassName: 'gvisor',
+            containers: [{ name: 'main', image: 'base' }] } } },
+        }),
+      });
+    if (res.status !== 201) throw new Error(`gvisor template: ${res.status} ${await res.text()}`);
+    const gv = await Sandbox.create('bench-gvisor', {
+      timeoutMs: 3_600_000, lifecycle: { onTimeout: 'pause', autoResume: true },
+    });
+    const hibernated = []; const gvRunning = []; const pauses = [];
+    for (let i = 0; i < n; i++) {
+      let t0 = now();
+      await gv.commands.run('true');
+      gvRunning.push(now() - t0);
+      t0 = now();
+      await gv.pause();
+      pauses.push(now() - t0);
+      t0 = now();
+      await gv.commands.run('true');
+      hibernated.push(now() - t0);
+    }
+    rows.push(row('gvisor: pause (hibernate: memory to disk) [pause()]', pauses));
+    rows.push(row('gvisor: first command after pause (restore), parked', hibernated));
+    rows.push(row('  reference: the same command, gvisor sandbox running', gvRunning));
+    await gv.kill();
+  }
 } finally {
   await w.stop();
 }
