@@ -68,6 +68,22 @@ Status CheckCapturable(const api::Object& sandbox, std::string_view sandbox_id) 
   return Status::Ok();
 }
 
+// Copies of a gVisor sandbox would have to keep its memory (its processes live in the
+// Sentry); that is not done, and copying its files alone while the Sentry may still hold
+// writes would not be one instant of them: refused up front, naming why.
+Status CheckRuntimeCanCopy(const Json& pod_template, std::string_view sandbox_id) {
+  const Json* spec =
+      pod_template.is_object() && pod_template.contains("spec") ? &pod_template["spec"] : nullptr;
+  if (spec != nullptr && spec->is_object() &&
+      spec->value("runtimeClassName", "") == api::kRuntimeGvisor) {
+    return FailedPreconditionError(fmt::format(
+        "sandbox \"{}\" runs under runtime class gvisor, which has no snapshots or forks yet "
+        "(its pause keeps memory: pause and connect instead)",
+        sandbox_id));
+  }
+  return Status::Ok();
+}
+
 // The pod template copies start from: the sandbox's inline one, or (a warm-pool member) the
 // SandboxTemplate its templateRef names, as it is now.
 Result<Json> PodTemplateOf(store::Store& store, const api::Object& sandbox) {
@@ -150,6 +166,7 @@ Result<SnapshotInfo> SnapshotService::Create(const auth::Principal& who,
   OperationRecorder recorded(E2bOperations().snapshot, source.metadata.namespace_);
   RETURN_IF_ERROR(CheckCapturable(source, sandbox_id));
   ASSIGN_OR_RETURN(Json pod_template, PodTemplateOf(store_, source));
+  RETURN_IF_ERROR(CheckRuntimeCanCopy(pod_template, sandbox_id));
   const std::string id = "snap-" + base::RandomHex(8);
   std::map<std::string, std::string> labels = {
       {kSnapshotLabel, "true"}, {api::labels::kSandboxId, Label(source, api::labels::kSandboxId)}};
@@ -259,6 +276,7 @@ Result<std::vector<Result<SandboxRecord>>> SnapshotService::Fork(const auth::Pri
   OperationRecorder recorded(E2bOperations().clone, source.metadata.namespace_);
   RETURN_IF_ERROR(CheckCapturable(source, sandbox_id));
   ASSIGN_OR_RETURN(Json pod_template, PodTemplateOf(store_, source));
+  RETURN_IF_ERROR(CheckRuntimeCanCopy(pod_template, sandbox_id));
   ASSIGN_OR_RETURN(SandboxRecord record, RecordFromObject(source));
   ASSIGN_OR_RETURN(auto env_vars, sandboxes_.EnvVarsOf(source));
   const std::string id = "fork-" + base::RandomHex(8);

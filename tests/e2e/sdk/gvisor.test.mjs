@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { Sandbox, CommandExitError } from 'e2b';
+import { Sandbox, CommandExitError, SandboxError } from 'e2b';
 import { startWarren, useEnv } from './harness.mjs';
 
 const HAVE_RUNSC = existsSync('/usr/bin/runsc');
@@ -85,6 +85,16 @@ test('pause writes a gvisor sandbox\'s processes and memory to disk; connect res
     await new Promise((r) => setTimeout(r, 1000));
     const before = await count(sbx);
     assert.ok(before > 3, `the counter did not run: ${before}`);
+
+    // Copies keeping memory are not done on gVisor: refused, naming why, the source untouched.
+    for (const copy of [sbx.createSnapshot(), sbx.fork({ count: 1 })]) {
+      await assert.rejects(copy, (e) => {
+        assert.ok(e instanceof SandboxError, `${e?.name}: ${e?.message}`);
+        assert.equal(e.statusCode, 409, e.message);
+        assert.match(e.message, /runtime class gvisor.*no snapshots or forks/);
+        return true;
+      });
+    }
 
     assert.equal(await sbx.pause(), true);
     assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused');
