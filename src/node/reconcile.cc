@@ -551,6 +551,12 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
     }
     raw["startTime"] = base::FormatRfc3339(started);
     ApplyProbeStatus(st, id, now);  // Ready: envd answers, and the probes (if any) say so
+    // A boot that resumes a pause keeping the files only: Running and resumed in one write,
+    // never Running while the status still says paused.
+    if (!SpecPaused(obj) && api::IsConditionTrue(st.conditions, conditions::kSandboxPaused)) {
+      api::SetCondition(st.conditions, {conditions::kSandboxPaused, "False", reasons::kResumed, ""},
+                        now);
+    }
   });
   if (!s.ok()) return AfterWriteError(s);
   if (first_start) {

@@ -145,3 +145,42 @@ asyncio.run(main())
       'the server survived a checkpoint that could not save it');
     await again.kill();
   });
+
+test('an idle gvisor sandbox hibernates; the next request is parked while it is restored',
+  { skip: !HAVE_RUNSC && 'runsc is not installed' }, async () => {
+    const ns = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default`;
+    const res = await w.apiFetch(`${ns}/sandboxtemplates`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxTemplate',
+        metadata: { name: 'gvisor-idle-2s' },
+        spec: {
+          pauseStrategy: { idleSeconds: 2 },
+          template: { spec: { runtimeClassName: 'gvisor',
+            containers: [{ name: 'main', image: 'base', workingDir: '/home/user' }] } },
+        },
+      }),
+    });
+    assert.equal(res.status, 201, await res.text());
+    const sbx = await Sandbox.create('gvisor-idle-2s', { timeoutMs: 600_000 });
+    const counter = await sbx.commands.run(COUNTER, { background: true });
+    await counter.disconnect();  // a streamed command is traffic: let go of it
+    await new Promise((r) => setTimeout(r, 500));
+    const before = await count(sbx);
+    for (let i = 0; (await Sandbox.getInfo(sbx.sandboxId)).state !== 'paused'; i++) {
+      assert.ok(i < 400, 'an idle gvisor sandbox was not paused');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    for (let i = 0; ; i++) {
+      const reason = pausedReason(await w.sandboxObject(sbx.sandboxId));
+      if (reason === 'HibernatePauseSucceed') break;
+      assert.ok(i < 200, `not hibernated: ${reason}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // Parked in the gateway while the restore runs; the counter goes on from its memory.
+    const after = await count(sbx);
+    assert.ok(after >= before, `the counter started over (${before} → ${after})`);
+    assert.equal((await sbx.commands.run(`kill -0 ${counter.pid} && echo same`)).stdout, 'same\n');
+    await sbx.kill();
+    await w.apiFetch(`${ns}/sandboxtemplates/gvisor-idle-2s`, { method: 'DELETE' });
+  });

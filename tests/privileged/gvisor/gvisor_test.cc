@@ -279,7 +279,7 @@ TEST_F(GvisorTest, StopKeepsTheWritableLayerAndDestroyLeavesNothing) {
 
   // Started again on the same files.
   ASSERT_OK(rt_->Start("keeps"));
-  for (int i = 0; i < 200 && ReadLog("keeps").find("written") == std::string::npos; ++i) {
+  for (int i = 0; i < 500 && ReadLog("keeps").find("written") == std::string::npos; ++i) {
     std::this_thread::sleep_for(20ms);
   }
   EXPECT_THAT(ReadLog("keeps"), HasSubstr("written"));
