@@ -28,6 +28,12 @@ void Reply(int fd, const std::string& text) {
 
 }  // namespace
 
+uint32_t FreeStreamId(uint32_t next, const std::function<bool(uint32_t)>& in_use) {
+  uint32_t id = next | 1;  // odd: never 0, the id that means every stream
+  while (in_use(id)) id += 2;
+  return id;
+}
+
 void ShimRelay::Request(base::UniqueFd fd, const std::string& line) {
   if (line.rfind("DIAL ", 0) == 0) {
     char* end = nullptr;
@@ -36,8 +42,9 @@ void ShimRelay::Request(base::UniqueFd fd, const std::string& line) {
       Reply(fd.get(), "ERR " + std::to_string(EINVAL) + "\n");
       return;
     }
-    uint32_t id = next_stream_;
-    next_stream_ += 2;
+    const uint32_t id =
+        FreeStreamId(next_stream_, [this](uint32_t i) { return streams_.count(i) != 0; });
+    next_stream_ = id + 2;
     Stream& s = streams_[id];
     s.fd = std::move(fd);
     s.reading = false;  // until the init has connected it

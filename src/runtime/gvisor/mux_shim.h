@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -8,6 +9,11 @@
 #include "runtime/gvisor/mux_relay.h"
 
 namespace warren::runtime::gvisor::mux {
+
+// The stream id a new dial gets: `next` (odd), or the first odd id after it that no open stream
+// holds. Ids are odd and never 0 (which means every stream); after 2^31 dials they start over
+// at 1, and a long-lived stream must not be taken over by a new one.
+uint32_t FreeStreamId(uint32_t next, const std::function<bool(uint32_t)>& in_use);
 
 // The host's half of the channel: serves the sandbox's Unix socket (`mux.sock` in its state
 // directory). A client writes one request line and reads one reply line:
