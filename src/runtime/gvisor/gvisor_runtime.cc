@@ -124,6 +124,31 @@ std::string Drain(int fd, int pidfd, SteadyClock::time_point deadline, bool* tim
   }
 }
 
+// `runsc --version`'s first line: the binary is there and runs (an executable file that does
+// not, or hangs, must not be offered as a runtime class).
+Result<std::string> RunscVersion(const std::string& runsc) {
+  os::SpawnOptions spawn;
+  spawn.argv = {runsc, "--version"};
+  spawn.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"};
+  spawn.stdin_pipe = false;
+  ASSIGN_OR_RETURN(os::SpawnedChild child, os::Spawn(spawn));
+  auto pidfd = os::Pidfd::Open(child.pid);
+  bool timed_out = false;
+  std::string out = pidfd.ok() ? Drain(child.stdout_r.get(), pidfd->fd(),
+                                       SteadyClock::now() + std::chrono::seconds(10), &timed_out)
+                               : std::string();
+  if (!pidfd.ok() || timed_out) kill(child.pid, SIGKILL);
+  int status = 0;
+  while (waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return FailedPreconditionError(
+        fmt::format("{} --version did not run ({})", runsc,
+                    timed_out ? "no answer in 10 s" : fmt::format("wait status {}", status)));
+  }
+  return std::string(base::TrimSpace(out.substr(0, out.find('\n'))));
+}
+
 // Connects to the shim's socket of the sandbox in `dir`; its path may be longer than sun_path,
 // so it is reached through a directory fd.
 Result<base::UniqueFd> ConnectShim(const std::string& dir) {
@@ -210,6 +235,7 @@ Result<std::unique_ptr<GvisorRuntime>> GvisorRuntime::Create(GvisorRuntimeOption
     return FailedPreconditionError(
         fmt::format("warren-gvisor-init not found at \"{}\"", options.init_path));
   }
+  ASSIGN_OR_RETURN(const std::string version, RunscVersion(options.runsc_path));
   ASSIGN_OR_RETURN(auto hierarchies, os::CgroupHierarchies::Detect(options.cgroup_version));
   for (const std::string& d : {options.state_dir, options.state_dir + "/.runsc"}) {
     std::string p;
@@ -227,8 +253,8 @@ Result<std::unique_ptr<GvisorRuntime>> GvisorRuntime::Create(GvisorRuntimeOption
   GvisorRuntime* raw = rt.get();
   ASSIGN_OR_RETURN(rt->reaper_,
                    native::Reaper::Start([raw](const std::string& id) { raw->OnProcessExit(id); }));
-  Log()->info("gvisor runtime ready state_dir={} runsc={} init={}", rt->options_.state_dir,
-              rt->options_.runsc_path, rt->options_.init_path);
+  Log()->info("gvisor runtime ready state_dir={} runsc={} ({}) init={}", rt->options_.state_dir,
+              rt->options_.runsc_path, version, rt->options_.init_path);
   return rt;
 }
 

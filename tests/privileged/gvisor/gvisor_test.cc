@@ -466,6 +466,24 @@ TEST_F(GvisorTest, HibernateKeepsProcessesAndMemoryAcrossARestore) {
 // A server killed with SIGKILL in the middle of a hibernate: the next runtime finds the
 // sandbox either hibernated (the checkpoint finished without it) or running as it was, never
 // lost, with its counter going on, and no image, mount, cgroup or runsc state left behind.
+// The class is offered only where runsc runs: a missing binary, and one that is there but
+// does not run, are both refused with what was wrong.
+TEST_F(GvisorTest, ARunscThatIsMissingOrDoesNotRunIsRefused) {
+  GvisorRuntimeOptions o = options_;
+  o.state_dir = dir_->path() + "/other-state";
+  o.runsc_path = dir_->path() + "/no-such-runsc";
+  auto missing = GvisorRuntime::Create(o);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("runsc is not installed"));
+  o.runsc_path = dir_->path() + "/broken-runsc";
+  ASSERT_OK(base::WriteFileAtomically(o.runsc_path, "#!/bin/sh\nexit 3\n"));
+  ASSERT_EQ(chmod(o.runsc_path.c_str(), 0755), 0);
+  auto broken = GvisorRuntime::Create(o);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(broken.status().message(), HasSubstr("--version did not run"));
+}
+
 TEST_F(GvisorTest, AHibernateCutShortByAKill9EndsHibernatedOrRunning) {
   rt_.reset();
   for (int delay_ms : {0, 300, 900}) {
