@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -137,6 +138,35 @@ class GvisorTest : public ::testing::Test {
       std::this_thread::sleep_for(20ms);
     }
     return last;
+  }
+
+  // A server killed with SIGKILL: `setup` runs in a child process with a runtime of its own;
+  // once it returned true, `then` runs there while the test waits `delay` and kills the
+  // child. Returns what `setup` returned.
+  bool KilledServer(const std::function<bool(GvisorRuntime&)>& setup,
+                    const std::function<void(GvisorRuntime&)>& then,
+                    std::chrono::milliseconds delay) {
+    int ready[2];
+    if (pipe(ready) != 0) return false;
+    pid_t child = fork();
+    if (child < 0) return false;
+    if (child == 0) {
+      close(ready[0]);
+      auto rt = GvisorRuntime::Create(options_);
+      const bool ok = rt.ok() && setup(**rt);
+      char c = ok ? 'y' : 'n';
+      [[maybe_unused]] ssize_t n = write(ready[1], &c, 1);
+      if (ok && then) then(**rt);
+      for (;;) pause();
+    }
+    close(ready[1]);
+    char c = 0;
+    const bool said = read(ready[0], &c, 1) == 1;
+    close(ready[0]);
+    std::this_thread::sleep_for(delay);
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    return said && c == 'y';
   }
 
   // What of sandbox `id` is left on the host: runsc's state, the root mount, its cgroup, its
@@ -370,27 +400,12 @@ TEST_F(GvisorTest, AdoptsAfterTheServerIsKilled) {
   // The runtime lives in a child process that is killed with SIGKILL once its sandbox runs:
   // the shim and the sandbox must outlive it (no tie to the process that made them).
   rt_.reset();
-  int ready[2];
-  ASSERT_EQ(pipe(ready), 0);
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    close(ready[0]);
-    auto rt = GvisorRuntime::Create(options_);
-    bool ok = rt.ok() &&
-              (*rt)->Create(ShellSpec("survivor", "exec httpd -f -p 127.0.0.1:8080 -h /")).ok() &&
-              (*rt)->Start("survivor").ok();
-    char c = ok ? 'y' : 'n';
-    [[maybe_unused]] ssize_t n = write(ready[1], &c, 1);
-    for (;;) pause();
-  }
-  close(ready[1]);
-  char c = 0;
-  ASSERT_EQ(read(ready[0], &c, 1), 1);
-  close(ready[0]);
-  kill(child, SIGKILL);
-  waitpid(child, nullptr, 0);
-  ASSERT_EQ(c, 'y');
+  ASSERT_TRUE(KilledServer(
+      [&](GvisorRuntime& rt) {
+        return rt.Create(ShellSpec("survivor", "exec httpd -f -p 127.0.0.1:8080 -h /")).ok() &&
+               rt.Start("survivor").ok();
+      },
+      nullptr, 0ms));
 
   rt_ = NewRuntime();
   ASSERT_NE(rt_, nullptr);
@@ -463,9 +478,6 @@ TEST_F(GvisorTest, HibernateKeepsProcessesAndMemoryAcrossARestore) {
   EXPECT_THAT(Leftovers("counter"), ::testing::IsEmpty());
 }
 
-// A server killed with SIGKILL in the middle of a hibernate: the next runtime finds the
-// sandbox either hibernated (the checkpoint finished without it) or running as it was, never
-// lost, with its counter going on, and no image, mount, cgroup or runsc state left behind.
 // The class is offered only where runsc runs: a missing binary, and one that is there but
 // does not run, are both refused with what was wrong.
 TEST_F(GvisorTest, ARunscThatIsMissingOrDoesNotRunIsRefused) {
@@ -484,42 +496,28 @@ TEST_F(GvisorTest, ARunscThatIsMissingOrDoesNotRunIsRefused) {
   EXPECT_THAT(broken.status().message(), HasSubstr("--version did not run"));
 }
 
+// A server killed with SIGKILL in the middle of a hibernate: the next runtime finds the
+// sandbox either hibernated (the checkpoint finished without it) or running as it was, never
+// lost, with its counter going on, and no image, mount, cgroup or runsc state left behind.
 TEST_F(GvisorTest, AHibernateCutShortByAKill9EndsHibernatedOrRunning) {
   rt_.reset();
   for (int delay_ms : {0, 300, 900}) {
     SCOPED_TRACE(fmt::format("killed {} ms into the hibernate", delay_ms));
     const std::string id = fmt::format("cut{}", delay_ms);
-    int ready[2];
-    ASSERT_EQ(pipe(ready), 0);
-    pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      close(ready[0]);
-      auto rt = GvisorRuntime::Create(options_);
-      // 48 MB in the Sentry's memory, so the checkpoint takes a while.
-      bool ok = rt.ok() &&
-                (*rt)
-                    ->Create(ShellSpec(id,
-                                       "head -c 50331648 /dev/urandom > /dev/shm/blob; "
-                                       "httpd -p 127.0.0.1:8080 -h /dev/shm; i=0; while true; "
-                                       "do i=$((i+1)); echo $i > /dev/shm/count; sleep 0.05; "
-                                       "done"))
-                    .ok() &&
-                (*rt)->Start(id).ok() && WaitServing(**rt, id, 8080).ok();
-      if (ok) std::this_thread::sleep_for(500ms);
-      char c = ok ? 'y' : 'n';
-      [[maybe_unused]] ssize_t n = write(ready[1], &c, 1);
-      if (ok) (void)(*rt)->Hibernate(id);
-      for (;;) pause();
-    }
-    close(ready[1]);
-    char c = 0;
-    ASSERT_EQ(read(ready[0], &c, 1), 1);
-    close(ready[0]);
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-    kill(child, SIGKILL);
-    waitpid(child, nullptr, 0);
-    ASSERT_EQ(c, 'y');
+    // 48 MB in the Sentry's memory, so the checkpoint takes a while.
+    ASSERT_TRUE(KilledServer(
+        [&](GvisorRuntime& rt) {
+          bool ok = rt.Create(ShellSpec(id,
+                                        "head -c 50331648 /dev/urandom > /dev/shm/blob; "
+                                        "httpd -p 127.0.0.1:8080 -h /dev/shm; i=0; while true; "
+                                        "do i=$((i+1)); echo $i > /dev/shm/count; sleep 0.05; "
+                                        "done"))
+                        .ok() &&
+                    rt.Start(id).ok() && WaitServing(rt, id, 8080).ok();
+          if (ok) std::this_thread::sleep_for(500ms);
+          return ok;
+        },
+        [&](GvisorRuntime& rt) { (void)rt.Hibernate(id); }, std::chrono::milliseconds(delay_ms)));
 
     rt_ = NewRuntime();
     ASSERT_NE(rt_, nullptr);
