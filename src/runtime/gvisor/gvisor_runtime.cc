@@ -637,6 +637,8 @@ Status GvisorRuntime::HibernateLocked(Sandbox& sb, std::optional<ExitStatus>& en
   if (sb.record.state == SandboxState::kPaused) {
     RETURN_IF_ERROR(Runsc(id, {"resume", RunscId(id)}, kRunscTimeout).status());
     sb.record.state = SandboxState::kRunning;
+    // Recorded: adoption tells a hibernate cut short (running) from a restore (paused).
+    RETURN_IF_ERROR(Persist(sb));
   }
   const std::string image = CheckpointDir(id);
   const std::string partial = image + ".partial";
@@ -759,6 +761,18 @@ void GvisorRuntime::RemoveEmptyCgroups(const std::string& relative) {
 
 void GvisorRuntime::RemoveContainer(std::string_view id) {
   Runsc(id, {"delete", "--force", RunscId(id)}, kRunscTimeout).status().IgnoreError();
+  // A runsc create killed before it wrote the container's state leaves its lock file, which
+  // delete (finding no container) does not remove.
+  const std::string runsc_root = options_.state_dir + "/.runsc";
+  const std::string prefix = RunscId(id) + "_sandbox:";
+  if (DIR* d = opendir(runsc_root.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (std::string_view(e->d_name).starts_with(prefix)) {
+        unlinkat(dirfd(d), e->d_name, 0);
+      }
+    }
+    closedir(d);
+  }
   UnmountRootfs(id);
   // runsc removes the group it made; what a crash left behind goes here.
   if (auto cg = os::Cgroup::Open(hierarchies_, CgroupPath(id)); cg.ok()) {
@@ -1021,6 +1035,26 @@ Result<base::UniqueFd> GvisorRuntime::Dial(std::string_view id, uint16_t port, M
       fmt::format("sandbox {}: connect to 127.0.0.1:{} inside: {}", id, port, strerror(err)));
 }
 
+void GvisorRuntime::UndoUnfinishedRunLocked(Sandbox& sb) {
+  const std::string id = sb.record.spec.id;
+  const std::string dir = SandboxDir(id);
+  // The shim (`--dir <dir>`, leading its own session) and the runsc it runs (`--bundle <dir>`).
+  std::vector<int> found = ProcessesWithArgument(dir);
+  for (int pid : found) {
+    kill(-pid, SIGKILL);
+    auto proc = os::Pidfd::Open(pid);
+    if (proc.ok()) {
+      proc->SendSignal(SIGKILL).IgnoreError();
+      proc->WaitForExit(options_.kill_timeout).IgnoreError();
+    }
+  }
+  if (found.empty() && !IsMounted(dir + "/rootfs")) return;  // nothing began
+  RemoveContainer(id);
+  unlink((dir + "/exit").c_str());
+  Log()->info("sandbox {} the last server did not see through was undone id={}",
+              sb.record.state == SandboxState::kPaused ? "restore" : "start", id);
+}
+
 void GvisorRuntime::AdoptInterruptedHibernateLocked(Sandbox& sb) {
   const std::string id = sb.record.spec.id;
   const std::string image = CheckpointDir(id);
@@ -1059,6 +1093,11 @@ Result<GvisorRuntime::SandboxPtr> GvisorRuntime::AdoptOne(const std::string& id,
   auto sb = std::make_shared<Sandbox>();
   sb->record = std::move(record);
   native::SandboxRecord& r = sb->record;
+  const std::string image = CheckpointDir(id);
+  if (r.state == SandboxState::kCreated || r.state == SandboxState::kStopped ||
+      (r.state == SandboxState::kPaused && r.pid == 0 && Exists(image))) {
+    UndoUnfinishedRunLocked(*sb);
+  }
   bool alive = false;
   if ((r.state == SandboxState::kRunning || r.state == SandboxState::kPaused) && r.pid > 0) {
     auto boot = os::BootId();
@@ -1071,7 +1110,6 @@ Result<GvisorRuntime::SandboxPtr> GvisorRuntime::AdoptOne(const std::string& id,
       }
     }
   }
-  const std::string image = CheckpointDir(id);
   if (alive && (Exists(image) || Exists(image + ".partial"))) {
     AdoptInterruptedHibernateLocked(*sb);
     alive = static_cast<bool>(sb->shim);

@@ -123,6 +123,11 @@ class GvisorRuntime final : public Runtime {
   // Spawns the shim, which runs runsc `command` (create, or restore) for the sandbox's bundle;
   // returns it once that has returned.
   Result<os::Pidfd> SpawnShim(const SandboxSpec& spec, const std::vector<std::string>& command);
+  // Adoption of a sandbox recorded created, stopped or hibernated: a start or restore the last
+  // server did not see through (its shim and runsc found by the sandbox directory in their
+  // arguments, or its root still mounted) is ended with what runsc made; the sandbox is as it
+  // was before, to be started or resumed again.
+  void UndoUnfinishedRunLocked(Sandbox& sb);
   std::string CheckpointDir(std::string_view id) const { return SandboxDir(id) + "/checkpoint"; }
   // Paused with its processes on disk rather than in memory.
   bool HibernatedLocked(const Sandbox& sb) const;

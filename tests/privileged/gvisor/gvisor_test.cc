@@ -556,6 +556,39 @@ TEST_F(GvisorTest, AHibernateCutShortByAKill9EndsHibernatedOrRunning) {
   }
 }
 
+// A server killed with SIGKILL in the middle of a Start (runsc create, start, the command's
+// exec): the next runtime finds the sandbox running, or as it was before the Start with
+// nothing of runsc left (no unmanaged Sentry, no "already exists" at the next Start).
+TEST_F(GvisorTest, AStartCutShortByAKill9EndsRunningOrNotStarted) {
+  rt_.reset();
+  for (int delay_ms : {0, 150, 400}) {
+    SCOPED_TRACE(fmt::format("killed {} ms into the start", delay_ms));
+    const std::string id = fmt::format("start{}", delay_ms);
+    ASSERT_TRUE(KilledServer(
+        [&](GvisorRuntime& rt) {
+          return rt.Create(ShellSpec(id, "exec httpd -f -p 127.0.0.1:8080 -h /")).ok();
+        },
+        [&](GvisorRuntime& rt) { (void)rt.Start(id); }, std::chrono::milliseconds(delay_ms)));
+    rt_ = NewRuntime();
+    ASSERT_NE(rt_, nullptr);
+    auto report = rt_->Adopt();
+    ASSERT_TRUE(report.ok()) << report.status();
+    ASSERT_EQ(report->adopted.size(), 1u);
+    const SandboxInfo& adopted = report->adopted[0];
+    if (adopted.state != SandboxState::kRunning) {
+      EXPECT_EQ(adopted.state, SandboxState::kCreated);
+      EXPECT_EQ(adopted.pid, 0);
+      EXPECT_THAT(Leftovers(id), ::testing::ElementsAre("dir " + id))
+          << "a start cut short left runsc state, a mount or a cgroup";
+      ASSERT_OK(rt_->Start(id));
+    }
+    ASSERT_OK(WaitServing(*rt_, id, 8080));
+    ASSERT_OK(rt_->Destroy(id));
+    EXPECT_THAT(Leftovers(id), ::testing::IsEmpty());
+    rt_.reset();
+  }
+}
+
 // warren-envd-gvisor (Asio's select reactor) can be checkpointed with its listener and a
 // keep-alive connection open, and serves on after the restore: the epoll build cannot (runsc
 // 20221219 refuses to save a TCP socket an epoll instance watches, and the sandbox dies).
