@@ -5,15 +5,17 @@
 
 #include "api/kinds.h"
 #include "base/testing/fake_clock.h"
+#include "store/testing/backend_store.h"
 #include "store/testing/objects.h"
-#include "store/testing/temp_store.h"
 
 namespace warren::store {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Backend;
+using testing::BackendStore;
+using testing::BackendStoreOptions;
 using testing::MakeSandbox;
-using testing::TempStore;
 
 const api::KindInfo& kSbx = api::SandboxKind();
 
@@ -40,8 +42,10 @@ void ExpectQuiet(Watcher& w) {
                                << (*e)->object->metadata.name;
 }
 
-TEST(Watch, DeliversEveryEventInRevisionOrder) {
-  TempStore s;
+class Watch : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(Watch, DeliversEveryEventInRevisionOrder) {
+  BackendStore s(GetParam());
   WatchOptions opts;
   opts.resource_version = s->CurrentRevision();
   auto w = s->Watch(&kSbx, opts);
@@ -88,8 +92,8 @@ TEST(Watch, DeliversEveryEventInRevisionOrder) {
   ExpectQuiet(**w);
 }
 
-TEST(Watch, ResumingFromARevisionReplaysWhatFollowed) {
-  TempStore s;
+TEST_P(Watch, ResumingFromARevisionReplaysWhatFollowed) {
+  BackendStore s(GetParam());
   std::vector<int64_t> revs;
   for (int i = 0; i < 10; ++i) {
     auto o = s->Create(MakeSandbox(fmt::format("r{}", i)));
@@ -123,8 +127,8 @@ TEST(Watch, ResumingFromARevisionReplaysWhatFollowed) {
   EXPECT_EQ(Take(**again, 6).back().object->metadata.name, "live");
 }
 
-TEST(Watch, WithoutARevisionListsThenFollows) {
-  TempStore s;
+TEST_P(Watch, WithoutARevisionListsThenFollows) {
+  BackendStore s(GetParam());
   ASSERT_TRUE(s->Create(MakeSandbox("b")).ok());
   ASSERT_TRUE(s->Create(MakeSandbox("a")).ok());
   ASSERT_TRUE(s->Create(MakeSandbox("other", {}, "elsewhere")).ok());
@@ -143,8 +147,8 @@ TEST(Watch, WithoutARevisionListsThenFollows) {
   ExpectQuiet(**w);
 }
 
-TEST(Watch, SelectorTransitionsBecomeAddedAndDeleted) {
-  TempStore s;
+TEST_P(Watch, SelectorTransitionsBecomeAddedAndDeleted) {
+  BackendStore s(GetParam());
   auto obj = *s->Create(MakeSandbox("x", {{"agents.kruise.io/sandbox-claimed", "false"}}));
   WatchOptions opts;
   opts.resource_version = s->CurrentRevision();
@@ -175,19 +179,19 @@ TEST(Watch, SelectorTransitionsBecomeAddedAndDeleted) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(replayed[i].type, events[i].type) << i;
 }
 
-TEST(Watch, TooOldRevisionIsGone) {
+TEST_P(Watch, TooOldRevisionIsGone) {
   base::FakeClock clock;
-  SqliteStoreOptions options;
+  BackendStoreOptions options;
   options.clock = &clock;
   options.history = 60s;
-  TempStore s(options);
+  BackendStore s(GetParam(), options);
   auto first = *s->Create(MakeSandbox("a"));
   first.metadata.labels["v"] = "2";
   ASSERT_TRUE(s->Update(first).ok());
   clock.Advance(120s);
   ASSERT_TRUE(s->Create(MakeSandbox("b")).ok());
-  ASSERT_TRUE(s->Compact().ok());
-  EXPECT_GE(s->CompactedRevision(), first.metadata.resource_version);
+  ASSERT_TRUE(s.Compact().ok());
+  EXPECT_GE(s.CompactedRevision(), first.metadata.resource_version);
 
   WatchOptions opts;
   opts.resource_version = first.metadata.resource_version - 1;
@@ -198,13 +202,13 @@ TEST(Watch, TooOldRevisionIsGone) {
 
   // Objects are intact after compaction, and a watch from the horizon works.
   EXPECT_EQ(s->Get(kSbx, "default", "a")->metadata.labels.at("v"), "2");
-  opts.resource_version = s->CompactedRevision();
+  opts.resource_version = s.CompactedRevision();
   auto ok = s->Watch(&kSbx, opts);
   ASSERT_TRUE(ok.ok()) << ok.status();
 }
 
-TEST(Watch, SlowConsumerIsCutOffNotBuffered) {
-  TempStore s;
+TEST_P(Watch, SlowConsumerIsCutOffNotBuffered) {
+  BackendStore s(GetParam());
   WatchOptions opts;
   opts.resource_version = s->CurrentRevision();
   opts.max_queued_events = 5;
@@ -230,8 +234,8 @@ TEST(Watch, SlowConsumerIsCutOffNotBuffered) {
   EXPECT_EQ(ended.code(), StatusCode::kResourceExhausted) << ended;
 }
 
-TEST(Watch, ShutdownEndsWatches) {
-  auto s = std::make_unique<TempStore>();
+TEST_P(Watch, ShutdownEndsWatches) {
+  auto s = std::make_unique<BackendStore>(GetParam());
   WatchOptions opts;
   opts.resource_version = (*s)->CurrentRevision();
   auto w = (*s)->Watch(&kSbx, opts);
@@ -241,6 +245,9 @@ TEST(Watch, ShutdownEndsWatches) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kUnavailable);
 }
+
+INSTANTIATE_TEST_SUITE_P(, Watch, ::testing::Values(Backend::kSqlite, Backend::kEtcd),
+                         [](const auto& info) { return testing::BackendName(info.param); });
 
 }  // namespace
 }  // namespace warren::store
