@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,8 +16,6 @@
 
 #include "base/check.h"
 #include "net/http_client.h"
-
-extern char** environ;
 
 namespace warren::store::testing {
 namespace {
@@ -55,6 +53,8 @@ EtcdCluster::EtcdCluster(int members) {
   char tmpl[] = "/dev/shm/warren-etcd-XXXXXX";
   CHECK_MSG(::mkdtemp(tmpl) != nullptr, "mkdtemp under /dev/shm");
   dir_ = tmpl;
+  const std::string binary = "/usr/bin/etcd";
+  CHECK_MSG(::access(binary.c_str(), X_OK) == 0, binary << " is missing (apt install etcd-server)");
   std::vector<int> client_ports, peer_ports;
   std::string initial_cluster;
   for (int i = 0; i < members; ++i) {
@@ -92,15 +92,20 @@ EtcdCluster::EtcdCluster(int members) {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
     std::string out = fmt::format("{}/m{}.out", dir_, i);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    pid_t pid = 0;
-    int rc = posix_spawnp(&pid, "etcd", &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    CHECK_MSG(rc == 0, fmt::format("spawn etcd: {}", std::strerror(rc)));
+    pid_t parent = ::getpid();
+    pid_t pid = ::fork();
+    CHECK_MSG(pid >= 0, "fork: " << std::strerror(errno));
+    if (pid == 0) {
+      // Only async-signal-safe calls until exec. The member dies with the test process, so a
+      // test that crashes leaves no etcd behind.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(127);
+      int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) ::_exit(127);
+      ::execv(binary.c_str(), argv.data());
+      ::_exit(127);
+    }
     pids_.push_back(pid);
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

@@ -13,7 +13,9 @@ namespace warren::store::testing {
 // durability across a lost member comes from the others, which is what the tests look at).
 // The constructor waits until every member answers; CHECK-fails when etcd cannot start (a broken
 // test environment, not a test result). The destructor kills each member by its pid (SIGKILL)
-// and removes the data. Not thread-safe.
+// and removes the data; members also die with the thread that started them (PR_SET_PDEATHSIG),
+// so a crashed test leaves none behind: create clusters on the test's main thread. Not
+// thread-safe.
 class EtcdCluster {
  public:
   explicit EtcdCluster(int members = 1);
