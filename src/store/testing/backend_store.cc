@@ -8,7 +8,9 @@ std::string BackendName(Backend backend) { return backend == Backend::kSqlite ? 
 
 BackendStore::BackendStore(Backend backend, BackendStoreOptions options)
     : backend_(backend), options_(options) {
-  if (backend_ == Backend::kEtcd) etcd_ = std::make_unique<EtcdCluster>(1);
+  if (backend_ == Backend::kEtcd) {
+    etcd_ = std::make_unique<EtcdCluster>(1, options_.etcd_on_disk ? dir_.path() : "/dev/shm");
+  }
   Reopen();
 }
 

@@ -19,6 +19,8 @@ std::string BackendName(Backend backend);
 struct BackendStoreOptions {
   base::Clock* clock = nullptr;  // nullptr = the real clock
   std::chrono::seconds history{300};
+  // etcd's data on disk (the temp dir) instead of tmpfs, so its fsyncs count (benchmarks).
+  bool etcd_on_disk = false;
 };
 
 // A real store of either backend for the store's own tests, which run against both: SQLite in a

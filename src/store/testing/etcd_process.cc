@@ -49,9 +49,9 @@ bool Answers(const std::string& endpoint) {
 
 }  // namespace
 
-EtcdCluster::EtcdCluster(int members) {
-  char tmpl[] = "/dev/shm/warren-etcd-XXXXXX";
-  CHECK_MSG(::mkdtemp(tmpl) != nullptr, "mkdtemp under /dev/shm");
+EtcdCluster::EtcdCluster(int members, const std::string& parent_dir) {
+  std::string tmpl = parent_dir + "/warren-etcd-XXXXXX";
+  CHECK_MSG(::mkdtemp(tmpl.data()) != nullptr, "mkdtemp under " << parent_dir);
   dir_ = tmpl;
   const std::string binary = "/usr/bin/etcd";
   CHECK_MSG(::access(binary.c_str(), X_OK) == 0, binary << " is missing (apt install etcd-server)");

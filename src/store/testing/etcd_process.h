@@ -18,7 +18,8 @@ namespace warren::store::testing {
 // thread-safe.
 class EtcdCluster {
  public:
-  explicit EtcdCluster(int members = 1);
+  // `parent_dir`: where the data directory is made (a disk path to measure etcd's fsyncs).
+  explicit EtcdCluster(int members = 1, const std::string& parent_dir = "/dev/shm");
   ~EtcdCluster();
   EtcdCluster(const EtcdCluster&) = delete;
   EtcdCluster& operator=(const EtcdCluster&) = delete;
