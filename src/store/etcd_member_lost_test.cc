@@ -141,5 +141,36 @@ TEST(EtcdMemberLost, NoAcknowledgedCreateIsLostAndTheStoreKeepsServing) {
   }
 }
 
+// A watch that has been quiet for longer than the store's request timeout still moves to another
+// member when its own goes away (only failures in a row count towards giving up).
+TEST(EtcdMemberLost, AQuietWatchMovesToAnotherMember) {
+  EtcdCluster cluster(3);
+  auto options = ParseEtcdUrl(cluster.Url());
+  ASSERT_TRUE(options.ok()) << options.status();
+  // A follower first: its loss breaks the watch's stream without an election.
+  const int leader = Leader(cluster);
+  ASSERT_GE(leader, 0) << "no leader";
+  const int victim = leader == 0 ? 1 : 0;
+  if (victim != 0) std::swap(options->endpoints[0], options->endpoints[victim]);
+  options->request_timeout = 2s;
+  auto opened = EtcdStore::Open(*options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  EtcdStore& store = **opened;
+  WatchOptions wopts;
+  wopts.resource_version = store.CurrentRevision();
+  auto watch = store.Watch(&api::SandboxKind(), wopts);
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  auto quiet = (*watch)->Next(3s);
+  ASSERT_TRUE(quiet.ok()) << quiet.status();
+  ASSERT_FALSE(quiet->has_value());
+
+  cluster.Kill(victim);
+  ASSERT_TRUE(store.Create(MakeSandbox("after")).ok());
+  auto e = (*watch)->Next(10s);
+  ASSERT_TRUE(e.ok()) << "the watch ended: " << e.status();
+  ASSERT_TRUE(e->has_value()) << "the watch saw nothing";
+  EXPECT_EQ((*e)->object->metadata.name, "after");
+}
+
 }  // namespace
 }  // namespace warren::store

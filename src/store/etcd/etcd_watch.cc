@@ -122,7 +122,9 @@ void RunWatch(const std::shared_ptr<WatchState>& state) {
   for (const Change& c : state->snapshot) state->Deliver(c);
   state->snapshot.clear();
   state->snapshot.shrink_to_fit();
-  auto failing_since = std::chrono::steady_clock::now();
+  // When the current run of failed (re)connections began; none while a stream answers. An idle
+  // stream sees no messages, so only failures in a row count towards giving up.
+  std::optional<std::chrono::steady_clock::time_point> failing_since;
   auto backoff = 50ms;
   while (!state->cancelled.load()) {
     Status final_status;
@@ -131,7 +133,7 @@ void RunWatch(const std::shared_ptr<WatchState>& state) {
                          {"start_revision", std::to_string(state->next_revision)},
                          {"prev_kv", true}};
     Status s = state->client->Watch(request, state->canceller, [&](const api::Json& result) {
-      failing_since = std::chrono::steady_clock::now();
+      failing_since.reset();  // every stream starts with a "created" message
       backoff = 50ms;
       if (result.value("canceled", false)) {
         int64_t compacted = Int(result, "compact_revision");
@@ -160,7 +162,9 @@ void RunWatch(const std::shared_ptr<WatchState>& state) {
       state->Close(final_status);
       return;
     }
-    if (std::chrono::steady_clock::now() - failing_since > state->give_up_after) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!failing_since) failing_since = now;
+    if (now - *failing_since > state->give_up_after) {
       state->Close(UnavailableError(fmt::format("etcd watch lost: {}", s.message())));
       return;
     }
