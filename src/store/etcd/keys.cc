@@ -49,8 +49,9 @@ std::optional<ObjectKey> Keys::Parse(std::string_view key) const {
   ObjectKey out;
   out.kind = it->second;
   if (out.kind->namespaced) {
+    // Admission gives every namespaced object a namespace, so "//" is no key of ours.
     size_t n = tail.find('/');
-    if (n == std::string_view::npos) return std::nullopt;
+    if (n == std::string_view::npos || n == 0) return std::nullopt;
     out.namespace_ = std::string(tail.substr(0, n));
     tail = tail.substr(n + 1);
   }
