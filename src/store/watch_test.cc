@@ -234,6 +234,35 @@ TEST_P(Watch, SlowConsumerIsCutOffNotBuffered) {
   EXPECT_EQ(ended.code(), StatusCode::kResourceExhausted) << ended;
 }
 
+// A watch of every kind sees each object's changes in revision order and nothing else (the
+// etcd backend's index keys live under the same prefix and must not show through).
+TEST_P(Watch, EveryKindInRevisionOrderAndNothingElse) {
+  BackendStore s(GetParam());
+  WatchOptions opts;
+  opts.resource_version = s->CurrentRevision();
+  auto w = s->Watch(nullptr, opts);
+  ASSERT_TRUE(w.ok()) << w.status();
+  auto owner = s->Create(testing::MakeSandboxSet("pool"));
+  ASSERT_TRUE(owner.ok()) << owner.status();
+  api::Object d = MakeSandbox("member");
+  d.metadata.owner_references = {owner->MakeControllerRef()};
+  ASSERT_TRUE(s->Create(d).ok());
+  ASSERT_TRUE(s->Delete(api::SandboxSetKind(), "default", "pool").ok());
+  s.WaitForGarbageCollection();
+  auto events = Take(**w, 4);
+  std::vector<std::string> seen;
+  int64_t last = 0;
+  for (const auto& e : events) {
+    EXPECT_GT(e.revision, last);
+    last = e.revision;
+    seen.push_back(
+        fmt::format("{} {} {}", EventTypeName(e.type), e.object->kind, e.object->metadata.name));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"ADDED SandboxSet pool", "ADDED Sandbox member",
+                                            "DELETED SandboxSet pool", "DELETED Sandbox member"}));
+  ExpectQuiet(**w);
+}
+
 TEST_P(Watch, ShutdownEndsWatches) {
   auto s = std::make_unique<BackendStore>(GetParam());
   WatchOptions opts;
