@@ -37,8 +37,8 @@ Result<EtcdStoreOptions> ParseEtcdUrl(std::string_view url);
 // create_revision == 0, other writes a compare-and-swap on the mod_revision they read (retried
 // only when the caller set no resourceVersion). Two index families kept in the same transactions
 // serve garbage collection: <prefix>/_uids/<uid> and <prefix>/_owners/<owner uid>/<object key>.
-// Lists range at one revision (continue tokens carry it); watches are etcd watches from a
-// revision, one stream per subscription, resumed on another member when one goes away.
+// Lists range at one revision (continue tokens carry it); watches are served by a WatchHub fed
+// by one etcd watch of the whole prefix, resumed on another member when one goes away.
 // Thread-safe.
 class EtcdStore : public Store {
  public:

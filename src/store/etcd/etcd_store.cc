@@ -96,6 +96,7 @@ Status EtcdStoreImpl::Start() {
   CurrentRevision();
   RETURN_IF_ERROR(Call("/v3/maintenance/status", api::Json::object()).status());
   RETURN_IF_ERROR(QueueOrphansAtStartup());
+  StartFeed(revision_.load());
   gc_thread_ = std::thread([this] { GcLoop(); });
   if (options_.history.count() > 0 && options_.compaction_interval.count() > 0) {
     compact_thread_ = std::thread([this] { CompactLoop(); });
@@ -115,12 +116,7 @@ EtcdStoreImpl::~EtcdStoreImpl() {
   if (gc_thread_.joinable()) gc_thread_.join();
   if (compact_thread_.joinable()) compact_thread_.join();
   // Watches end with Unavailable, as SQLite's do at shutdown.
-  std::vector<std::weak_ptr<WatchState>> watches;
-  {
-    std::lock_guard lock(watches_mu_);
-    watches.swap(watches_);
-  }
-  for (auto& w : watches) EndWatch(w.lock());
+  StopFeed();
 }
 
 Result<CallResult> EtcdStoreImpl::Call(std::string_view path, const api::Json& request) {

@@ -17,13 +17,11 @@
 #include "store/etcd/etcd_client.h"
 #include "store/etcd/keys.h"
 #include "store/etcd_store.h"
+#include "store/watch_hub.h"
 #include "store/write_rules.h"
 
 namespace warren::store::etcd {
 
-struct WatchState;
-// Ends a subscription because the store is closing (its sink gets Unavailable).
-void EndWatch(const std::shared_ptr<WatchState>& state);
 // A key-value of a range or watch as an object (resourceVersion = mod_revision).
 Result<StoredObject> DecodeKv(const api::Json& kv);
 
@@ -116,8 +114,17 @@ class EtcdStoreImpl final : public EtcdStore {
 
   std::thread compact_thread_;
 
-  std::mutex watches_mu_;
-  std::vector<std::weak_ptr<WatchState>> watches_;  // guarded by watches_mu_
+  // Watches (etcd_watch.cc): one feed stream into a hub that fans out to every subscriber.
+  std::shared_ptr<WatchHub> Hub();
+  void StartFeed(int64_t from);
+  void StopFeed();
+  void FeedLoop(int64_t from);
+  std::mutex hub_mu_;
+  std::shared_ptr<WatchHub> hub_;      // guarded by hub_mu_; replaced when the feed starts over
+  std::atomic<int64_t> published_{0};  // the newest revision the feed handed the hub
+  std::atomic<bool> feed_stop_{false};
+  StreamCanceller feed_canceller_;
+  std::thread feed_thread_;
 };
 
 }  // namespace warren::store::etcd

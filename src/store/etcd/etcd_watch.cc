@@ -1,10 +1,16 @@
-// Subscriptions: one etcd watch stream each, on a thread of its own, from the revision after
-// what the subscriber has seen. etcd replays history from that revision and then follows live
-// writes in one stream, so the replay-then-live hand-off has no seam. When a member goes away
-// the stream is opened again on another one from the next revision; when etcd has compacted
-// that revision the watch ends with OutOfRange (410 Gone), as SQLite's do.
+// Watches: one etcd watch stream (the feed) on the whole prefix, on a thread of its own, turns
+// every committed change into a Change for a WatchHub, which fans them out to subscribers with
+// its replay-then-live hand-off. A subscriber's replay is the current objects (a range at one
+// revision) or the history after its revision, read by a watch of its own from there up to
+// the last revision the feed published; from then on the hub's live changes follow, with
+// nothing lost or repeated at the seam. A broken stream (a member gone) is reopened on another
+// member from the next revision; a feed that finds its next revision compacted ends every
+// subscription with OutOfRange (410 Gone; they list again) and starts a new hub from now.
 
 #include <fmt/format.h>
+
+#include <optional>
+#include <thread>
 
 #include "api/object_codec.h"
 #include "base/log.h"
@@ -12,56 +18,6 @@
 #include "store/watch_hub.h"
 
 namespace warren::store::etcd {
-
-using namespace std::chrono_literals;
-
-// One subscription's state, shared by its thread, the Subscription handle and the store (which
-// ends it at shutdown).
-struct WatchState {
-  std::string kind_key;  // "" = every kind
-  WatchOptions options;
-  WatchSink sink;
-  std::string key, range_end;
-  std::shared_ptr<EtcdClient> client;
-  std::shared_ptr<const Keys> keys;
-  std::chrono::milliseconds give_up_after{15000};
-  std::vector<Change> snapshot;  // the initial list of a watch without a revision
-  int64_t next_revision = 0;     // stream thread only: where a reopened stream starts
-
-  StreamCanceller canceller;
-  std::atomic<bool> cancelled{false};      // by the subscriber
-  std::atomic<bool> store_closing{false};  // by the store's destructor
-  std::atomic<std::thread::id> delivering{};
-
-  std::mutex mu;        // serialises delivery to the sink
-  bool closed = false;  // guarded by mu: on_close was called
-
-  std::mutex wait_mu;
-  std::condition_variable wait_cv;  // wakes the backoff between reconnections
-
-  void Deliver(const Change& change) {
-    std::lock_guard lock(mu);
-    if (cancelled.load() || closed) return;
-    std::optional<EventType> type = VisibleAs(kind_key, options, change);
-    if (!type || !sink.on_event) return;
-    delivering = std::this_thread::get_id();
-    sink.on_event(WatchEvent{*type, change.object, change.revision});
-    delivering = std::thread::id();
-  }
-
-  void Close(const Status& reason) {
-    std::lock_guard lock(mu);
-    if (cancelled.load() || closed) return;
-    closed = true;
-    if (sink.on_close) sink.on_close(reason);
-  }
-
-  void Stop() {
-    canceller.Cancel();
-    std::lock_guard lock(wait_mu);
-    wait_cv.notify_all();
-  }
-};
 
 Result<StoredObject> DecodeKv(const api::Json& kv) {
   std::string value = FromB64(kv, "value");
@@ -76,6 +32,8 @@ Result<StoredObject> DecodeKv(const api::Json& kv) {
 }
 
 namespace {
+
+using namespace std::chrono_literals;
 
 // One event of a watch response as a Change; nullopt for index keys.
 std::optional<Change> ToChange(const Keys& keys, const api::Json& event) {
@@ -118,162 +76,180 @@ std::optional<Change> ToChange(const Keys& keys, const api::Json& event) {
   return c;
 }
 
-void RunWatch(const std::shared_ptr<WatchState>& state) {
-  for (const Change& c : state->snapshot) state->Deliver(c);
-  state->snapshot.clear();
-  state->snapshot.shrink_to_fit();
-  // When the current run of failed (re)connections began; none while a stream answers. An idle
-  // stream sees no messages, so only failures in a row count towards giving up.
+// Reads the changes of one etcd watch on `key`..`range_end` from `next` into `on_changes`,
+// reopening it on another member when a stream breaks, until `done` says so, `stop` is set,
+// or no member answered for `give_up_after`. A compacted `next` is OutOfRange.
+Status Follow(EtcdClient& client, const Keys& keys, const std::string& key,
+              const std::string& range_end, int64_t& next, StreamCanceller& canceller,
+              const std::atomic<bool>& stop, std::chrono::milliseconds give_up_after,
+              const std::function<bool(std::vector<Change>& batch, int64_t last)>& on_changes) {
   std::optional<std::chrono::steady_clock::time_point> failing_since;
   auto backoff = 50ms;
-  while (!state->cancelled.load()) {
+  while (!stop.load()) {
     Status final_status;
-    api::Json request = {{"key", B64(state->key)},
-                         {"range_end", B64(state->range_end)},
-                         {"start_revision", std::to_string(state->next_revision)},
+    bool done = false;
+    api::Json request = {{"key", B64(key)},
+                         {"range_end", B64(range_end)},
+                         {"start_revision", std::to_string(next)},
                          {"prev_kv", true}};
-    Status s = state->client->Watch(request, state->canceller, [&](const api::Json& result) {
+    Status s = client.Watch(request, canceller, [&](const api::Json& result) {
       failing_since.reset();  // every stream starts with a "created" message
       backoff = 50ms;
       if (result.value("canceled", false)) {
         int64_t compacted = Int(result, "compact_revision");
         final_status =
             compacted > 0
-                ? rules::WatchTooOld(state->next_revision - 1, compacted)
+                ? rules::WatchTooOld(next - 1, compacted)
                 : UnavailableError(fmt::format("etcd cancelled the watch: {}",
                                                result.value("cancel_reason", std::string("?"))));
         return false;
       }
       auto events = result.find("events");
-      if (events == result.end()) return true;
+      if (events == result.end() || events->empty()) return true;
+      std::vector<Change> batch;
       for (const auto& e : *events) {
-        int64_t rev = Int(e.value("kv", api::Json::object()), "mod_revision");
-        if (auto change = ToChange(*state->keys, e)) state->Deliver(*change);
-        state->next_revision = std::max(state->next_revision, rev + 1);
+        if (auto change = ToChange(keys, e)) batch.push_back(std::move(*change));
+        next = std::max(next, Int(e.value("kv", api::Json::object()), "mod_revision") + 1);
       }
-      return !state->cancelled.load();
+      done = !on_changes(batch, next - 1);
+      return !done && !stop.load();
     });
-    if (state->cancelled.load()) return;
-    if (state->store_closing.load()) {
-      state->Close(UnavailableError("the store is shutting down"));
-      return;
-    }
-    if (!final_status.ok()) {
-      state->Close(final_status);
-      return;
-    }
+    if (done) return Status::Ok();
+    if (stop.load()) break;
+    if (!final_status.ok()) return final_status;
     const auto now = std::chrono::steady_clock::now();
     if (!failing_since) failing_since = now;
-    if (now - *failing_since > state->give_up_after) {
-      state->Close(UnavailableError(fmt::format("etcd watch lost: {}", s.message())));
-      return;
+    if (now - *failing_since > give_up_after) {
+      return UnavailableError(fmt::format("etcd watch lost: {}", s.message()));
     }
-    base::Logger("store")->debug("etcd watch reconnecting from={} error={}", state->next_revision,
-                                 s.ToString());
-    std::unique_lock lock(state->wait_mu);
-    state->wait_cv.wait_for(lock, backoff,
-                            [&] { return state->cancelled.load() || state->store_closing.load(); });
+    base::Logger("store")->debug("etcd watch reconnecting from={} error={}", next, s.ToString());
+    std::this_thread::sleep_for(backoff);
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, 1000ms);
   }
+  return CancelledError("watch stopped");
 }
-
-class EtcdSubscription final : public Subscription {
- public:
-  explicit EtcdSubscription(std::shared_ptr<WatchState> state) : state_(std::move(state)) {
-    thread_ = std::thread([state = state_] { RunWatch(state); });
-  }
-  ~EtcdSubscription() override {
-    Cancel();
-    if (thread_.get_id() == std::this_thread::get_id()) {
-      thread_.detach();  // destroyed from its own callback: the thread ends by itself
-    } else if (thread_.joinable()) {
-      thread_.join();
-    }
-  }
-
-  void Cancel() override {
-    CancelAsync();
-    // Wait for a delivery in flight to finish, unless this is that delivery.
-    if (state_->delivering.load() == std::this_thread::get_id()) return;
-    std::lock_guard lock(state_->mu);
-  }
-
-  void CancelAsync() override {
-    if (state_->cancelled.exchange(true)) return;
-    state_->Stop();
-  }
-
- private:
-  std::shared_ptr<WatchState> state_;
-  std::thread thread_;
-};
 
 }  // namespace
 
-void EndWatch(const std::shared_ptr<WatchState>& state) {
-  if (!state) return;
-  state->store_closing = true;
-  state->Stop();
+std::shared_ptr<WatchHub> EtcdStoreImpl::Hub() {
+  std::lock_guard lock(hub_mu_);
+  return hub_;
+}
+
+void EtcdStoreImpl::StartFeed(int64_t from) {
+  {
+    std::lock_guard lock(hub_mu_);
+    hub_ = std::make_shared<WatchHub>();
+  }
+  published_ = from;
+  feed_thread_ = std::thread([this, from] { FeedLoop(from); });
+}
+
+void EtcdStoreImpl::StopFeed() {
+  feed_stop_ = true;
+  feed_canceller_.Cancel();
+  if (feed_thread_.joinable()) feed_thread_.join();
+  if (auto hub = Hub()) hub->Close(UnavailableError("the store is shutting down"));
+}
+
+void EtcdStoreImpl::FeedLoop(int64_t from) {
+  int64_t next = from + 1;
+  while (!feed_stop_.load()) {
+    std::shared_ptr<WatchHub> hub = Hub();
+    // The feed never gives up on its own: subscribers wait for it through an outage and then
+    // see every change they missed.
+    Status s = Follow(*client_, keys_, keys_.All(), PrefixEnd(keys_.All()), next, feed_canceller_,
+                      feed_stop_, std::chrono::hours(24 * 365),
+                      [&](std::vector<Change>& batch, int64_t last) {
+                        // Published before the hub has the batch: a subscriber that reads it
+                        // replays up to here, one that does not is registered in time to get
+                        // the batch live.
+                        published_ = last;
+                        hub->Publish(std::move(batch));
+                        return true;
+                      });
+    if (feed_stop_.load()) return;
+    if (s.code() != StatusCode::kOutOfRange) {
+      // etcd cancelled the stream for another reason: open it again, without spinning.
+      base::Logger("store")->warn("etcd watch feed ended error={}", s.ToString());
+      std::this_thread::sleep_for(100ms);
+      continue;
+    }
+    // The feed lost its place in the history (it fell behind a compaction): every subscriber
+    // must list again, and the feed starts over from now with a new hub.
+    base::Logger("store")->warn("etcd watch feed lost its place error={}", s.ToString());
+    int64_t now = CurrentRevision();
+    {
+      std::lock_guard lock(hub_mu_);
+      hub_ = std::make_shared<WatchHub>();
+    }
+    hub->Close(s);
+    published_ = now;
+    next = now + 1;
+  }
 }
 
 Result<std::unique_ptr<Subscription>> EtcdStoreImpl::Subscribe(const api::KindInfo* kind,
                                                                WatchOptions options,
                                                                WatchSink sink) {
   if (kind && !kind->namespaced) options.namespace_.clear();
-  auto state = std::make_shared<WatchState>();
-  state->kind_key = kind ? kind->GroupKind() : "";
-  state->key = kind ? keys_.KindPrefix(*kind, options.namespace_) : keys_.All();
-  state->range_end = PrefixEnd(state->key);
-  state->client = client_;
-  state->keys = std::make_shared<const Keys>(keys_);
-  state->give_up_after = options_.request_timeout;
+  std::string kind_key = kind ? kind->GroupKind() : "";
+  const std::string prefix = kind ? keys_.KindPrefix(*kind, options.namespace_) : keys_.All();
+  std::shared_ptr<WatchHub> hub = Hub();
+  if (!hub) return UnavailableError("the store is shutting down");
   if (!options.resource_version) {
-    // The current objects as ADDED, at one revision, then every change after it.
-    int64_t at = 0;
-    std::string from = state->key;
-    while (true) {
-      ASSIGN_OR_RETURN(api::Json range, Range(from, state->range_end, at, 500));
-      if (at == 0) at = Int(range.value("header", api::Json::object()), "revision");
-      const api::Json kvs = range.value("kvs", api::Json::array());
-      for (const auto& kv : kvs) {
-        auto parsed = keys_.Parse(FromB64(kv, "key"));
-        if (!parsed) continue;
-        ASSIGN_OR_RETURN(StoredObject stored, DecodeKv(kv));
-        state->snapshot.push_back(
-            Change{stored.revision, EventType::kAdded, parsed->kind->GroupKind(),
-                   std::make_shared<const api::Object>(std::move(stored.object)), nullptr,
-                   /*snapshot=*/true});
-      }
-      if (!range.value("more", false) || kvs.empty()) break;
-      from = FromB64(kvs.back(), "key") + std::string(1, '\0');
-    }
-    state->next_revision = at + 1;
-  } else {
-    const int64_t from = *options.resource_version;
-    const int64_t current = CurrentRevision();
-    if (from > current) return rules::WatchFromTheFuture(from, current);
-    if (from < compacted_.load()) return rules::WatchTooOld(from, compacted_.load());
-    if (from > 0) {
-      // etcd refuses a range at a compacted revision: the watch would be cancelled at once.
-      auto probe = Range(state->key, state->range_end, from, 1, /*keys_only=*/true);
-      if (!probe.ok()) {
-        if (probe.status().code() == StatusCode::kOutOfRange &&
-            probe.status().message().find("compacted") != std::string::npos) {
-          return rules::WatchTooOld(from, std::max(compacted_.load(), from + 1));
-        }
-        return probe.status();
-      }
-    }
-    state->next_revision = from + 1;
+    return hub->Subscribe(
+        kind_key, std::move(options), std::move(sink),
+        [&](const WatchHub::Emit& emit) -> Result<int64_t> {
+          // The current objects as ADDED, at one revision, which is at least
+          // every revision the feed published (a linearizable read).
+          int64_t at = 0;
+          std::string from = prefix;
+          const std::string end = PrefixEnd(prefix);
+          while (true) {
+            ASSIGN_OR_RETURN(api::Json range, Range(from, end, at, 500));
+            if (at == 0) {
+              at = Int(range.value("header", api::Json::object()), "revision");
+            }
+            const api::Json kvs = range.value("kvs", api::Json::array());
+            for (const auto& kv : kvs) {
+              auto parsed = keys_.Parse(FromB64(kv, "key"));
+              if (!parsed) continue;
+              ASSIGN_OR_RETURN(StoredObject stored, DecodeKv(kv));
+              emit(Change{stored.revision, EventType::kAdded, parsed->kind->GroupKind(),
+                          std::make_shared<const api::Object>(std::move(stored.object)), nullptr,
+                          /*snapshot=*/true});
+            }
+            if (!range.value("more", false) || kvs.empty()) break;
+            from = FromB64(kvs.back(), "key") + std::string(1, '\0');
+          }
+          return at;
+        });
   }
-  state->options = std::move(options);
-  state->sink = std::move(sink);
-  {
-    std::lock_guard lock(watches_mu_);
-    std::erase_if(watches_, [](const std::weak_ptr<WatchState>& w) { return w.expired(); });
-    watches_.push_back(state);
-  }
-  return std::unique_ptr<Subscription>(new EtcdSubscription(std::move(state)));
+  const int64_t from = *options.resource_version;
+  const int64_t current = CurrentRevision();
+  if (from > current) return rules::WatchFromTheFuture(from, current);
+  if (from < compacted_.load()) return rules::WatchTooOld(from, compacted_.load());
+  return hub->Subscribe(kind_key, std::move(options), std::move(sink),
+                        [&](const WatchHub::Emit& emit) -> Result<int64_t> {
+                          // Registered with the hub by now: what the feed publishes from here
+                          // reaches this subscriber live, so the history up to what it has
+                          // published is enough.
+                          const int64_t until = published_.load();
+                          if (until <= from) return from;
+                          int64_t next = from + 1;
+                          std::atomic<bool> stop{false};
+                          StreamCanceller canceller;
+                          Status s = Follow(*client_, keys_, keys_.All(), PrefixEnd(keys_.All()),
+                                            next, canceller, stop, options_.request_timeout,
+                                            [&](std::vector<Change>& batch, int64_t last) {
+                                              for (const Change& c : batch) emit(c);
+                                              return last < until;
+                                            });
+                          if (s.code() == StatusCode::kOutOfRange) NoteCompacted(from + 1);
+                          RETURN_IF_ERROR(s);
+                          return next - 1;
+                        });
 }
 
 }  // namespace warren::store::etcd
