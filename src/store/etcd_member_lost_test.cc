@@ -177,5 +177,67 @@ TEST(EtcdMemberLost, AQuietWatchMovesToAnotherMember) {
   EXPECT_EQ((*e)->object->metadata.name, "after");
 }
 
+// A store whose only member is away while the others write and compact past where its watch
+// feed stood: when the member comes back, the store's watches end with OutOfRange (410 Gone,
+// list again) instead of skipping what was compacted, and a new watch works.
+TEST(EtcdMemberLost, AWatchThatMissedACompactionIsGoneAndANewOneWorks) {
+  EtcdCluster cluster(3);
+  auto all = ParseEtcdUrl(cluster.Url());
+  ASSERT_TRUE(all.ok()) << all.status();
+  EtcdStoreOptions only_first = *all;
+  only_first.endpoints = {all->endpoints[0]};
+  auto lonely = EtcdStore::Open(only_first);
+  ASSERT_TRUE(lonely.ok()) << lonely.status();
+  WatchOptions wopts;
+  wopts.resource_version = (*lonely)->CurrentRevision();
+  auto watch = (*lonely)->Watch(&api::SandboxKind(), wopts);
+  ASSERT_TRUE(watch.ok()) << watch.status();
+
+  cluster.Kill(0);
+  EtcdStoreOptions others = *all;
+  others.endpoints.erase(others.endpoints.begin());
+  auto writer = EtcdStore::Open(others);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE((*writer)->Create(MakeSandbox(fmt::format("while-away-{}", i))).ok());
+  }
+  {
+    auto client = net::HttpClient::ForAddress(others.endpoints[0]);
+    ASSERT_TRUE(client.ok());
+    net::ClientRequest req;
+    req.method = "POST";
+    req.target = "/v3/kv/compaction";
+    req.body = fmt::format(R"({{"revision": "{}"}})", (*writer)->CurrentRevision());
+    auto r = (*client)->Do(req);
+    ASSERT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().ToString());
+  }
+  cluster.Restart(0);
+
+  Status ended;
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (ended.ok() && std::chrono::steady_clock::now() < deadline) {
+    auto e = (*watch)->Next(200ms);
+    if (!e.ok()) {
+      ended = e.status();
+    } else {
+      ASSERT_FALSE(e->has_value()) << "an event past a compaction: " << (*e)->object->metadata.name;
+    }
+  }
+  EXPECT_EQ(ended.code(), StatusCode::kOutOfRange) << ended;
+
+  auto fresh = (*lonely)->Watch(&api::SandboxKind(), {});
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  std::set<std::string> names;
+  for (int i = 0; i < 5; ++i) {
+    auto e = (*fresh)->Next(10s);
+    ASSERT_TRUE(e.ok() && e->has_value()) << "the new watch's list is short: " << names.size();
+    names.insert((*e)->object->metadata.name);
+  }
+  ASSERT_TRUE((*writer)->Create(MakeSandbox("after")).ok());
+  auto live = (*fresh)->Next(10s);
+  ASSERT_TRUE(live.ok() && live->has_value()) << "the new watch missed a live create";
+  EXPECT_EQ((*live)->object->metadata.name, "after");
+}
+
 }  // namespace
 }  // namespace warren::store

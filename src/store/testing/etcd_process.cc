@@ -20,6 +20,8 @@
 namespace warren::store::testing {
 namespace {
 
+constexpr const char* kBinary = "/usr/bin/etcd";
+
 // A port nothing listens on right now (the kernel's pick for port 0). etcd binds it a moment
 // later; another process taking it in between is possible but rare on a test machine.
 int FreePort() {
@@ -53,8 +55,7 @@ EtcdCluster::EtcdCluster(int members, const std::string& parent_dir) {
   std::string tmpl = parent_dir + "/warren-etcd-XXXXXX";
   CHECK_MSG(::mkdtemp(tmpl.data()) != nullptr, "mkdtemp under " << parent_dir);
   dir_ = tmpl;
-  const std::string binary = "/usr/bin/etcd";
-  CHECK_MSG(::access(binary.c_str(), X_OK) == 0, binary << " is missing (apt install etcd-server)");
+  CHECK_MSG(::access(kBinary, X_OK) == 0, kBinary << " is missing (apt install etcd-server)");
   std::vector<int> client_ports, peer_ports;
   std::string initial_cluster;
   for (int i = 0; i < members; ++i) {
@@ -89,24 +90,8 @@ EtcdCluster::EtcdCluster(int members, const std::string& parent_dir) {
                                      "zap",
                                      "--log-outputs",
                                      "stderr"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::string out = fmt::format("{}/m{}.out", dir_, i);
-    pid_t parent = ::getpid();
-    pid_t pid = ::fork();
-    CHECK_MSG(pid >= 0, "fork: " << std::strerror(errno));
-    if (pid == 0) {
-      // Only async-signal-safe calls until exec. The member dies with the test process, so a
-      // test that crashes leaves no etcd behind.
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(127);
-      int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) ::_exit(127);
-      ::execv(binary.c_str(), argv.data());
-      ::_exit(127);
-    }
-    pids_.push_back(pid);
+    args_.push_back(std::move(args));
+    pids_.push_back(Spawn(i));
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   for (const auto& e : endpoints_) {
@@ -117,6 +102,40 @@ EtcdCluster::EtcdCluster(int members, const std::string& parent_dir) {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+  }
+}
+
+pid_t EtcdCluster::Spawn(int index) {
+  std::vector<std::string> args = args_[index];
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // Appended to, so a restarted member's output follows its first life's.
+  std::string out = fmt::format("{}/m{}.out", dir_, index);
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  CHECK_MSG(pid >= 0, "fork: " << std::strerror(errno));
+  if (pid == 0) {
+    // Only async-signal-safe calls until exec. The member dies with the test process, so a
+    // test that crashes leaves no etcd behind.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) ::_exit(127);
+    ::execv(kBinary, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+void EtcdCluster::Restart(int index) {
+  CHECK_MSG(pids_[index] == 0, "member " << index << " is running");
+  pids_[index] = Spawn(index);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!Answers(endpoints_[index])) {
+    CHECK_MSG(std::chrono::steady_clock::now() < deadline,
+              "etcd member " << index << " did not come back; its output is in " << dir_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
 

@@ -31,9 +31,14 @@ class EtcdCluster {
   // Kills member `index` with SIGKILL (a lost machine) and reaps it.
   void Kill(int index);
   pid_t pid(int index) const { return pids_[index]; }
+  // Starts a killed member again on its data (it rejoins and catches up) and waits for it.
+  void Restart(int index);
 
  private:
+  pid_t Spawn(int index);
+
   std::string dir_;
+  std::vector<std::vector<std::string>> args_;  // each member's command line
   std::vector<std::string> endpoints_;
   std::vector<pid_t> pids_;  // 0 once killed
 };
