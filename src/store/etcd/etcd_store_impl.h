@@ -120,8 +120,9 @@ class EtcdStoreImpl final : public EtcdStore {
   void StopFeed();
   void FeedLoop(int64_t from);
   std::mutex hub_mu_;
-  std::shared_ptr<WatchHub> hub_;      // guarded by hub_mu_; replaced when the feed starts over
-  std::atomic<int64_t> published_{0};  // the newest revision the feed handed the hub
+  std::shared_ptr<WatchHub> hub_;       // guarded by hub_mu_; replaced when the feed starts over
+  std::atomic<int64_t> published_{0};   // the newest revision the feed handed the hub
+  std::atomic<int64_t> feed_start_{0};  // the revision the feed (last) started after
   std::atomic<bool> feed_stop_{false};
   StreamCanceller feed_canceller_;
   std::thread feed_thread_;

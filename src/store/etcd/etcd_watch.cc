@@ -142,6 +142,7 @@ void EtcdStoreImpl::StartFeed(int64_t from) {
     hub_ = std::make_shared<WatchHub>();
   }
   published_ = from;
+  feed_start_ = from;
   feed_thread_ = std::thread([this, from] { FeedLoop(from); });
 }
 
@@ -184,6 +185,7 @@ void EtcdStoreImpl::FeedLoop(int64_t from) {
       hub_ = std::make_shared<WatchHub>();
     }
     hub->Close(s);
+    feed_start_ = now;
     published_ = now;
     next = now + 1;
   }
@@ -230,26 +232,37 @@ Result<std::unique_ptr<Subscription>> EtcdStoreImpl::Subscribe(const api::KindIn
   const int64_t current = CurrentRevision();
   if (from > current) return rules::WatchFromTheFuture(from, current);
   if (from < compacted_.load()) return rules::WatchTooOld(from, compacted_.load());
-  return hub->Subscribe(kind_key, std::move(options), std::move(sink),
-                        [&](const WatchHub::Emit& emit) -> Result<int64_t> {
-                          // Registered with the hub by now: what the feed publishes from here
-                          // reaches this subscriber live, so the history up to what it has
-                          // published is enough.
-                          const int64_t until = published_.load();
-                          if (until <= from) return from;
-                          int64_t next = from + 1;
-                          std::atomic<bool> stop{false};
-                          StreamCanceller canceller;
-                          Status s = Follow(*client_, keys_, keys_.All(), PrefixEnd(keys_.All()),
-                                            next, canceller, stop, options_.request_timeout,
-                                            [&](std::vector<Change>& batch, int64_t last) {
-                                              for (const Change& c : batch) emit(c);
-                                              return last < until;
-                                            });
-                          if (s.code() == StatusCode::kOutOfRange) NoteCompacted(from + 1);
-                          RETURN_IF_ERROR(s);
-                          return next - 1;
-                        });
+  return hub->Subscribe(
+      kind_key, std::move(options), std::move(sink),
+      [&](const WatchHub::Emit& emit) -> Result<int64_t> {
+        // Registered with the hub by now: what the feed publishes from here
+        // reaches this subscriber live, so the history up to what it has
+        // published is enough.
+        int64_t until = published_.load();
+        if (until <= from) return from;
+        if (until == feed_start_.load()) {
+          // The feed has published nothing since it started, and the revision
+          // it started at may hold no change under the prefix (a fresh etcd,
+          // another client's write), which the replay would wait for forever.
+          // A marker write makes a change it can stop at.
+          ASSIGN_OR_RETURN(
+              CallResult marked,
+              Call("/v3/kv/put", {{"key", B64(keys_.All() + "_feed")}, {"value", ""}}));
+          until = Int(marked.body.value("header", api::Json::object()), "revision");
+        }
+        int64_t next = from + 1;
+        std::atomic<bool> stop{false};
+        StreamCanceller canceller;
+        Status s =
+            Follow(*client_, keys_, keys_.All(), PrefixEnd(keys_.All()), next, canceller, stop,
+                   options_.request_timeout, [&](std::vector<Change>& batch, int64_t last) {
+                     for (const Change& c : batch) emit(c);
+                     return last < until;
+                   });
+        if (s.code() == StatusCode::kOutOfRange) NoteCompacted(from + 1);
+        RETURN_IF_ERROR(s);
+        return next - 1;
+      });
 }
 
 }  // namespace warren::store::etcd

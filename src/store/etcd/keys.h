@@ -21,6 +21,7 @@ struct ObjectKey {
 //   <prefix>/<group>/<plural>/<name>               a cluster-scoped object
 //   <prefix>/_uids/<uid>                           the key of the live object with that uid
 //   <prefix>/_owners/<owner uid>/<group>/...       a dependent of that owner (value empty)
+//   <prefix>/_feed                                 a marker a watch's replay can stop at
 // Groups are DNS names, so they never start with "_". Keys sort by namespace then name except
 // where one namespace is a prefix of another followed by '-' or '.' (as Kubernetes' own keys).
 class Keys {
