@@ -22,6 +22,7 @@ struct ServerFlags {
   int port = 7780;
   std::string data_dir = "/var/lib/warren";
   std::string store_sync = "normal";
+  std::string store;  // empty: SQLite in --data-dir
   std::string log_level = "info";
   std::string port_file;
   // Unset: 127.0.0.1:<port + 2>, or an ephemeral port when the server's is (run.sh, tests).
@@ -94,6 +95,7 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
     return app.Fail(InvalidArgumentError(
         fmt::format("--store-sync must be normal or full, got \"{}\"", f.store_sync)));
   }
+  options.store_url = f.store;
   options.quota.redis_address = f.quota_redis;
   for (auto [value, name] :
        {std::pair{f.quota_redis_timeout_ms, "--quota-redis-timeout"},
@@ -174,8 +176,11 @@ void AddServerCommand(App& app, ServerParts parts) {
       ->capture_default_str();
   cmd->add_option("--store-sync", flags->store_sync,
                   "normal (survives a killed process) or full (also survives power loss; "
-                  "slower commits)")
+                  "slower commits); SQLite only")
       ->capture_default_str();
+  cmd->add_option("--store", flags->store,
+                  "the object store: empty for SQLite in --data-dir (the default), or "
+                  "etcd://host:port[,host:port...][/prefix] for etcd (prefix default /warren)");
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();
   cmd->add_option("--metrics-address", flags->metrics_address,

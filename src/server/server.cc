@@ -15,6 +15,7 @@
 #include "server/resource_api.h"
 #include "server/ui/ui_routes.h"
 #include "server/version.h"
+#include "store/etcd_store.h"
 #include "trace/route_spans.h"
 #include "trace/tracer.h"
 
@@ -26,6 +27,25 @@ Server::Server(ServerOptions options)
 
 Server::~Server() { Stop(std::chrono::milliseconds(0)); }
 
+namespace {
+
+// The store ServerOptions::store_url names: the embedded SQLite one by default, else etcd.
+Result<std::unique_ptr<store::Store>> OpenStore(const ServerOptions& options,
+                                                const api::KindRegistry& kinds) {
+  if (options.store_url.empty() || options.store_url == "sqlite") {
+    store::SqliteStoreOptions sqlite;
+    sqlite.path = options.data_dir + "/store.db";
+    sqlite.sync = options.store_sync;
+    ASSIGN_OR_RETURN(auto opened, store::SqliteStore::Open(sqlite, kinds));
+    return std::unique_ptr<store::Store>(std::move(opened));
+  }
+  ASSIGN_OR_RETURN(store::EtcdStoreOptions etcd, store::ParseEtcdUrl(options.store_url));
+  ASSIGN_OR_RETURN(auto opened, store::EtcdStore::Open(std::move(etcd), kinds));
+  return std::unique_ptr<store::Store>(std::move(opened));
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
   std::unique_ptr<Server> server(new Server(std::move(options)));
   std::error_code ec;
@@ -35,10 +55,7 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
         ec.value() == EACCES ? StatusCode::kPermissionDenied : StatusCode::kInternal,
         fmt::format("create data directory {}: {}", server->options_.data_dir, ec.message()));
   }
-  store::SqliteStoreOptions store_options;
-  store_options.path = server->options_.data_dir + "/store.db";
-  store_options.sync = server->options_.store_sync;
-  ASSIGN_OR_RETURN(server->store_, store::SqliteStore::Open(store_options, *server->kinds_));
+  ASSIGN_OR_RETURN(server->store_, OpenStore(server->options_, *server->kinds_));
   std::string key_dir = server->options_.key_dir.empty() ? server->options_.data_dir + "/auth"
                                                          : server->options_.key_dir;
   ASSIGN_OR_RETURN(server->keys_, auth::KeyStore::Open(key_dir));

@@ -25,8 +25,11 @@ class ResourceApi;
 struct ServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 7780;                      // 0 = ephemeral (see Server::port())
-  std::string data_dir = "/var/lib/warren";  // the store lives in <data_dir>/store.db
-  store::SqliteStoreOptions::Sync store_sync = store::SqliteStoreOptions::Sync::kNormal;
+  std::string data_dir = "/var/lib/warren";  // the SQLite store lives in <data_dir>/store.db
+  // The object store: empty for the embedded SQLite one in data_dir, or
+  // "etcd://host:port[,host:port...][/prefix]" (store/etcd_store.h) for etcd.
+  std::string store_url;
+  store::SqliteStoreOptions::Sync store_sync = store::SqliteStoreOptions::Sync::kNormal;  // SQLite
   int loop_threads = 0;                      // 0 = one per core
   int blocking_threads = 32;                 // resource handlers block on the store
   size_t max_request_body_bytes = 3u << 20;  // larger → 413, as the Kubernetes API server
@@ -72,13 +75,13 @@ struct ServerOptions {
 // then store(), kinds() and port() may be used from any thread.
 class Server {
  public:
-  // Creates the data directory when missing and opens the store; nothing is served yet.
+  // Creates the data directory when missing and opens the store (SQLite there, or etcd);
+  // nothing is served yet.
   static Result<std::unique_ptr<Server>> Create(ServerOptions options);
   ~Server();  // Stop() if still running
 
   net::Router& router() { return router_; }
   store::Store& store() { return *store_; }
-  store::SqliteStore& sqlite_store() { return *store_; }
   auth::KeyStore& keys() { return *keys_; }
   // Seals and opens the secrets kept on Sandbox objects, with this install's key
   // (<key_dir>/seal.key, made on first start).
@@ -111,7 +114,7 @@ class Server {
 
   ServerOptions options_;
   const api::KindRegistry* kinds_;
-  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<store::Store> store_;  // SQLite or etcd (ServerOptions::store_url)
   std::shared_ptr<auth::KeyStore> keys_;
   std::shared_ptr<audit::Journal> audit_;
   std::unique_ptr<api::SandboxSecrets> secrets_;

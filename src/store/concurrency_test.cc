@@ -7,20 +7,23 @@
 #include <thread>
 
 #include "api/kinds.h"
+#include "store/testing/backend_store.h"
 #include "store/testing/objects.h"
-#include "store/testing/temp_store.h"
 
 namespace warren::store {
 namespace {
 
+using testing::Backend;
+using testing::BackendStore;
 using testing::MakeSandbox;
-using testing::TempStore;
 
 // 32 threads increment one counter with read-modify-write and a resourceVersion precondition.
 // For every revision exactly one writer wins (no two successful writes read the same revision),
 // the losers get Conflict, and no increment is lost.
-TEST(StoreConcurrency, ThirtyTwoWritersOnOneObject) {
-  TempStore s;
+class StoreConcurrency : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(StoreConcurrency, ThirtyTwoWritersOnOneObject) {
+  BackendStore s(GetParam());
   ASSERT_TRUE(s->Create(MakeSandbox("hot", {{"count", "0"}})).ok());
   constexpr int kThreads = 32;
   constexpr int kIncrementsEach = 20;
@@ -68,8 +71,8 @@ TEST(StoreConcurrency, ThirtyTwoWritersOnOneObject) {
 }
 
 // Concurrent creates of distinct objects are all kept, with distinct revisions.
-TEST(StoreConcurrency, ConcurrentCreatesGetDistinctRevisions) {
-  TempStore s;
+TEST_P(StoreConcurrency, ConcurrentCreatesGetDistinctRevisions) {
+  BackendStore s(GetParam());
   constexpr int kThreads = 16;
   constexpr int kEach = 25;
   std::mutex mu;
@@ -92,6 +95,9 @@ TEST(StoreConcurrency, ConcurrentCreatesGetDistinctRevisions) {
   ASSERT_TRUE(list.ok());
   EXPECT_EQ(list->items.size(), size_t{kThreads * kEach});
 }
+
+INSTANTIATE_TEST_SUITE_P(, StoreConcurrency, ::testing::Values(Backend::kSqlite, Backend::kEtcd),
+                         [](const auto& info) { return testing::BackendName(info.param); });
 
 }  // namespace
 }  // namespace warren::store

@@ -5,6 +5,9 @@
 #include <sqlite3.h>
 
 #include "api/kinds.h"
+#include "base/encoding.h"
+#include "net/http_client.h"
+#include "store/testing/backend_store.h"
 #include "store/testing/objects.h"
 #include "store/testing/temp_store.h"
 
@@ -12,21 +15,25 @@ namespace warren::store {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Backend;
+using testing::BackendStore;
 using testing::MakeSandbox;
 using testing::MakeSandboxSet;
-using testing::TempStore;
 
 const api::KindInfo& kSbx = api::SandboxKind();
 const api::KindInfo& kSbs = api::SandboxSetKind();
 
-bool Exists(TempStore& s, const api::KindInfo& kind, const std::string& name) {
+bool Exists(BackendStore& s, const api::KindInfo& kind, const std::string& name) {
   auto r = s->Get(kind, "default", name);
   EXPECT_TRUE(r.ok() || r.status().code() == StatusCode::kNotFound) << r.status();
   return r.ok();
 }
 
-TEST(Finalizers, DeleteWaitsForTheLastFinalizer) {
-  TempStore s;
+class Finalizers : public ::testing::TestWithParam<Backend> {};
+class GarbageCollection : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(Finalizers, DeleteWaitsForTheLastFinalizer) {
+  BackendStore s(GetParam());
   api::Object o = MakeSandbox("f");
   o.metadata.finalizers = {"agents.kruise.io/sandbox", "example.com/backup"};
   ASSERT_TRUE(s->Create(o).ok());
@@ -73,8 +80,8 @@ TEST(Finalizers, DeleteWaitsForTheLastFinalizer) {
                                            EventType::kDeleted}));
 }
 
-TEST(GarbageCollection, DependentsGoWithTheirOwner) {
-  TempStore s;
+TEST_P(GarbageCollection, DependentsGoWithTheirOwner) {
+  BackendStore s(GetParam());
   auto owner = *s->Create(MakeSandboxSet("pool"));
   auto other_owner = *s->Create(MakeSandboxSet("other"));
   for (int i = 0; i < 3; ++i) {
@@ -97,7 +104,7 @@ TEST(GarbageCollection, DependentsGoWithTheirOwner) {
   ASSERT_TRUE(s->Create(grandchild).ok());
 
   ASSERT_TRUE(s->Delete(kSbs, "default", "pool").ok());
-  s->WaitForGarbageCollection();
+  s.WaitForGarbageCollection();
 
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(Exists(s, kSbx, fmt::format("pool-{}", i))) << i;
   EXPECT_FALSE(Exists(s, kSbx, "grandchild"));
@@ -110,8 +117,8 @@ TEST(GarbageCollection, DependentsGoWithTheirOwner) {
   EXPECT_TRUE(terminating->metadata.deletion_timestamp.has_value());
 }
 
-TEST(GarbageCollection, OrphanPropagationKeepsDependents) {
-  TempStore s;
+TEST_P(GarbageCollection, OrphanPropagationKeepsDependents) {
+  BackendStore s(GetParam());
   auto owner = *s->Create(MakeSandboxSet("pool"));
   api::Object d = MakeSandbox("member");
   d.metadata.owner_references = {owner.MakeControllerRef()};
@@ -119,26 +126,26 @@ TEST(GarbageCollection, OrphanPropagationKeepsDependents) {
   DeleteOptions opts;
   opts.propagation = Propagation::kOrphan;
   ASSERT_TRUE(s->Delete(kSbs, "default", "pool", opts).ok());
-  s->WaitForGarbageCollection();
+  s.WaitForGarbageCollection();
   auto member = s->Get(kSbx, "default", "member");
   ASSERT_TRUE(member.ok());
   EXPECT_TRUE(member->metadata.owner_references.empty());
 }
 
-TEST(GarbageCollection, DependentOfAMissingOwnerIsCollected) {
-  TempStore s;
+TEST_P(GarbageCollection, DependentOfAMissingOwnerIsCollected) {
+  BackendStore s(GetParam());
   api::Object d = MakeSandbox("stray");
   d.metadata.owner_references = {{api::kAgentsApiVersion, "SandboxSet", "ghost",
                                   "00000000-0000-4000-8000-000000000000", true, true}};
   ASSERT_TRUE(s->Create(d).ok());
-  s->WaitForGarbageCollection();
+  s.WaitForGarbageCollection();
   EXPECT_FALSE(Exists(s, kSbx, "stray"));
 }
 
 // An owner removed just before a crash, with its dependents still there: the collector finds
-// them when the store opens again.
-TEST(GarbageCollection, ResumesAfterRestart) {
-  TempStore s;
+// them when the store opens again. SQLite: the owner's row goes behind the store's back.
+TEST(GarbageCollectionSqlite, ResumesAfterRestart) {
+  testing::TempStore s;
   auto owner = *s->Create(MakeSandboxSet("pool"));
   api::Object d = MakeSandbox("member");
   d.metadata.owner_references = {owner.MakeControllerRef()};
@@ -154,8 +161,43 @@ TEST(GarbageCollection, ResumesAfterRestart) {
   }
   s.Reopen();
   s->WaitForGarbageCollection();
+  auto member = s->Get(kSbx, "default", "member");
+  EXPECT_EQ(member.status().code(), StatusCode::kNotFound);
+}
+
+// The same on etcd: the owner's key and uid index go behind the store's back (as when the
+// server that deleted it died before its collector ran), and a store opened afterwards collects
+// the dependent.
+TEST(GarbageCollectionEtcd, ResumesAfterRestart) {
+  BackendStore s(Backend::kEtcd);
+  auto owner = *s->Create(MakeSandboxSet("pool"));
+  api::Object d = MakeSandbox("member");
+  d.metadata.owner_references = {owner.MakeControllerRef()};
+  ASSERT_TRUE(s->Create(d).ok());
+  s.Close();
+  {
+    auto client = net::HttpClient::ForAddress(s.etcd()->endpoints()[0]);
+    ASSERT_TRUE(client.ok());
+    for (std::string key : {std::string("/warren/agents.kruise.io/sandboxsets/default/pool"),
+                            "/warren/_uids/" + owner.metadata.uid}) {
+      net::ClientRequest req;
+      req.method = "POST";
+      req.target = "/v3/kv/deleterange";
+      req.body = api::DumpJson(api::Json{{"key", base::Base64Encode(key)}});
+      auto r = (*client)->Do(req);
+      ASSERT_TRUE(r.ok() && r->status == 200) << key;
+      EXPECT_NE(r->body.find("\"deleted\""), std::string::npos) << key << ": " << r->body;
+    }
+  }
+  s.Reopen();
+  s.WaitForGarbageCollection();
   EXPECT_FALSE(Exists(s, kSbx, "member"));
 }
+
+INSTANTIATE_TEST_SUITE_P(, Finalizers, ::testing::Values(Backend::kSqlite, Backend::kEtcd),
+                         [](const auto& info) { return testing::BackendName(info.param); });
+INSTANTIATE_TEST_SUITE_P(, GarbageCollection, ::testing::Values(Backend::kSqlite, Backend::kEtcd),
+                         [](const auto& info) { return testing::BackendName(info.param); });
 
 }  // namespace
 }  // namespace warren::store

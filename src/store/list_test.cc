@@ -3,15 +3,17 @@
 
 #include "api/kinds.h"
 #include "base/testing/fake_clock.h"
+#include "store/testing/backend_store.h"
 #include "store/testing/objects.h"
-#include "store/testing/temp_store.h"
 
 namespace warren::store {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Backend;
+using testing::BackendStore;
+using testing::BackendStoreOptions;
 using testing::MakeSandbox;
-using testing::TempStore;
 
 const api::KindInfo& kSbx = api::SandboxKind();
 
@@ -21,8 +23,10 @@ std::vector<std::string> Names(const ObjectList& list) {
   return out;
 }
 
-TEST(List, SelectorsAndNamespaces) {
-  TempStore s;
+class List : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(List, SelectorsAndNamespaces) {
+  BackendStore s(GetParam());
   ASSERT_TRUE(s->Create(MakeSandbox("a", {{"pool", "p1"}, {"claimed", "false"}})).ok());
   ASSERT_TRUE(s->Create(MakeSandbox("b", {{"pool", "p1"}, {"claimed", "true"}})).ok());
   ASSERT_TRUE(s->Create(MakeSandbox("c", {{"pool", "p2"}})).ok());
@@ -44,8 +48,8 @@ TEST(List, SelectorsAndNamespaces) {
 
 // Pages after the first are read at the first page's revision: objects created, changed or
 // deleted in between do not show through, so the pages form one consistent list.
-TEST(List, PagesAreConsistentAcrossWrites) {
-  TempStore s;
+TEST_P(List, PagesAreConsistentAcrossWrites) {
+  BackendStore s(GetParam());
   for (int i = 0; i < 10; ++i) {
     ASSERT_TRUE(s->Create(MakeSandbox(fmt::format("s{:02}", i), {{"v", "1"}})).ok());
   }
@@ -80,8 +84,8 @@ TEST(List, PagesAreConsistentAcrossWrites) {
   EXPECT_EQ(now->items.size(), 10u);
 }
 
-TEST(List, LimitCountsMatchesNotRows) {
-  TempStore s;
+TEST_P(List, LimitCountsMatchesNotRows) {
+  BackendStore s(GetParam());
   for (int i = 0; i < 6; ++i) {
     ASSERT_TRUE(s->Create(MakeSandbox(fmt::format("s{}", i), {{"odd", i % 2 ? "y" : "n"}})).ok());
   }
@@ -96,12 +100,12 @@ TEST(List, LimitCountsMatchesNotRows) {
   EXPECT_TRUE(p2.continue_token.empty());
 }
 
-TEST(List, ExpiredContinueTokenIsGone) {
+TEST_P(List, ExpiredContinueTokenIsGone) {
   base::FakeClock clock;
-  SqliteStoreOptions options;
+  BackendStoreOptions options;
   options.clock = &clock;
   options.history = 60s;
-  TempStore s(options);
+  BackendStore s(GetParam(), options);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(s->Create(MakeSandbox(fmt::format("s{}", i))).ok());
   ListOptions o;
   o.limit = 1;
@@ -110,20 +114,23 @@ TEST(List, ExpiredContinueTokenIsGone) {
   ASSERT_TRUE(s->Delete(kSbx, "default", "s2").ok());
   ASSERT_TRUE(s->Create(MakeSandbox("s3")).ok());
   // Still within the history: the page after p1 can be read at p1's revision.
-  ASSERT_TRUE(s->Compact().ok());
+  ASSERT_TRUE(s.Compact().ok());
   o.continue_token = p1.continue_token;
   EXPECT_TRUE(s->List(kSbx, o).ok());
   // Once the history past p1's revision is compacted away, the token has expired.
   clock.Advance(5min);
   ASSERT_TRUE(s->Create(MakeSandbox("s4")).ok());
-  ASSERT_TRUE(s->Compact().ok());
-  ASSERT_GT(s->CompactedRevision(), p1.resource_version);
+  ASSERT_TRUE(s.Compact().ok());
+  ASSERT_GT(s.CompactedRevision(), p1.resource_version);
   o.continue_token = p1.continue_token;
   auto p2 = s->List(kSbx, o);
   ASSERT_FALSE(p2.ok());
   EXPECT_EQ(p2.status().code(), StatusCode::kOutOfRange);
   EXPECT_NE(p2.status().message().find("continue parameter is too old"), std::string::npos);
 }
+
+INSTANTIATE_TEST_SUITE_P(, List, ::testing::Values(Backend::kSqlite, Backend::kEtcd),
+                         [](const auto& info) { return testing::BackendName(info.param); });
 
 }  // namespace
 }  // namespace warren::store

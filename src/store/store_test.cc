@@ -2,21 +2,24 @@
 #include <gtest/gtest.h>
 
 #include "api/kinds.h"
+#include "store/testing/backend_store.h"
 #include "store/testing/objects.h"
-#include "store/testing/temp_store.h"
 
 namespace warren::store {
 namespace {
 
+using testing::Backend;
+using testing::BackendStore;
 using testing::MakeSandbox;
 using testing::MakeSandboxSet;
-using testing::TempStore;
 
 const api::KindInfo& kSbx = api::SandboxKind();
 const api::KindInfo& kSbs = api::SandboxSetKind();
 
-TEST(Store, CreateAssignsServerFields) {
-  TempStore s;
+class StoreBasics : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(StoreBasics, CreateAssignsServerFields) {
+  BackendStore s(GetParam());
   auto created = s->Create(MakeSandbox("a"));
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_EQ(created->metadata.generation, 1);
@@ -37,8 +40,8 @@ TEST(Store, CreateAssignsServerFields) {
   EXPECT_EQ(dup.status().message(), "sandboxes.agents.kruise.io \"a\" already exists");
 }
 
-TEST(Store, GenerateNameAddsAKubernetesSuffix) {
-  TempStore s;
+TEST_P(StoreBasics, GenerateNameAddsAKubernetesSuffix) {
+  BackendStore s(GetParam());
   api::Object o = MakeSandbox("");
   o.metadata.generate_name = "pool-";
   auto a = s->Create(o);
@@ -50,8 +53,8 @@ TEST(Store, GenerateNameAddsAKubernetesSuffix) {
   EXPECT_EQ(a->metadata.name.find_first_of("aeiou", 5), std::string::npos);
 }
 
-TEST(Store, CreateDropsStatusAndRejectsResourceVersion) {
-  TempStore s;
+TEST_P(StoreBasics, CreateDropsStatusAndRejectsResourceVersion) {
+  BackendStore s(GetParam());
   api::Object o = MakeSandbox("a");
   o.status()["phase"] = "Running";
   auto created = s->Create(o);
@@ -66,8 +69,8 @@ TEST(Store, CreateDropsStatusAndRejectsResourceVersion) {
   EXPECT_NE(bad.status().message().find("metadata.resourceVersion"), std::string::npos);
 }
 
-TEST(Store, GenerationFollowsSpecNotMetadataOrStatus) {
-  TempStore s;
+TEST_P(StoreBasics, GenerationFollowsSpecNotMetadataOrStatus) {
+  BackendStore s(GetParam());
   auto obj = *s->Create(MakeSandboxSet("p", 1));
   ASSERT_EQ(obj.metadata.generation, 1);
 
@@ -110,8 +113,8 @@ TEST(Store, GenerationFollowsSpecNotMetadataOrStatus) {
   EXPECT_EQ(s->CurrentRevision(), before);
 }
 
-TEST(Store, StaleUpdateIsAConflictNamingTheObject) {
-  TempStore s;
+TEST_P(StoreBasics, StaleUpdateIsAConflictNamingTheObject) {
+  BackendStore s(GetParam());
   auto v1 = *s->Create(MakeSandbox("a"));
   api::Object first = v1;
   first.metadata.labels["w"] = "1";
@@ -137,8 +140,8 @@ TEST(Store, StaleUpdateIsAConflictNamingTheObject) {
   EXPECT_TRUE(s->Update(second).ok());
 }
 
-TEST(Store, MergePatch) {
-  TempStore s;
+TEST_P(StoreBasics, MergePatch) {
+  BackendStore s(GetParam());
   auto v1 = *s->Create(MakeSandboxSet("p", 1));
   auto patched = s->Patch(kSbs, "default", "p", api::Json::parse(R"({"spec": {"replicas": 4},
                                                "metadata": {"labels": {"a": "b"}}})"));
@@ -179,8 +182,8 @@ TEST(Store, MergePatch) {
   EXPECT_EQ(s->Get(kSbs, "default", "p")->spec()["replicas"], 4);
 }
 
-TEST(Store, BadInputGetsItsCodeAndAMessage) {
-  TempStore s;
+TEST_P(StoreBasics, BadInputGetsItsCodeAndAMessage) {
+  BackendStore s(GetParam());
   ASSERT_TRUE(s->Create(MakeSandbox("a")).ok());
   struct Case {
     std::string what;
@@ -230,8 +233,8 @@ TEST(Store, BadInputGetsItsCodeAndAMessage) {
   }
 }
 
-TEST(Store, ClusterScopedKindsIgnoreNamespaces) {
-  TempStore s;
+TEST_P(StoreBasics, ClusterScopedKindsIgnoreNamespaces) {
+  BackendStore s(GetParam());
   api::Object node;
   node.api_version = api::kWarrenApiVersion;
   node.kind = "Node";
@@ -243,8 +246,8 @@ TEST(Store, ClusterScopedKindsIgnoreNamespaces) {
   EXPECT_TRUE(s->Get(api::NodeKind(), "whatever", "n1").ok());
 }
 
-TEST(Store, DataAndRevisionSurviveReopen) {
-  TempStore s;
+TEST_P(StoreBasics, DataAndRevisionSurviveReopen) {
+  BackendStore s(GetParam());
   ASSERT_TRUE(s->Create(MakeSandbox("a")).ok());
   ASSERT_TRUE(s->Create(MakeSandbox("b")).ok());
   int64_t rev = s->CurrentRevision();
@@ -255,6 +258,9 @@ TEST(Store, DataAndRevisionSurviveReopen) {
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->metadata.resource_version, rev + 1);
 }
+
+INSTANTIATE_TEST_SUITE_P(, StoreBasics, ::testing::Values(Backend::kSqlite, Backend::kEtcd),
+                         [](const auto& info) { return testing::BackendName(info.param); });
 
 }  // namespace
 }  // namespace warren::store

@@ -5,6 +5,31 @@
 
 namespace warren::store {
 
+namespace {
+
+bool Matches(const WatchOptions& options, const api::Object& obj) {
+  if (!options.namespace_.empty() && obj.metadata.namespace_ != options.namespace_) return false;
+  return options.label_selector.Matches(obj.metadata.labels) && options.field_selector.Matches(obj);
+}
+
+}  // namespace
+
+std::optional<EventType> VisibleAs(std::string_view kind_key, const WatchOptions& options,
+                                   const Change& change) {
+  if (!kind_key.empty() && change.kind_key != kind_key) return std::nullopt;
+  bool now = Matches(options, *change.object);
+  EventType type = change.type;
+  if (type == EventType::kModified) {
+    bool before = change.previous ? Matches(options, *change.previous) : now;
+    if (!before && !now) return std::nullopt;
+    if (!before) type = EventType::kAdded;
+    if (!now) type = EventType::kDeleted;
+  } else if (!now) {
+    return std::nullopt;
+  }
+  return type;
+}
+
 struct WatchHub::Subscriber {
   std::string kind_key;  // empty = every kind
   WatchOptions options;
@@ -18,14 +43,6 @@ struct WatchHub::Subscriber {
   std::vector<Change> pending;  // guarded by mu: live changes that arrived during the replay
   int64_t last_revision = 0;    // guarded by mu
 
-  bool Matches(const api::Object& obj) const {
-    if (!options.namespace_.empty() && obj.metadata.namespace_ != options.namespace_) {
-      return false;
-    }
-    return options.label_selector.Matches(obj.metadata.labels) &&
-           options.field_selector.Matches(obj);
-  }
-
   // Delivers one change through the filter. Caller holds mu.
   void Deliver(const Change& change) {
     if (!change.snapshot) {
@@ -33,20 +50,10 @@ struct WatchHub::Subscriber {
       last_revision = change.revision;
     }
     if (cancelled.load(std::memory_order_relaxed)) return;
-    if (!kind_key.empty() && change.kind_key != kind_key) return;
-    bool now = Matches(*change.object);
-    EventType type = change.type;
-    if (type == EventType::kModified) {
-      bool before = change.previous ? Matches(*change.previous) : now;
-      if (!before && !now) return;
-      if (!before) type = EventType::kAdded;
-      if (!now) type = EventType::kDeleted;
-    } else if (!now) {
-      return;
-    }
-    if (!sink.on_event) return;
+    std::optional<EventType> type = VisibleAs(kind_key, options, change);
+    if (!type || !sink.on_event) return;
     delivering = std::this_thread::get_id();
-    sink.on_event(WatchEvent{type, change.object, change.revision});
+    sink.on_event(WatchEvent{*type, change.object, change.revision});
     delivering = std::thread::id();
   }
 };

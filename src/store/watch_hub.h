@@ -5,7 +5,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -26,6 +28,12 @@ struct Change {
   // name order, so revisions are not monotonic and are not used to drop repeats.
   bool snapshot = false;
 };
+
+// What a watch of `kind_key` ("" = every kind) with `options` sees of `change`: its event
+// type (a modification that makes the object start or stop matching the selectors becomes
+// ADDED or DELETED), or nullopt when the watch does not see it. Shared by every backend.
+std::optional<EventType> VisibleAs(std::string_view kind_key, const WatchOptions& options,
+                                   const Change& change);
 
 // Fans committed changes out to watch subscribers on one dispatch thread, in revision order.
 // A new subscriber first receives a replay (history or current objects, produced by the

@@ -5,15 +5,17 @@
 
 #include "api/kinds.h"
 #include "base/testing/fake_clock.h"
+#include "store/testing/backend_store.h"
 #include "store/testing/objects.h"
-#include "store/testing/temp_store.h"
 
 namespace warren::store {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Backend;
+using testing::BackendStore;
+using testing::BackendStoreOptions;
 using testing::MakeSandbox;
-using testing::TempStore;
 
 const api::KindInfo& kSbx = api::SandboxKind();
 
@@ -40,8 +42,10 @@ void ExpectQuiet(Watcher& w) {
                                << (*e)->object->metadata.name;
 }
 
-TEST(Watch, DeliversEveryEventInRevisionOrder) {
-  TempStore s;
+class Watch : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(Watch, DeliversEveryEventInRevisionOrder) {
+  BackendStore s(GetParam());
   WatchOptions opts;
   opts.resource_version = s->CurrentRevision();
   auto w = s->Watch(&kSbx, opts);
@@ -88,8 +92,8 @@ TEST(Watch, DeliversEveryEventInRevisionOrder) {
   ExpectQuiet(**w);
 }
 
-TEST(Watch, ResumingFromARevisionReplaysWhatFollowed) {
-  TempStore s;
+TEST_P(Watch, ResumingFromARevisionReplaysWhatFollowed) {
+  BackendStore s(GetParam());
   std::vector<int64_t> revs;
   for (int i = 0; i < 10; ++i) {
     auto o = s->Create(MakeSandbox(fmt::format("r{}", i)));
@@ -123,8 +127,8 @@ TEST(Watch, ResumingFromARevisionReplaysWhatFollowed) {
   EXPECT_EQ(Take(**again, 6).back().object->metadata.name, "live");
 }
 
-TEST(Watch, WithoutARevisionListsThenFollows) {
-  TempStore s;
+TEST_P(Watch, WithoutARevisionListsThenFollows) {
+  BackendStore s(GetParam());
   ASSERT_TRUE(s->Create(MakeSandbox("b")).ok());
   ASSERT_TRUE(s->Create(MakeSandbox("a")).ok());
   ASSERT_TRUE(s->Create(MakeSandbox("other", {}, "elsewhere")).ok());
@@ -143,8 +147,8 @@ TEST(Watch, WithoutARevisionListsThenFollows) {
   ExpectQuiet(**w);
 }
 
-TEST(Watch, SelectorTransitionsBecomeAddedAndDeleted) {
-  TempStore s;
+TEST_P(Watch, SelectorTransitionsBecomeAddedAndDeleted) {
+  BackendStore s(GetParam());
   auto obj = *s->Create(MakeSandbox("x", {{"agents.kruise.io/sandbox-claimed", "false"}}));
   WatchOptions opts;
   opts.resource_version = s->CurrentRevision();
@@ -175,19 +179,19 @@ TEST(Watch, SelectorTransitionsBecomeAddedAndDeleted) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(replayed[i].type, events[i].type) << i;
 }
 
-TEST(Watch, TooOldRevisionIsGone) {
+TEST_P(Watch, TooOldRevisionIsGone) {
   base::FakeClock clock;
-  SqliteStoreOptions options;
+  BackendStoreOptions options;
   options.clock = &clock;
   options.history = 60s;
-  TempStore s(options);
+  BackendStore s(GetParam(), options);
   auto first = *s->Create(MakeSandbox("a"));
   first.metadata.labels["v"] = "2";
   ASSERT_TRUE(s->Update(first).ok());
   clock.Advance(120s);
   ASSERT_TRUE(s->Create(MakeSandbox("b")).ok());
-  ASSERT_TRUE(s->Compact().ok());
-  EXPECT_GE(s->CompactedRevision(), first.metadata.resource_version);
+  ASSERT_TRUE(s.Compact().ok());
+  EXPECT_GE(s.CompactedRevision(), first.metadata.resource_version);
 
   WatchOptions opts;
   opts.resource_version = first.metadata.resource_version - 1;
@@ -198,13 +202,13 @@ TEST(Watch, TooOldRevisionIsGone) {
 
   // Objects are intact after compaction, and a watch from the horizon works.
   EXPECT_EQ(s->Get(kSbx, "default", "a")->metadata.labels.at("v"), "2");
-  opts.resource_version = s->CompactedRevision();
+  opts.resource_version = s.CompactedRevision();
   auto ok = s->Watch(&kSbx, opts);
   ASSERT_TRUE(ok.ok()) << ok.status();
 }
 
-TEST(Watch, SlowConsumerIsCutOffNotBuffered) {
-  TempStore s;
+TEST_P(Watch, SlowConsumerIsCutOffNotBuffered) {
+  BackendStore s(GetParam());
   WatchOptions opts;
   opts.resource_version = s->CurrentRevision();
   opts.max_queued_events = 5;
@@ -230,8 +234,52 @@ TEST(Watch, SlowConsumerIsCutOffNotBuffered) {
   EXPECT_EQ(ended.code(), StatusCode::kResourceExhausted) << ended;
 }
 
-TEST(Watch, ShutdownEndsWatches) {
-  auto s = std::make_unique<TempStore>();
+// A watch of every kind sees each object's changes in revision order and nothing else (the
+// etcd backend's index keys live under the same prefix and must not show through).
+TEST_P(Watch, EveryKindInRevisionOrderAndNothingElse) {
+  BackendStore s(GetParam());
+  WatchOptions opts;
+  opts.resource_version = s->CurrentRevision();
+  auto w = s->Watch(nullptr, opts);
+  ASSERT_TRUE(w.ok()) << w.status();
+  auto owner = s->Create(testing::MakeSandboxSet("pool"));
+  ASSERT_TRUE(owner.ok()) << owner.status();
+  api::Object d = MakeSandbox("member");
+  d.metadata.owner_references = {owner->MakeControllerRef()};
+  ASSERT_TRUE(s->Create(d).ok());
+  ASSERT_TRUE(s->Delete(api::SandboxSetKind(), "default", "pool").ok());
+  s.WaitForGarbageCollection();
+  auto events = Take(**w, 4);
+  std::vector<std::string> seen;
+  int64_t last = 0;
+  for (const auto& e : events) {
+    EXPECT_GT(e.revision, last);
+    last = e.revision;
+    seen.push_back(
+        fmt::format("{} {} {}", EventTypeName(e.type), e.object->kind, e.object->metadata.name));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"ADDED SandboxSet pool", "ADDED Sandbox member",
+                                            "DELETED SandboxSet pool", "DELETED Sandbox member"}));
+  ExpectQuiet(**w);
+}
+
+// A watch from a revision before anything was written (here 0 on a fresh store) starts at once
+// and follows what comes; on etcd the revision the store opened at holds no change of its own.
+TEST_P(Watch, FromBeforeAnyWriteStartsAtOnce) {
+  BackendStore s(GetParam());
+  WatchOptions opts;
+  opts.resource_version = 0;
+  auto started = std::chrono::steady_clock::now();
+  auto w = s->Watch(&kSbx, opts);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+  ASSERT_TRUE(s->Create(MakeSandbox("first")).ok());
+  EXPECT_EQ(Take(**w, 1)[0].object->metadata.name, "first");
+  ExpectQuiet(**w);
+}
+
+TEST_P(Watch, ShutdownEndsWatches) {
+  auto s = std::make_unique<BackendStore>(GetParam());
   WatchOptions opts;
   opts.resource_version = (*s)->CurrentRevision();
   auto w = (*s)->Watch(&kSbx, opts);
@@ -241,6 +289,9 @@ TEST(Watch, ShutdownEndsWatches) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kUnavailable);
 }
+
+INSTANTIATE_TEST_SUITE_P(, Watch, ::testing::Values(Backend::kSqlite, Backend::kEtcd),
+                         [](const auto& info) { return testing::BackendName(info.param); });
 
 }  // namespace
 }  // namespace warren::store

@@ -37,10 +37,6 @@ int WalHook(void* arg, sqlite3*, const char*, int pages) {
   return SQLITE_OK;
 }
 
-std::string NotFound(const api::KindInfo& kind, std::string_view name) {
-  return fmt::format("{} \"{}\" not found", kind.Resource(), name);
-}
-
 std::string_view NamespaceFor(const api::KindInfo& kind, std::string_view ns) {
   return kind.namespaced ? ns : std::string_view();
 }
@@ -203,7 +199,7 @@ Result<api::Object> SqliteStoreImpl::Get(const api::KindInfo& kind, std::string_
                                    "WHERE o.kind = ?1 AND o.namespace = ?2 AND o.name = ?3"));
   q.Bind(1, kind.GroupKind()).Bind(2, NamespaceFor(kind, ns)).Bind(3, name);
   ASSIGN_OR_RETURN(bool row, q.Step());
-  if (!row) return NotFoundError(NotFound(kind, name));
+  if (!row) return rules::NotFound(kind, name);
   ASSIGN_OR_RETURN(auto obj, ParseDoc(q.Text(0)));
   return *obj;
 }
@@ -225,10 +221,7 @@ Result<ObjectList> SqliteStoreImpl::List(const api::KindInfo& kind, const ListOp
                    reader->QueryInt("SELECT value FROM meta WHERE key = 'compacted'"));
   int64_t at = token ? token->revision : current;
   if (token && at < compacted) {
-    return OutOfRangeError(fmt::format(
-        "the provided continue parameter is too old to display a consistent list result (its "
-        "revision {} is older than the oldest kept, {}); list again without continue",
-        at, compacted));
+    return rules::ContinueTooOld(at, compacted);
   }
   if (at > current) return InvalidArgumentError("invalid continue token: revision in the future");
   std::string after_ns = token ? token->namespace_ : "";
@@ -495,14 +488,10 @@ Result<int64_t> SqliteStoreImpl::ReplayInto(Connection& conn, const std::string&
   }
   int64_t from = *options.resource_version;
   if (from < compacted) {
-    return OutOfRangeError(fmt::format(
-        "too old resource version: {} (oldest available: {}); list again and watch from the "
-        "list's resourceVersion",
-        from, compacted));
+    return rules::WatchTooOld(from, compacted);
   }
   if (from > current) {
-    return InvalidArgumentError(fmt::format(
-        "resourceVersion {} is newer than the store's current revision {}", from, current));
+    return rules::WatchFromTheFuture(from, current);
   }
   // A selector needs each change's previous state to turn "stopped matching" into DELETED.
   const bool need_previous = !options.label_selector.empty() || !options.field_selector.empty();

@@ -1,8 +1,8 @@
 #pragma once
 
 // Private to the SQLite backend: the store class shared by sqlite_store.cc (threads, reads,
-// batching), write_ops.cc (what each write does inside a transaction) and
-// garbage_collector.cc.
+// batching), write_ops.cc (the write rules of write_rules.h carried out inside a transaction)
+// and txn.cc.
 
 #include <atomic>
 #include <condition_variable>
@@ -21,16 +21,13 @@
 #include "store/sqlite/db.h"
 #include "store/sqlite_store.h"
 #include "store/watch_hub.h"
+#include "store/write_rules.h"
 
 namespace warren::store::sqlite {
 
 class SqliteStoreImpl;
 
-// An object as stored: the document and the revision of its latest change.
-struct StoredObject {
-  api::Object object;
-  int64_t revision = 0;
-};
+using store::StoredObject;
 
 // The writer thread's view of one batch transaction. Writes go through Put and Remove, which
 // assign revisions, append events and keep the indexes; the changes are published and the
@@ -117,16 +114,8 @@ class SqliteStoreImpl final : public SqliteStore {
   using WriteFn = std::function<Result<api::Object>(Txn&)>;
   Result<api::Object> Submit(WriteFn fn);
 
-  // The write operations, run inside Submit (write_ops.cc).
-  static Result<api::Object> CreateLocked(Txn& txn, const api::KindInfo& kind, api::Object object);
-  static Result<api::Object> UpdateLocked(Txn& txn, const api::KindInfo& kind,
-                                          const StoredObject& old, api::Object object,
-                                          Subresource subresource);
-  static Result<api::Object> DeleteLocked(Txn& txn, const api::KindInfo& kind,
-                                          const StoredObject& old, const DeleteOptions& options);
-  // Removes references to `owner_uid` from every dependent (orphan propagation).
-  static Status OrphanDependentsLocked(Txn& txn, std::string_view owner_uid);
-  // The garbage collector's decision for one dependent whose owners may be gone.
+  // The garbage collector's decision for one dependent whose owners may be gone, carried out
+  // inside the writer's transaction (write_ops.cc).
   static Status CollectLocked(Txn& txn, const Txn::Key& key);
 
  private:

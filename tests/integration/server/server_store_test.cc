@@ -1,6 +1,6 @@
 // The store's guarantees as a user of the REST API sees them, against a real `warren server`
-// process with its SQLite file: optimistic concurrency under contention, finalizers, owner
-// reference garbage collection, and durability of acknowledged writes across `kill -9`.
+// process with its SQLite file or on etcd: optimistic concurrency under contention, finalizers,
+// owner reference garbage collection, and durability of acknowledged writes across `kill -9`.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -12,6 +12,8 @@
 
 #include "api/json.h"
 #include "process.h"
+#include "store/testing/backend_store.h"
+#include "store/testing/etcd_process.h"
 
 namespace warren::testing {
 namespace {
@@ -62,11 +64,29 @@ std::unique_ptr<net::HttpClient> NewClient(const ServerProcess& s) {
   return c.ok() ? std::move(*c) : nullptr;
 }
 
+// Every test runs on both stores: SQLite in the data directory, and etcd started for the test
+// (`--store etcd://…`), where a killed server loses nothing etcd acknowledged either.
+class ServerStore : public ::testing::TestWithParam<store::testing::Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == store::testing::Backend::kEtcd) {
+      etcd_ = std::make_unique<store::testing::EtcdCluster>(1);
+    }
+  }
+  std::vector<std::string> StoreArgs() const {
+    if (!etcd_) return {};
+    return {"--store", etcd_->Url()};
+  }
+
+ private:
+  std::unique_ptr<store::testing::EtcdCluster> etcd_;
+};
+
 // 32 clients, each on its own connection, update one object with the resourceVersion they all
 // read. For every revision exactly one wins; the others get 409 Conflict naming the object.
 // Round after round nothing is lost: the counter ends at the number of wins.
-TEST(ServerStore, ThirtyTwoWritersOnOneObjectOneWinsEachRevision) {
-  ServerProcess s;
+TEST_P(ServerStore, ThirtyTwoWritersOnOneObjectOneWinsEachRevision) {
+  ServerProcess s("", StoreArgs());
   const std::string path = std::string(kTemplates) + "/contended";
   ASSERT_EQ(Call(s.http(), "POST", kTemplates, api::DumpJson(TemplateJson("contended")),
                  "application/json")
@@ -126,8 +146,8 @@ TEST(ServerStore, ThirtyTwoWritersOnOneObjectOneWinsEachRevision) {
 }
 
 // DELETE of an object with a finalizer only marks it; removing the finalizer lets it go.
-TEST(ServerStore, FinalizersHoldADeleteUntilRemoved) {
-  ServerProcess s;
+TEST_P(ServerStore, FinalizersHoldADeleteUntilRemoved) {
+  ServerProcess s("", StoreArgs());
   Json obj = TemplateJson("held");
   obj["metadata"]["finalizers"] = {"example.com/cleanup"};
   ASSERT_EQ(Call(s.http(), "POST", kTemplates, api::DumpJson(obj), "application/json").code, 201);
@@ -152,8 +172,8 @@ TEST(ServerStore, FinalizersHoldADeleteUntilRemoved) {
 }
 
 // Deleting an owner deletes its dependents in the background; Orphan keeps them.
-TEST(ServerStore, OwnerReferencesDriveGarbageCollection) {
-  ServerProcess s;
+TEST_P(ServerStore, OwnerReferencesDriveGarbageCollection) {
+  ServerProcess s("", StoreArgs());
   auto make_owner = [&](const std::string& name) {
     Reply r =
         Call(s.http(), "POST", kTemplates, api::DumpJson(TemplateJson(name)), "application/json");
@@ -196,12 +216,12 @@ TEST(ServerStore, OwnerReferencesDriveGarbageCollection) {
 
 // Writers create objects as fast as the server acknowledges them; the server gets SIGKILL in the
 // middle. After a restart on the same data directory every acknowledged (201) object is there.
-TEST(ServerStore, AcknowledgedWritesSurviveKillNine) {
+TEST_P(ServerStore, AcknowledgedWritesSurviveKillNine) {
   store::testing::TempDir dir;
   std::vector<std::string> acknowledged;
   std::mutex mu;
   {
-    ServerProcess s(dir.path());
+    ServerProcess s(dir.path(), StoreArgs());
     constexpr int kWriters = 8;
     std::atomic<bool> stop = false;
     std::vector<std::thread> threads;
@@ -232,7 +252,7 @@ TEST(ServerStore, AcknowledgedWritesSurviveKillNine) {
     for (auto& t : threads) t.join();
   }
   ASSERT_GE(acknowledged.size(), 1000u);
-  ServerProcess again(dir.path());
+  ServerProcess again(dir.path(), StoreArgs());
   std::set<std::string> present;
   Reply list = Call(again.http(), "GET", kTemplates);
   ASSERT_EQ(list.code, 200) << list.raw.substr(0, 300);
@@ -252,6 +272,11 @@ TEST(ServerStore, AcknowledgedWritesSurviveKillNine) {
                 .code,
             201);
 }
+
+INSTANTIATE_TEST_SUITE_P(, ServerStore,
+                         ::testing::Values(store::testing::Backend::kSqlite,
+                                           store::testing::Backend::kEtcd),
+                         [](const auto& info) { return store::testing::BackendName(info.param); });
 
 }  // namespace
 }  // namespace warren::testing
