@@ -114,6 +114,14 @@ Result<CallResult> EtcdClient::Call(std::string_view path, const api::Json& requ
     std::this_thread::sleep_for(backoff);
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, 500ms);
   }
+  if (out.ambiguous && path != "/v3/kv/range" && path != "/v3/maintenance/status") {
+    // store.h's Unavailable promises that nothing was written; a write that reached a member
+    // which went away before answering may have been.
+    return DeadlineExceededError(
+        fmt::format("etcd: no member confirmed the write, which may have been applied; read before "
+                    "retrying: {}",
+                    last.message()));
+  }
   return UnavailableError(fmt::format("etcd: no member answered: {}", last.message()));
 }
 

@@ -181,12 +181,14 @@ void EtcdStoreImpl::FeedLoop(int64_t from) {
     base::Logger("store")->warn("etcd watch feed lost its place error={}", s.ToString());
     int64_t now = CurrentRevision();
     {
+      // Where the new feed starts is set before its hub is visible: a subscriber that finds
+      // the new hub replays up to `now`, never up to the old feed's last batch (a gap).
       std::lock_guard lock(hub_mu_);
+      feed_start_ = now;
+      published_ = now;
       hub_ = std::make_shared<WatchHub>();
     }
     hub->Close(s);
-    feed_start_ = now;
-    published_ = now;
     next = now + 1;
   }
 }

@@ -136,6 +136,13 @@ Result<Committed> EtcdStoreImpl::Commit(const api::KindInfo& kind, const StoredO
     // An earlier attempt reached a member that went away before answering: if what is stored
     // now is exactly what this write meant, that attempt committed it.
     bool applied = remove ? kvs.empty() : (!kvs.empty() && FromB64(kvs[0], "value") == value);
+    if (!applied && !remove && !previous && out.current &&
+        out.current->object.metadata.uid == object.metadata.uid) {
+      // A create: the uid is this attempt's own, so the object there is the one it made, as a
+      // controller may already have changed it.
+      applied = true;
+      object = out.current->object;
+    }
     if (applied) {
       out.succeeded = true;
       out.revision = remove ? out.revision : out.current->revision;
