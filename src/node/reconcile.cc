@@ -822,6 +822,8 @@ NodeAgent::Next NodeAgent::Hibernate(api::Object& obj, const std::string& id) {
     return Next::kDone;
   }
   NoteFrozenOrThawed(id, runtime::SandboxState::kPaused);
+  // The connections to envd went with the shim that carried them; the restore brings a new one.
+  if (std::shared_ptr<EnvdClient> envd = EnvdFor(id)) envd->CloseIdle();
   Log()->info("sandbox hibernated id={} object={}", id, obj.Key());
   Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
     st.message.clear();
