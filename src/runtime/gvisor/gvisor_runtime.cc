@@ -1065,8 +1065,21 @@ void GvisorRuntime::AdoptInterruptedHibernateLocked(Sandbox& sb) {
     auto running = os::Pidfd::Open(pid);
     if (running.ok()) running->WaitForExit(options_.kill_timeout * 3).IgnoreError();
   }
+  if (Exists(image) && !sb.shim->WaitForExit(std::chrono::seconds(3)).ok()) {
+    // The Sentry ends right after a save. One still running is a restore's, whose spent image
+    // the last server did not get to remove: the sandbox runs on, the image goes.
+    auto state = Runsc(id, {"state", RunscId(id)}, kRunscTimeout);
+    auto j = state.ok() ? nlohmann::json::parse(*state, nullptr, false) : nlohmann::json();
+    const std::string status = j.is_object() ? j.value("status", "") : "";
+    if (status == "running" || status == "paused") {
+      native::RemoveTree(image).IgnoreError();
+      native::RemoveTree(partial).IgnoreError();
+      Log()->info("sandbox restored by the last server, its spent image removed id={}", id);
+      return;
+    }
+  }
   if (Exists(image)) {
-    // Whole: the Sentry ends after a save, and the sandbox is hibernated.
+    // Whole: the Sentry ended after the save, and the sandbox is hibernated.
     if (!sb.shim->WaitForExit(options_.kill_timeout).ok()) {
       sb.shim->SendSignal(SIGKILL).IgnoreError();
     }

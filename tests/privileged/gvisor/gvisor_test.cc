@@ -471,6 +471,22 @@ TEST_F(GvisorTest, HibernateKeepsProcessesAndMemoryAcrossARestore) {
   EXPECT_GT(count(), after) << "and it runs on";
   EXPECT_FALSE(PathExists(options_.state_dir + "/counter/checkpoint")) << "the image is spent";
 
+  // A server killed after the restore but before it removed the spent image: the next one
+  // finds the sandbox running (not a hibernate to finish) and removes the image.
+  ASSERT_EQ(mkdir((options_.state_dir + "/counter/checkpoint").c_str(), 0700), 0);
+  ASSERT_OK(base::WriteFileAtomically(options_.state_dir + "/counter/checkpoint/checkpoint.img",
+                                      "spent"));
+  rt_.reset();
+  rt_ = NewRuntime();
+  ASSERT_NE(rt_, nullptr);
+  report = rt_->Adopt();
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->adopted.size(), 1u);
+  EXPECT_EQ(report->adopted[0].state, SandboxState::kRunning);
+  EXPECT_FALSE(PathExists(options_.state_dir + "/counter/checkpoint"));
+  const long adopted = count();
+  EXPECT_GE(adopted, after) << "the restored sandbox was not kept";
+
   // Its exit is still reported through the new shim.
   ASSERT_OK(rt_->Stop("counter", 5s));
   EXPECT_EQ(rt_->Inspect("counter")->last_exit->signal, SIGTERM);
