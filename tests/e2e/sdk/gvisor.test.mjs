@@ -87,8 +87,8 @@ test('pause writes a gvisor sandbox\'s processes and memory to disk; connect res
     assert.ok(before > 3, `the counter did not run: ${before}`);
 
     // Copies keeping memory are not done on gVisor: refused, naming why, the source untouched.
-    for (const copy of [sbx.createSnapshot(), sbx.fork({ count: 1 })]) {
-      await assert.rejects(copy, (e) => {
+    for (const copy of [() => sbx.createSnapshot(), () => sbx.fork({ count: 1 })]) {
+      await assert.rejects(copy(), (e) => {
         assert.ok(e instanceof SandboxError, `${e?.name}: ${e?.message}`);
         assert.equal(e.statusCode, 409, e.message);
         assert.match(e.message, /runtime class gvisor.*no snapshots or forks/);
