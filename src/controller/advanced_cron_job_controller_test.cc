@@ -181,6 +181,8 @@ TEST_F(AdvancedCronJobControllerTest, AReplicasTemplateSizesThePoolInItsTimeZone
   ASSERT_TRUE(Eventually([&] {
     return store_->Get(api::SandboxSetKind(), "default", "pool")->spec()["replicas"] == 7;
   }));
+  // The pool is written before the job's status: wait for the status too.
+  ASSERT_TRUE(Eventually([&] { return StatusOf("busy").last_schedule_time.has_value(); }));
   EXPECT_EQ(StatusOf("busy").type, "SandboxSetReplicas");
   EXPECT_EQ(StatusOf("busy").last_schedule_time, midnight);
 }
