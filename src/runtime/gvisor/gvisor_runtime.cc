@@ -1107,6 +1107,15 @@ Result<GvisorRuntime::SandboxPtr> GvisorRuntime::AdoptOne(const std::string& id,
   sb->record = std::move(record);
   native::SandboxRecord& r = sb->record;
   const std::string image = CheckpointDir(id);
+  if (r.state == SandboxState::kRunning && Exists(image + ".partial")) {
+    // A checkpoint still under way (its runsc, or the shell that renames after it, names the
+    // partial image): waited for before anything is judged, as the Sentry may already be gone
+    // while the image is not yet renamed whole.
+    for (int pid : ProcessesWithArgument(image + ".partial")) {
+      auto running = os::Pidfd::Open(pid);
+      if (running.ok()) running->WaitForExit(options_.kill_timeout * 3).IgnoreError();
+    }
+  }
   if (r.state == SandboxState::kCreated || r.state == SandboxState::kStopped ||
       (r.state == SandboxState::kPaused && r.pid == 0 && Exists(image))) {
     UndoUnfinishedRunLocked(*sb);
