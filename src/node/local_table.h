@@ -47,6 +47,9 @@ struct LocalSandbox {
   bool probes_tracked = false;
   std::optional<std::string> probe_kill;
   std::optional<std::string> auto_paused;
+  // A hibernate whose checkpoint failed and ended the processes: the files-only pause still to
+  // be written (its exit is that pause, not a crash), with the reason.
+  std::optional<std::string> hibernate_failed;
   // In-place updates (inplace_update.cc): the template it runs and that template's hash
   // (status.updateRevision), and the object generation whose template was last compared with
   // it, so a pass over an unchanged spec costs nothing.

@@ -203,6 +203,8 @@ class NodeAgent {
   // runtime can, its processes and memory go to disk instead (Hibernate).
   Next Freeze(api::Object& obj, const std::string& id);
   Next Hibernate(api::Object& obj, const std::string& id);
+  // The files-only pause a failed hibernate leaves (Local::hibernate_failed), written once.
+  Next PausedAfterFailedHibernate(api::Object& obj, const std::string& id);
   // Records the outcome of an operation that began at `started` in `metrics` and returns it.
   Next Timed(obs::OperationMetrics& metrics, const api::Object& obj, base::MonoTime started,
              Next next);

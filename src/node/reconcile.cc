@@ -317,7 +317,12 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
   switch (info->state) {
     case runtime::SandboxState::kCreated:
       return StartAndWait(obj, id);
-    case runtime::SandboxState::kStopped:
+    case runtime::SandboxState::kStopped: {
+      // Stopped by a hibernate that could not save its processes: a pause keeping the files.
+      bool hibernate_failed = false;
+      locals_.With(id, [&](const Local& l) { hibernate_failed = l.hibernate_failed.has_value(); });
+      if (hibernate_failed) return PausedAfterFailedHibernate(obj, id);
+    }
       // Stopped by a pause that keeps files only (stop_pause.cc), not an exit to handle.
       if (status.phase == phase::kPaused) {
         if (SpecPaused(obj)) return ReconcileStoppedPause(obj, id);
@@ -794,9 +799,6 @@ NodeAgent::Next NodeAgent::Hibernate(api::Object& obj, const std::string& id) {
       events_->Warning(obj, reasons::kHibernateFailed, h.message());
       return Next::kRetry;  // still running as it was: tried again
     }
-    // The exit this reported is queued behind this pass, which writes the pause first: the
-    // exit then reads as a pause that kept the files (resumed by booting on them), not a crash.
-    // (A node that dies between the two finds an exit and applies the restart policy.)
     const std::string message = fmt::format(
         "paused, file system only: its processes could not be written to disk, so they ended "
         "(runsc: {}); its files are kept",
@@ -805,21 +807,12 @@ NodeAgent::Next NodeAgent::Hibernate(api::Object& obj, const std::string& id) {
             : h.message());
     events_->Warning(obj, reasons::kHibernateFailed, message);
     prober_->Forget(id);
-    locals_.With(id, [](Local& l) { l.probes_tracked = false; });
-    NoteFrozenOrThawed(id, runtime::SandboxState::kStopped);
-    const base::WallTime now = clock_.Now();
-    Status w = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
-      st.phase = phase::kPaused;
-      st.message = message;
-      api::SetCondition(st.conditions,
-                        {conditions::kSandboxPaused, "True", reasons::kHibernateFailed, message},
-                        now);
-      api::SetCondition(st.conditions,
-                        {conditions::kReady, "False", "SandboxPaused", "the sandbox is paused"},
-                        now);
+    locals_.With(id, [&](Local& l) {
+      l.probes_tracked = false;
+      l.hibernate_failed = message;
     });
-    if (!w.ok()) return AfterWriteError(w);
-    return Next::kDone;
+    NoteFrozenOrThawed(id, runtime::SandboxState::kStopped);
+    return PausedAfterFailedHibernate(obj, id);
   }
   NoteFrozenOrThawed(id, runtime::SandboxState::kPaused);
   // The connections to envd went with the shim that carried them; the restore brings a new one.
@@ -831,6 +824,27 @@ NodeAgent::Next NodeAgent::Hibernate(api::Object& obj, const std::string& id) {
     NoteAutoPaused(st, id, clock_.Now());
   });
   if (!s.ok()) return AfterWriteError(s);
+  return Next::kDone;
+}
+
+NodeAgent::Next NodeAgent::PausedAfterFailedHibernate(api::Object& obj, const std::string& id) {
+  std::optional<std::string> message;
+  locals_.With(id, [&](const Local& l) { message = l.hibernate_failed; });
+  if (!message) return Next::kRetry;
+  const base::WallTime now = clock_.Now();
+  Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+    st.phase = phase::kPaused;
+    st.message = *message;
+    api::SetCondition(st.conditions,
+                      {conditions::kSandboxPaused, "True", reasons::kHibernateFailed, *message},
+                      now);
+    api::SetCondition(st.conditions,
+                      {conditions::kReady, "False", "SandboxPaused", "the sandbox is paused"}, now);
+  });
+  // A lost write is tried again by the next pass, which finds the sandbox stopped and still
+  // knows why (the exit the checkpoint reported must not read as a crash meanwhile).
+  if (!s.ok()) return AfterWriteError(s);
+  locals_.With(id, [](Local& l) { l.hibernate_failed.reset(); });
   return Next::kDone;
 }
 
