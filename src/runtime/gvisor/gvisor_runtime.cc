@@ -126,27 +126,48 @@ std::string Drain(int fd, int pidfd, SteadyClock::time_point deadline, bool* tim
 
 // `runsc --version`'s first line: the binary is there and runs (an executable file that does
 // not, or hangs, must not be offered as a runtime class).
+// What a program printed and how it ended, run to its end or until `timeout` (then killed).
+struct Ran {
+  std::string out, err;
+  int wait_status = 0;
+  bool timed_out = false;
+  bool succeeded() const {
+    return !timed_out && WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
+  }
+};
+
+Result<Ran> RunToEnd(os::SpawnOptions spawn, std::chrono::milliseconds timeout) {
+  spawn.stdin_pipe = false;
+  ASSIGN_OR_RETURN(os::SpawnedChild child, os::Spawn(spawn));
+  auto pidfd = os::Pidfd::Open(child.pid);
+  if (!pidfd.ok()) {
+    kill(child.pid, SIGKILL);
+    waitpid(child.pid, nullptr, 0);
+    return pidfd.status();
+  }
+  const auto deadline = SteadyClock::now() + timeout;
+  Ran ran;
+  ran.out = Drain(child.stdout_r.get(), pidfd->fd(), deadline, &ran.timed_out);
+  if (!ran.timed_out) ran.err = Drain(child.stderr_r.get(), pidfd->fd(), deadline, &ran.timed_out);
+  if (ran.timed_out) pidfd->SendSignal(SIGKILL).IgnoreError();
+  while (waitpid(child.pid, &ran.wait_status, 0) < 0 && errno == EINTR) {
+  }
+  return ran;
+}
+
+// `runsc --version`'s first line: the binary is there and runs (an executable file that does
+// not, or hangs, must not be offered as a runtime class).
 Result<std::string> RunscVersion(const std::string& runsc) {
   os::SpawnOptions spawn;
   spawn.argv = {runsc, "--version"};
   spawn.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"};
-  spawn.stdin_pipe = false;
-  ASSIGN_OR_RETURN(os::SpawnedChild child, os::Spawn(spawn));
-  auto pidfd = os::Pidfd::Open(child.pid);
-  bool timed_out = false;
-  std::string out = pidfd.ok() ? Drain(child.stdout_r.get(), pidfd->fd(),
-                                       SteadyClock::now() + std::chrono::seconds(10), &timed_out)
-                               : std::string();
-  if (!pidfd.ok() || timed_out) kill(child.pid, SIGKILL);
-  int status = 0;
-  while (waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+  ASSIGN_OR_RETURN(Ran ran, RunToEnd(std::move(spawn), std::chrono::seconds(10)));
+  if (!ran.succeeded()) {
+    return FailedPreconditionError(fmt::format(
+        "{} --version did not run ({})", runsc,
+        ran.timed_out ? "no answer in 10 s" : fmt::format("wait status {}", ran.wait_status)));
   }
-  if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return FailedPreconditionError(
-        fmt::format("{} --version did not run ({})", runsc,
-                    timed_out ? "no answer in 10 s" : fmt::format("wait status {}", status)));
-  }
-  return std::string(base::TrimSpace(out.substr(0, out.find('\n'))));
+  return std::string(base::TrimSpace(ran.out.substr(0, ran.out.find('\n'))));
 }
 
 // Connects to the shim's socket of the sandbox in `dir`; its path may be longer than sun_path,
@@ -302,30 +323,15 @@ Result<std::string> GvisorRuntime::Runsc(
   }
   for (std::string& a : RunscArgv(id)) spawn.argv.push_back(std::move(a));
   spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
-  spawn.stdin_pipe = false;
-  ASSIGN_OR_RETURN(os::SpawnedChild child, os::Spawn(spawn));
-  auto pidfd = os::Pidfd::Open(child.pid);
-  if (!pidfd.ok()) {
-    kill(child.pid, SIGKILL);
-    waitpid(child.pid, nullptr, 0);
-    return pidfd.status();
-  }
-  auto deadline = SteadyClock::now() + timeout;
-  bool timed_out = false;
-  std::string out = Drain(child.stdout_r.get(), pidfd->fd(), deadline, &timed_out);
-  std::string err;
-  if (!timed_out) err = Drain(child.stderr_r.get(), pidfd->fd(), deadline, &timed_out);
-  if (timed_out) pidfd->SendSignal(SIGKILL).IgnoreError();
-  int status = 0;
-  while (waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  ASSIGN_OR_RETURN(Ran ran, RunToEnd(std::move(spawn), timeout));
   const std::string what = fmt::format("sandbox {}: runsc {}", id, args.empty() ? "" : args[0]);
-  if (timed_out) {
+  if (ran.timed_out) {
     return DeadlineExceededError(fmt::format("{} did not finish in {} ms", what, timeout.count()));
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return out;
+  if (ran.succeeded()) return std::move(ran.out);
   std::string why = LastRunscError(SandboxDir(id) + "/runsc.log");
-  if (why.empty()) why = std::string(base::TrimSpace(err));
+  if (why.empty()) why = std::string(base::TrimSpace(ran.err));
+  const int status = ran.wait_status;
   return InternalError(fmt::format("{} failed ({}): {}", what,
                                    WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
                                                      : fmt::format("signal {}", WTERMSIG(status)),
@@ -1059,12 +1065,7 @@ void GvisorRuntime::AdoptInterruptedHibernateLocked(Sandbox& sb) {
   const std::string id = sb.record.spec.id;
   const std::string image = CheckpointDir(id);
   const std::string partial = image + ".partial";
-  // A checkpoint still under way: its runsc, or the shell that renames after it, names the
-  // partial image. Bounded like Hibernate's own wait.
-  for (int pid : ProcessesWithArgument(partial)) {
-    auto running = os::Pidfd::Open(pid);
-    if (running.ok()) running->WaitForExit(options_.kill_timeout * 3).IgnoreError();
-  }
+  // AdoptOne has waited for a checkpoint still under way.
   if (Exists(image) && !sb.shim->WaitForExit(std::chrono::seconds(3)).ok()) {
     // The Sentry ends right after a save. One still running is a restore's, whose spent image
     // the last server did not get to remove: the sandbox runs on, the image goes.

@@ -112,9 +112,10 @@ class GvisorRuntime final : public Runtime {
       std::string_view id, const std::vector<std::string>& args, std::chrono::milliseconds timeout,
       const std::optional<std::pair<std::string, std::string>>& then_rename = std::nullopt);
   // Adoption of a sandbox whose record says running while a checkpoint image (or its
-  // .partial) is there: a hibernate the last server did not see to its end. Waits for a
-  // checkpoint still under way, then makes it hibernated (the image is whole) or running as it
-  // was, or stopped (the checkpoint failed and took it).
+  // .partial) is there: a hibernate the last server did not see to its end (or a restore whose
+  // spent image it did not remove). Once a checkpoint still under way has ended (AdoptOne
+  // waits for it), makes it hibernated (the image is whole), running as it was, or stopped (the
+  // checkpoint failed and took it).
   void AdoptInterruptedHibernateLocked(Sandbox& sb);
   Status Persist(const Sandbox& sb);
   SandboxInfo InfoLocked(const Sandbox& sb) const;
