@@ -23,6 +23,8 @@ struct ServerFlags {
   std::string data_dir = "/var/lib/warren";
   std::string store_sync = "normal";
   std::string store;  // empty: SQLite in --data-dir
+  std::string key_dir;
+  std::string node = "on";
   std::string log_level = "info";
   std::string port_file;
   // Unset: 127.0.0.1:<port + 2>, or an ephemeral port when the server's is (run.sh, tests).
@@ -96,6 +98,12 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
         fmt::format("--store-sync must be normal or full, got \"{}\"", f.store_sync)));
   }
   options.store_url = f.store;
+  options.key_dir = f.key_dir;
+  if (f.node != "on" && f.node != "off") {
+    return app.Fail(
+        InvalidArgumentError(fmt::format("--node must be on or off, got \"{}\"", f.node)));
+  }
+  options.local_node = f.node == "on";
   options.quota.redis_address = f.quota_redis;
   for (auto [value, name] :
        {std::pair{f.quota_redis_timeout_ms, "--quota-redis-timeout"},
@@ -181,6 +189,13 @@ void AddServerCommand(App& app, ServerParts parts) {
   cmd->add_option("--store", flags->store,
                   "the object store: empty for SQLite in --data-dir (the default), or "
                   "etcd://host:port[,host:port...][/prefix] for etcd (prefix default /warren)");
+  cmd->add_option("--key-dir", flags->key_dir,
+                  "the API keys and the seal key (default <data-dir>/auth); the servers and "
+                  "nodes of one cluster share its seal.key");
+  cmd->add_option("--node", flags->node,
+                  "on: run sandboxes in this process too (the default); off: a pure control "
+                  "plane whose sandboxes run on `warren node` processes")
+      ->capture_default_str();
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();
   cmd->add_option("--metrics-address", flags->metrics_address,

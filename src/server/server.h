@@ -40,6 +40,9 @@ struct ServerOptions {
   size_t max_connections_per_address = 1024;
   const api::KindRegistry* kinds = nullptr;  // nullptr = api::BuiltinKinds()
   std::string key_dir;                       // the API keys; empty = <data_dir>/auth
+  // Run a node agent in this process (the embedded default). Off (`--node off`): a pure
+  // control plane, whose sandboxes run on `warren node` processes (issue 17).
+  bool local_node = true;
   // Per-team quota: the ledger (embedded, or Redis) and its anti-drift (quota/quota_service.h).
   quota::QuotaOptions quota;
   // A second listener serving only GET /metrics, without a key, for a Prometheus on the same
@@ -86,6 +89,9 @@ class Server {
   // Seals and opens the secrets kept on Sandbox objects, with this install's key
   // (<key_dir>/seal.key, made on first start).
   const api::SandboxSecrets& secrets() const { return *secrets_; }
+  // The cluster's node relay credential (node/relay_wire.h), derived from the same key: a
+  // server reaches `warren node` processes with it.
+  const std::string& relay_token() const { return relay_token_; }
   // Every path that makes a Sandbox reserves through it (the first component to start).
   quota::QuotaService& quota() { return *quota_; }
   // The key store for handlers that keep it (shared with the router's guard).
@@ -118,6 +124,7 @@ class Server {
   std::shared_ptr<auth::KeyStore> keys_;
   std::shared_ptr<audit::Journal> audit_;
   std::unique_ptr<api::SandboxSecrets> secrets_;
+  std::string relay_token_;
   quota::QuotaService* quota_ = nullptr;  // owned by components_
   std::unique_ptr<ResourceApi> resources_;
   net::Router router_;
