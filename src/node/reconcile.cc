@@ -237,6 +237,7 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
   const std::string id = SandboxIdOf(obj);
   const api::SandboxStatus status = StatusOf(obj);
   if (!status.node_name.empty() && status.node_name != options_.node_name) return Next::kDone;
+  if (status.node_name.empty() && !options_.take_unplaced) return Next::kDone;  // not placed yet
   const bool deleting = obj.metadata.deletion_timestamp.has_value();
   if (id.empty()) {
     if (deleting) return RemoveFinalizer(obj).ok() ? Next::kDone : Next::kRetry;
