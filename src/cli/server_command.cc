@@ -42,6 +42,7 @@ struct ServerFlags {
   std::string tracing_endpoint;  // empty: tracing off
   double tracing_sampling_ratio = 1.0;
   std::string tracing_service_name = "warren";
+  std::string scheduler = "auto";
 };
 
 Status WritePortFile(const std::string& path, uint16_t port) {
@@ -96,6 +97,16 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
         fmt::format("--store-sync must be normal or full, got \"{}\"", f.store_sync)));
   }
   options.store_url = f.store;
+  if (f.scheduler == "auto") {
+    options.scheduler = server::SchedulerMode::kAuto;
+  } else if (f.scheduler == "on") {
+    options.scheduler = server::SchedulerMode::kOn;
+  } else if (f.scheduler == "off") {
+    options.scheduler = server::SchedulerMode::kOff;
+  } else {
+    return app.Fail(InvalidArgumentError(
+        fmt::format("--scheduler must be auto, on or off, got \"{}\"", f.scheduler)));
+  }
   options.quota.redis_address = f.quota_redis;
   for (auto [value, name] :
        {std::pair{f.quota_redis_timeout_ms, "--quota-redis-timeout"},
@@ -181,6 +192,10 @@ void AddServerCommand(App& app, ServerParts parts) {
   cmd->add_option("--store", flags->store,
                   "the object store: empty for SQLite in --data-dir (the default), or "
                   "etcd://host:port[,host:port...][/prefix] for etcd (prefix default /warren)");
+  cmd->add_option("--scheduler", flags->scheduler,
+                  "place sandboxes on nodes: auto (only when this server runs no node agent), "
+                  "on or off")
+      ->capture_default_str();
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();
   cmd->add_option("--metrics-address", flags->metrics_address,
