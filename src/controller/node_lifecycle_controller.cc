@@ -41,7 +41,9 @@ NodeLifecycleController::NodeLifecycleController(store::Store& store, base::Cloc
       events_(events),
       options_(std::move(options)),
       nodes_(store, {.kind = &api::NodeKind(), .name = "nodelifecycle nodes"}),
-      sandboxes_(store, {.kind = &api::SandboxKind(), .name = "nodelifecycle sandboxes"}) {}
+      sandboxes_(store, {.kind = &api::SandboxKind(), .name = "nodelifecycle sandboxes"}) {
+  sandboxes_.AddHandler([this](const Informer::Change&) { ++sandbox_changes_; });
+}
 
 NodeLifecycleController::~NodeLifecycleController() { Stop(); }
 
@@ -99,7 +101,17 @@ void NodeLifecycleController::Check() {
     const bool marked = ready != nullptr && ready->status == "Unknown" &&
                         ready->reason == node_lifecycle::kReasonNodeStatusUnknown;
     if (!marked && !MarkNodeLost(*node, heartbeat)) continue;
-    MarkSandboxesLost(name, heartbeat);
+    const uint64_t changes = sandbox_changes_.load();
+    auto swept = swept_.find(name);
+    if (swept != swept_.end() && swept->second.heartbeat == heartbeat &&
+        swept->second.sandbox_changes == changes) {
+      continue;
+    }
+    if (MarkSandboxesLost(name, heartbeat)) {
+      swept_[name] = Swept{heartbeat, changes};
+    } else {
+      swept_.erase(name);
+    }
   }
 }
 
@@ -127,8 +139,9 @@ bool NodeLifecycleController::MarkNodeLost(const api::Object& node, base::WallTi
   return true;
 }
 
-void NodeLifecycleController::MarkSandboxesLost(const std::string& node, base::WallTime heartbeat) {
+bool NodeLifecycleController::MarkSandboxesLost(const std::string& node, base::WallTime heartbeat) {
   const std::string message = SandboxMessage(node, heartbeat);
+  bool all = true;
   for (const auto& sandbox : sandboxes_.List()) {
     auto status = api::DecodeStatus<api::SandboxStatus>(*sandbox);
     if (!status.ok() || status->node_name != node) continue;
@@ -151,6 +164,7 @@ void NodeLifecycleController::MarkSandboxesLost(const std::string& node, base::W
       if (written.status().code() != StatusCode::kNotFound) {
         Log()->info("sandbox={} not marked lost yet: {}", sandbox->Key(),
                     written.status().ToString());
+        all = false;
       }
       continue;
     }
@@ -159,6 +173,7 @@ void NodeLifecycleController::MarkSandboxesLost(const std::string& node, base::W
       events_->Warning(*written, node_lifecycle::kReasonNodeLost, message).IgnoreError();
     }
   }
+  return all;
 }
 
 }  // namespace warren::controller

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -69,7 +70,8 @@ class NodeLifecycleController {
   void Check();
   // Marks the Node lost; false when the write failed (retried at the next check).
   bool MarkNodeLost(const api::Object& node, base::WallTime heartbeat);
-  void MarkSandboxesLost(const std::string& node, base::WallTime heartbeat);
+  // True when every sandbox of the node is marked.
+  bool MarkSandboxesLost(const std::string& node, base::WallTime heartbeat);
 
   store::Store& store_;
   base::Clock& clock_;
@@ -78,6 +80,14 @@ class NodeLifecycleController {
   Informer nodes_;
   Informer sandboxes_;
   base::WallTime started_{};
+  // Sandbox changes seen; a lost node whose sandboxes were all marked is walked again only
+  // after one (or a new heartbeat), not at every check.
+  std::atomic<uint64_t> sandbox_changes_{0};
+  struct Swept {
+    base::WallTime heartbeat;
+    uint64_t sandbox_changes = 0;
+  };
+  std::map<std::string, Swept> swept_;  // worker thread only
 
   std::mutex mu_;
   std::condition_variable wake_;

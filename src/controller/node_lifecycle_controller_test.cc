@@ -138,6 +138,9 @@ TEST_F(NodeLifecycleControllerTest, FreshHeartbeatsChangeNothing) {
   EXPECT_EQ(Sandbox("a").phase, "Running");
   EXPECT_TRUE(Events("NodeLost").empty());
   EXPECT_TRUE(Events("NodeStatusUnknown").empty());
+  // The same controller does act once the renewals stop.
+  AdvanceAndSettle(6s);
+  ASSERT_TRUE(Eventually([&] { return Sandbox("a").phase == "Failed"; }));
 }
 
 TEST_F(NodeLifecycleControllerTest, WithinGraceNothingHappensThenItDoes) {
