@@ -37,6 +37,9 @@
 #include "server/e2b/e2b_component.h"
 #include "server/e2b/node_access.h"
 
+// This binary's own parts.
+#include "cluster_components.h"
+
 namespace {
 
 // Where a sandbox runs: on this process's node agent, or on another node, reached through its
@@ -358,6 +361,8 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   if (!network.ok()) return network.status();
   node_options.network = std::move(network).value();
   if (!server.options().local_node) node_options.enabled = false;
+  // With the scheduler asked for, this node waits to be chosen like any other.
+  node_options.take_unplaced = server.options().scheduler != warren::server::SchedulerMode::kOn;
   auto agent_owned =
       std::make_unique<warren::node::NodeAgent>(server.store(), std::move(node_options));
   warren::node::NodeAgent& agent = *agent_owned;
@@ -428,6 +433,18 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   server.AddComponent(std::make_unique<AdvancedCronJobComponent>(server.store()));
   server.AddComponent(std::make_unique<PoolAutoscalerComponent>(server.store()));
   server.AddComponent(std::make_unique<SandboxUpdateOpsComponent>(server.store()));
+  // The cluster's controllers (apps/warren/cluster_components.h): the scheduler when no local
+  // agent takes unplaced sandboxes; node lifecycle, which never judges this process's own node.
+  const bool local_agent = agent.options().enabled;
+  if (warren::apps::SchedulerWanted(server.options().scheduler, local_agent)) {
+    server.AddComponent(std::make_unique<warren::apps::SchedulerComponent>(server.store()));
+  }
+  if (server.options().node_lifecycle) {
+    warren::controller::NodeLifecycleOptions lifecycle;
+    if (local_agent) lifecycle.exempt_nodes.insert(agent.options().node_name);
+    server.AddComponent(
+        std::make_unique<warren::apps::NodeLifecycleComponent>(server.store(), lifecycle));
+  }
   return warren::Status::Ok();
 }
 

@@ -44,6 +44,7 @@ struct ServerFlags {
   std::string tracing_endpoint;  // empty: tracing off
   double tracing_sampling_ratio = 1.0;
   std::string tracing_service_name = "warren";
+  std::string scheduler = "auto";
 };
 
 Status WritePortFile(const std::string& path, uint16_t port) {
@@ -104,6 +105,16 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
         InvalidArgumentError(fmt::format("--node must be on or off, got \"{}\"", f.node)));
   }
   options.local_node = f.node == "on";
+  if (f.scheduler == "auto") {
+    options.scheduler = server::SchedulerMode::kAuto;
+  } else if (f.scheduler == "on") {
+    options.scheduler = server::SchedulerMode::kOn;
+  } else if (f.scheduler == "off") {
+    options.scheduler = server::SchedulerMode::kOff;
+  } else {
+    return app.Fail(InvalidArgumentError(
+        fmt::format("--scheduler must be auto, on or off, got \"{}\"", f.scheduler)));
+  }
   options.quota.redis_address = f.quota_redis;
   for (auto [value, name] :
        {std::pair{f.quota_redis_timeout_ms, "--quota-redis-timeout"},
@@ -195,6 +206,9 @@ void AddServerCommand(App& app, ServerParts parts) {
   cmd->add_option("--node", flags->node,
                   "on: run sandboxes in this process too (the default); off: a pure control "
                   "plane whose sandboxes run on `warren node` processes")
+  cmd->add_option("--scheduler", flags->scheduler,
+                  "place sandboxes on nodes: auto (only when this server runs no node agent), "
+                  "on or off")
       ->capture_default_str();
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();

@@ -58,6 +58,8 @@ Result<std::unique_ptr<NodeProcess>> NodeProcess::Create(NodeProcessOptions opti
       std::make_unique<audit::Journal>(p->options_.data_dir + "/audit", audit::Journal::Options{});
   NodeAgentOptions agent = p->options_.agent;
   agent.secrets = p->secrets_.get();
+  // The scheduler places sandboxes; several nodes taking unplaced ones would race for them.
+  agent.take_unplaced = false;
   p->agent_ = std::make_unique<NodeAgent>(*p->store_, std::move(agent));
   p->agent_->SetAuditJournal(p->journal_.get());
   return p;

@@ -22,6 +22,13 @@ namespace warren::server {
 
 class ResourceApi;
 
+// Whether `warren server` runs the scheduler (controller/scheduler_controller.h; `--scheduler`).
+enum class SchedulerMode {
+  kAuto,  // only when this server runs no node agent of its own (a control plane in a cluster)
+  kOn,
+  kOff,
+};
+
 struct ServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 7780;                      // 0 = ephemeral (see Server::port())
@@ -65,6 +72,12 @@ struct ServerOptions {
   uint16_t tls_port = 443;
   std::string tls_cert;
   std::string tls_key;
+  // The cluster's controllers: the scheduler places Sandboxes on Nodes (a local node agent that
+  // takes unplaced sandboxes itself makes it unneeded, hence kAuto); node lifecycle marks a
+  // Node that stopped renewing its heartbeat and its sandboxes lost (harmless while heartbeats
+  // are fresh; the server's own node agent is never judged by it).
+  SchedulerMode scheduler = SchedulerMode::kAuto;
+  bool node_lifecycle = true;
 };
 
 // `warren server`: the object store, the API keys, the resource REST API

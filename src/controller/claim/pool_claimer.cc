@@ -76,7 +76,7 @@ PoolClaimer::PoolClaimer(PoolInformers& informers, SandboxConnector* connector,
       on_claimed_(std::move(on_claimed)),
       options_(options),
       clock_(clock),
-      index_(informers.sandboxes()),
+      index_(informers.sandboxes(), &informers.nodes()),
       started_at_(clock.Now()) {}
 
 PoolClaimer::~PoolClaimer() { Stop(); }
