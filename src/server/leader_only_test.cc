@@ -106,6 +106,28 @@ TEST_P(LeaderOnlyElectionTest, OneReplicaRunsThePartsAndAStoppedLeaderHandsOverA
   EXPECT_EQ(c.starts.load(), 2);
 }
 
+TEST(LeaderOnlyTest, ALeaderCutOffFromEtcdStopsItsPartsAtTheRenewDeadline) {
+  // etcd gone (a partition, as this replica sees it): its store calls fail or hang, and the
+  // watchdog stops the parts at the renew deadline (2/3 of the lease), before any other replica
+  // could have taken the lease.
+  store::testing::BackendStore store(Backend::kEtcd);
+  Counters c;
+  LeaderOnly only(store.store(), Parts(c), Replica("warren-a"));
+  ASSERT_TRUE(only.Start().ok());
+  ASSERT_TRUE(Eventually([&] { return c.running.load() == 1; }));
+  store.etcd()->Kill(0);
+  auto killed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(Eventually([&] { return c.running.load() == 0; }));
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, 600ms);
+  EXPECT_FALSE(only.Leading());
+  // etcd back: the lease still names this replica, which takes it again and runs fresh parts.
+  store.etcd()->Restart(0);
+  ASSERT_TRUE(Eventually([&] { return c.running.load() == 1; }));
+  EXPECT_EQ(c.starts.load(), 2);
+  only.Stop();
+  EXPECT_EQ(c.running.load(), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(, LeaderOnlyElectionTest,
                          ::testing::Values(Backend::kSqlite, Backend::kEtcd),
                          [](const auto& info) { return store::testing::BackendName(info.param); });

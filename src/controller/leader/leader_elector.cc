@@ -159,8 +159,8 @@ void LeaderElector::BecomeLeader() {
   }
   cv_.notify_all();
   base::Logger("controller")
-      ->info("started leading lease={}/{} identity={}", options_.namespace_, options_.name,
-             options_.identity);
+      ->info("lease held, started leading lease={}/{} identity={}", options_.namespace_,
+             options_.name, options_.identity);
   if (options_.on_started_leading) options_.on_started_leading();
 }
 
@@ -173,8 +173,8 @@ void LeaderElector::StopLeading(std::string_view why) {
   }
   cv_.notify_all();
   base::Logger("controller")
-      ->warn("stopped leading lease={}/{} identity={} reason=\"{}\"", options_.namespace_,
-             options_.name, options_.identity, why);
+      ->warn("lease given up, stopped leading lease={}/{} identity={} reason=\"{}\"",
+             options_.namespace_, options_.name, options_.identity, why);
   if (options_.on_stopped_leading) options_.on_stopped_leading();
 }
 
