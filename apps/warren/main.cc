@@ -36,6 +36,7 @@
 #include "server/cluster/node_router.h"
 #include "server/e2b/e2b_component.h"
 #include "server/e2b/node_access.h"
+#include "server/leader_only.h"
 
 // This binary's own parts.
 #include "cluster_components.h"
@@ -412,9 +413,20 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   e2b.audit = journal;
   // Claims tell the gateway the way E2B creates do.
   warren::server::e2b::RouteNotifier* routes = e2b.routes;
+  // Replicas (server/leader_only.h): over etcd every replica claims, the controllers run on the
+  // leader; the embedded store has one server, which runs everything without an election.
+  warren::server::ReplicaOptions replica;
+  replica.name = server.options().replica_name;
+  replica.elect = !warren::server::IsSingleReplica(server.options().store_url);
+  auto replica_lease = std::make_unique<warren::server::ReplicaLease>(server.store(), replica);
   warren::controller::PoolManagerOptions pool_options;
+  pool_options.parts =
+      replica.elect ? warren::controller::PoolParts::kClaimer : warren::controller::PoolParts::kAll;
   pool_options.sets.quota = &server.quota();
   pool_options.claims.quota = &server.quota();
+  pool_options.claims.replica = replica.name;
+  pool_options.claims.liveness = replica_lease->liveness();
+  server.AddComponent(std::move(replica_lease));
   auto pools = std::make_unique<warren::controller::PoolManager>(
       server.store(), server.secrets(), /*connector=*/&pool_access, /*resetter=*/&pool_access,
       [routes](const warren::api::Object& sandbox) {
@@ -422,29 +434,49 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
       },
       pool_options);
   e2b.claimer = &pools->claimer();
+  warren::controller::claim::Claimer* claimer = &pools->claimer();
   server.AddComponent(std::make_unique<PoolComponent>(std::move(pools)));
   auto installed = warren::server::e2b::E2bComponent::Install(server, std::move(e2b));
   if (!installed.ok()) return installed.status();
   gateway->SetResumer(std::make_unique<warren::gateway::E2bResumer>((*installed)->service()));
   server.AddComponent(std::move(gateway));
-  server.AddComponent(std::make_unique<TimersComponent>(server.store()));
-  server.AddComponent(std::make_unique<TrafficPolicyComponent>(server.store()));
-  server.AddComponent(std::make_unique<ImagePullJobComponent>(server.store()));
-  server.AddComponent(std::make_unique<AdvancedCronJobComponent>(server.store()));
-  server.AddComponent(std::make_unique<PoolAutoscalerComponent>(server.store()));
-  server.AddComponent(std::make_unique<SandboxUpdateOpsComponent>(server.store()));
-  // The cluster's controllers (apps/warren/cluster_components.h): the scheduler when no local
-  // agent takes unplaced sandboxes; node lifecycle, which never judges this process's own node.
+  // The one-writer controllers, built afresh for each term as leader.
+  warren::store::Store* store = &server.store();
+  const warren::api::SandboxSecrets* secrets = &server.secrets();
+  warren::server::quota::QuotaService* quota = &server.quota();
+  bool elect = replica.elect;
   const bool local_agent = agent.options().enabled;
-  if (warren::apps::SchedulerWanted(server.options().scheduler, local_agent)) {
-    server.AddComponent(std::make_unique<warren::apps::SchedulerComponent>(server.store()));
-  }
-  if (server.options().node_lifecycle) {
-    warren::controller::NodeLifecycleOptions lifecycle;
-    if (local_agent) lifecycle.exempt_nodes.insert(agent.options().node_name);
-    server.AddComponent(
-        std::make_unique<warren::apps::NodeLifecycleComponent>(server.store(), lifecycle));
-  }
+  const bool scheduler = warren::apps::SchedulerWanted(server.options().scheduler, local_agent);
+  const bool node_lifecycle = server.options().node_lifecycle;
+  warren::controller::NodeLifecycleOptions lifecycle;
+  if (local_agent) lifecycle.exempt_nodes.insert(agent.options().node_name);
+  auto controllers = [=, &pool_access] {
+    std::vector<std::unique_ptr<warren::server::Component>> parts;
+    if (elect) {
+      warren::controller::PoolManagerOptions o;
+      o.parts = warren::controller::PoolParts::kControllers;
+      o.claimer = claimer;
+      o.sets.quota = quota;
+      parts.push_back(
+          std::make_unique<PoolComponent>(std::make_unique<warren::controller::PoolManager>(
+              *store, *secrets, &pool_access, &pool_access, nullptr, o)));
+    }
+    parts.push_back(std::make_unique<TimersComponent>(*store));
+    parts.push_back(std::make_unique<TrafficPolicyComponent>(*store));
+    parts.push_back(std::make_unique<ImagePullJobComponent>(*store));
+    parts.push_back(std::make_unique<AdvancedCronJobComponent>(*store));
+    parts.push_back(std::make_unique<PoolAutoscalerComponent>(*store));
+    parts.push_back(std::make_unique<SandboxUpdateOpsComponent>(*store));
+    // The cluster's controllers (apps/warren/cluster_components.h): the scheduler when no local
+    // agent takes unplaced sandboxes; node lifecycle, which never judges this process's node.
+    if (scheduler) parts.push_back(std::make_unique<warren::apps::SchedulerComponent>(*store));
+    if (node_lifecycle) {
+      parts.push_back(std::make_unique<warren::apps::NodeLifecycleComponent>(*store, lifecycle));
+    }
+    return parts;
+  };
+  server.AddComponent(
+      std::make_unique<warren::server::LeaderOnly>(server.store(), controllers, replica));
   return warren::Status::Ok();
 }
 

@@ -11,6 +11,7 @@
 #include "base/scope_guard.h"
 #include "obs/metrics.h"
 #include "os/rlimit.h"
+#include "server/leader_only.h"
 #include "trace/otlp_http_exporter.h"
 #include "trace/tracer.h"
 
@@ -22,7 +23,8 @@ struct ServerFlags {
   int port = 7780;
   std::string data_dir = "/var/lib/warren";
   std::string store_sync = "normal";
-  std::string store;  // empty: SQLite in --data-dir
+  std::string store;         // empty: SQLite in --data-dir
+  std::string replica_name;  // empty: server::DefaultReplicaName(port)
   std::string key_dir;
   std::string node = "on";
   std::string log_level = "info";
@@ -115,6 +117,11 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
     return app.Fail(InvalidArgumentError(
         fmt::format("--scheduler must be auto, on or off, got \"{}\"", f.scheduler)));
   }
+  options.replica_name =
+      f.replica_name.empty() ? server::DefaultReplicaName(options.port) : f.replica_name;
+  if (Status valid = server::ValidateReplicaName(options.replica_name); !valid.ok()) {
+    return app.Fail(valid);
+  }
   options.quota.redis_address = f.quota_redis;
   for (auto [value, name] :
        {std::pair{f.quota_redis_timeout_ms, "--quota-redis-timeout"},
@@ -206,10 +213,14 @@ void AddServerCommand(App& app, ServerParts parts) {
   cmd->add_option("--node", flags->node,
                   "on: run sandboxes in this process too (the default); off: a pure control "
                   "plane whose sandboxes run on `warren node` processes")
+      ->capture_default_str();
   cmd->add_option("--scheduler", flags->scheduler,
                   "place sandboxes on nodes: auto (only when this server runs no node agent), "
                   "on or off")
       ->capture_default_str();
+  cmd->add_option("--replica-name", flags->replica_name,
+                  "this server's name among replicas sharing an etcd store: claim locks and "
+                  "Leases name it; keep it across restarts (default <hostname>-<port>)");
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();
   cmd->add_option("--metrics-address", flags->metrics_address,

@@ -36,6 +36,10 @@ struct ServerOptions {
   // The object store: empty for the embedded SQLite one in data_dir, or
   // "etcd://host:port[,host:port...][/prefix]" (store/etcd_store.h) for etcd.
   std::string store_url;
+  // This server among several replicas of one etcd store (`--replica-name`): its claims' locks
+  // and its Leases name it (server/leader_only.h). Keep it across restarts. Empty = the
+  // default, server::DefaultReplicaName(port).
+  std::string replica_name;
   store::SqliteStoreOptions::Sync store_sync = store::SqliteStoreOptions::Sync::kNormal;  // SQLite
   int loop_threads = 0;                      // 0 = one per core
   int blocking_threads = 32;                 // resource handlers block on the store
