@@ -111,9 +111,7 @@ void Subscribe(Store& store, Arrivals& sub, int n) {
       sub.cv.notify_all();
     }
   };
-  sink.on_close = [](const Status& s) {
-    fmt::print(stderr, "watch closed: {}\n", s.ToString());
-  };
+  sink.on_close = [](const Status& s) { fmt::print(stderr, "watch closed: {}\n", s.ToString()); };
   auto r = store.Subscribe(&api::SandboxKind(), options, std::move(sink));
   if (!r.ok()) {
     fmt::print(stderr, "subscribe failed: {}\n", r.status().ToString());
@@ -284,8 +282,7 @@ int main(int argc, char** argv) {
     PrintRow(fmt::format("subscriber {}: write ack → event", k), etcd.from_ack_ms[ks],
              sqlite.from_ack_ms[ks]);
   }
-  PrintRow("slowest of the subscribers: ack → event", etcd.max_from_ack_ms,
-           sqlite.max_from_ack_ms);
+  PrintRow("slowest of the subscribers: ack → event", etcd.max_from_ack_ms, sqlite.max_from_ack_ms);
   fmt::print("(ack → event < 0: the event reached the subscriber before the writer's answer)\n");
   if (etcd.missed + sqlite.missed > 0) {
     fmt::print("events not seen within 10 s: etcd {}, SQLite {}\n", etcd.missed, sqlite.missed);
