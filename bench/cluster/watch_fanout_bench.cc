@@ -208,13 +208,14 @@ std::string LoadAvg() {
   return a + " " + b + " " + c;
 }
 
+// `ratios`: false for ack → event rows, a signed delay near zero on SQLite (a ratio to it
+// would only magnify noise).
 void PrintRow(const std::string& name, const std::vector<double>& etcd,
-              const std::vector<double>& sqlite) {
+              const std::vector<double>& sqlite, bool ratios = true) {
   double e50 = Percentile(etcd, 50), e99 = Percentile(etcd, 99);
   double s50 = Percentile(sqlite, 50), s99 = Percentile(sqlite, 99);
-  // A ratio to a reference at or below zero (an event before the answer) says nothing.
-  auto ratio = [](double a, double b) {
-    return b > 0 ? fmt::format("{:.1f}×", a / b) : std::string("-");
+  auto ratio = [ratios](double a, double b) {
+    return ratios && b > 0 ? fmt::format("{:.1f}×", a / b) : std::string("-");
   };
   fmt::print("  {:<44} {:>8.3f} {:>8.3f}   {:>8.3f} {:>8.3f}   {:>7} {:>7}\n", name, s50, s99, e50,
              e99, ratio(e50, s50), ratio(e99, s99));
@@ -264,7 +265,7 @@ int main(int argc, char** argv) {
   utsname u{};
   ::uname(&u);
   fmt::print(
-      "watch fan-out: {} creates one at a time, {} subscribers; etcd {} member(s), data in {}, "
+      "watch fan-out: {} creates one at a time, {} subscriber(s); etcd {} member(s), data in {}, "
       "subscribers {}\n",
       cfg.n, cfg.subscribers, cfg.members, cfg.etcd_dir,
       cfg.spread ? "each on its own member first (--spread)" : "all on member 0 first");
@@ -280,10 +281,13 @@ int main(int argc, char** argv) {
     PrintRow(fmt::format("subscriber {}: write start → event", k), etcd.from_start_ms[ks],
              sqlite.from_start_ms[ks]);
     PrintRow(fmt::format("subscriber {}: write ack → event", k), etcd.from_ack_ms[ks],
-             sqlite.from_ack_ms[ks]);
+             sqlite.from_ack_ms[ks], false);
   }
-  PrintRow("slowest of the subscribers: ack → event", etcd.max_from_ack_ms, sqlite.max_from_ack_ms);
-  fmt::print("(ack → event < 0: the event reached the subscriber before the writer's answer)\n");
+  PrintRow("slowest of the subscribers: ack → event", etcd.max_from_ack_ms, sqlite.max_from_ack_ms,
+           false);
+  fmt::print(
+      "(ack → event < 0: the event reached the subscriber before the writer's answer; no ratio: a "
+      "signed delay)\n");
   if (etcd.missed + sqlite.missed > 0) {
     fmt::print("events not seen within 10 s: etcd {}, SQLite {}\n", etcd.missed, sqlite.missed);
     return 1;
