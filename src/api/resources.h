@@ -25,4 +25,10 @@ struct SandboxFootprint {
 };
 SandboxFootprint FootprintOf(const PodTemplateSpec& pod);
 
+// What one sandbox reserves of a node when it is placed (Kubernetes' scheduling rule): its main
+// container's requests, else its limits (requests default to limits), else nothing — a template
+// that names no resources runs under the default limits above but reserves no CPU or memory,
+// as a BestEffort pod, and a node bounds how many it takes by its `sandboxes` capacity.
+SandboxFootprint RequestsOf(const PodTemplateSpec& pod);
+
 }  // namespace warren::api

@@ -62,7 +62,8 @@ int64_t AllocatedPerMille(const NodeFacts& node, const Used& used, const Sandbox
 
 SandboxDemand DemandOf(const api::Object& sandbox, const api::PodTemplateSpec* pod) {
   SandboxDemand d;
-  api::SandboxFootprint footprint = pod ? api::FootprintOf(*pod) : api::SandboxFootprint{};
+  api::SandboxFootprint footprint =
+      pod ? api::RequestsOf(*pod) : api::SandboxFootprint{.cpu_millicores = 0, .memory_bytes = 0};
   d.cpu_millicores = footprint.cpu_millicores;
   d.memory_bytes = footprint.memory_bytes;
   if (pod) {

@@ -25,8 +25,8 @@ inline constexpr const char* kReasonFailedScheduling = "FailedScheduling";  // E
 
 // What one Sandbox asks of a node.
 struct SandboxDemand {
-  // The main container's cpu and memory as the node applies them (api::FootprintOf: limits,
-  // else requests, else the defaults of 2 CPUs and 512Mi).
+  // What the main container reserves (api::RequestsOf: requests, else limits, else nothing,
+  // as Kubernetes schedules; the node's `sandboxes` capacity bounds the rest).
   int64_t cpu_millicores = 0;
   int64_t memory_bytes = 0;
   std::string runtime_class;  // template runtimeClassName; "" = whatever the node's default is

@@ -156,27 +156,29 @@ TEST(PlaceTest, APoolsMembersAreSpreadBeforeLoadIsBalanced) {
   EXPECT_EQ(where, (std::vector<std::string>{"a", "b", "a", "b"}));
 }
 
-TEST(PlaceTest, DemandFollowsTheNodesRuleLimitsThenRequestsThenDefaults) {
+TEST(PlaceTest, DemandIsWhatKubernetesSchedulesRequestsThenLimitsElseNothing) {
   api::Object sandbox = store::testing::MakeSandbox("s", {{api::labels::kSandboxPool, "py"}});
   api::PodTemplateSpec pod;
   pod.spec.containers.resize(1);
   pod.spec.containers[0].image = "python:3.12";
   pod.spec.runtime_class_name = "gvisor";
+  // No resources named: it runs under the default limits but reserves nothing (BestEffort).
   SandboxDemand d = DemandOf(sandbox, &pod);
-  EXPECT_EQ(d.cpu_millicores, 2000);
-  EXPECT_EQ(d.memory_bytes, 512 * kMi);
+  EXPECT_EQ(d.cpu_millicores, 0);
+  EXPECT_EQ(d.memory_bytes, 0);
   EXPECT_EQ(d.image, "python:3.12");
   EXPECT_EQ(d.runtime_class, "gvisor");
   EXPECT_EQ(d.pool, "default/py");
+  // Requests win over limits; a limit alone is the request.
   pod.spec.containers[0].resources.requests["cpu"] = *api::Quantity::Parse("500m");
-  pod.spec.containers[0].resources.requests["memory"] = *api::Quantity::Parse("1Gi");
+  pod.spec.containers[0].resources.limits["cpu"] = *api::Quantity::Parse("2");
   pod.spec.containers[0].resources.limits["memory"] = *api::Quantity::Parse("2Gi");
   d = DemandOf(sandbox, &pod);
   EXPECT_EQ(d.cpu_millicores, 500);
   EXPECT_EQ(d.memory_bytes, 2 * kGi);
-  // Unresolvable template: the defaults.
+  // Unresolvable template: nothing reserved, no pool.
   d = DemandOf(store::testing::MakeSandbox("t"), nullptr);
-  EXPECT_EQ(d.cpu_millicores, 2000);
+  EXPECT_EQ(d.cpu_millicores, 0);
   EXPECT_EQ(d.pool, "");
 }
 

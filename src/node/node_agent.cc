@@ -280,6 +280,7 @@ void NodeAgent::PublishNodeObject() {
                          {.name = options_.node_name,
                           .capacity = capacity_,
                           .runtime_classes = runtime_->Classes(),
+                          .max_sandboxes = options_.max_sandboxes,
                           .address = advertise_address_},
                          *images_, clock_);
   if (!s.ok())

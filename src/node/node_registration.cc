@@ -34,6 +34,9 @@ Status PublishNode(store::Store& store, const NodeRegistration& node,
   if (node.capacity.memory_bytes > 0) {
     status.capacity["memory"] = api::Quantity::FromValue(node.capacity.memory_bytes);
   }
+  if (node.max_sandboxes > 0) {
+    status.capacity["sandboxes"] = api::Quantity::FromValue(node.max_sandboxes);
+  }
   status.allocatable = status.capacity;
   status.runtime_classes = node.runtime_classes;
   status.address = node.address;

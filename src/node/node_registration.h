@@ -16,6 +16,8 @@ struct NodeRegistration {
   std::string name;
   NodeCapacity capacity;
   std::vector<std::string> runtime_classes;
+  // How many sandboxes the scheduler may place here (capacity "sandboxes"); 0 = not said.
+  int64_t max_sandboxes = 0;
   // Where its relay listens (relay_routes.h), "host:port"; empty for the node inside
   // `warren server`, which the server reaches in process.
   std::string address;

@@ -91,6 +91,9 @@ struct NodeAgentOptions {
   DefaultResources defaults;
   StorageOptions storage;
 
+  // Published as the Node's capacity "sandboxes": the scheduler places no more here. Templates
+  // without resources reserve no CPU or memory (api::RequestsOf), so this is what bounds them.
+  int64_t max_sandboxes = 1000;
   int workers = 4;                                  // reconciles in parallel (one per sandbox)
   std::chrono::milliseconds ready_timeout{30'000};  // envd must answer /health within this
   std::chrono::milliseconds stats_interval{5'000};

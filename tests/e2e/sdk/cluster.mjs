@@ -123,7 +123,7 @@ export async function startCluster({ nodes = 3, servers = 2, members = 3 } = {})
     rmSync(path.join(dataDir, 'gateway.port'), { force: true });
     const proc = launch(`server ${i}`, warren, ['server', '--store', c.storeUrl, '--node', 'off',
       '--key-dir', c.keyDir, '--data-dir', dataDir, '--port', '0', '--port-file', portFile,
-      '--metrics-address', 'off', '--sandbox-network', 'none',
+      '--metrics-address', 'off', '--sandbox-network', 'none', '--replica-name', `replica-${i}`,
       '--log-level', process.env.WARREN_LOG_LEVEL ?? 'info']);
     const port = await waitForFile(portFile, proc);
     const gatewayPort = await waitForFile(path.join(dataDir, 'gateway.port'), proc);
@@ -169,6 +169,28 @@ export async function startCluster({ nodes = 3, servers = 2, members = 3 } = {})
         o.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'));
       if (ready.length >= n) return ready;
       if (Date.now() > until) throw new Error(`only ${ready.length} of ${n} nodes ready`);
+      await sleep(100);
+    }
+  };
+  c.pool = async (name, s = 0) => (await (await c.apiFetch(
+    `${base(s)}/namespaces/default/sandboxsets/${name}`)).json());
+  c.applyPool = async (name, replicas) => {
+    const res = await c.apiFetch(`${base()}/namespaces/default/sandboxsets`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxSet',
+        metadata: { name }, spec: { replicas, templateRef: { name: 'base' } } }),
+    });
+    if (res.status !== 201) throw new Error(`applying SandboxSet ${name}: ${await res.text()}`);
+  };
+  c.waitPool = async (name, replicas, ms = 120000, s = 0) => {
+    const until = Date.now() + ms;
+    for (;;) {
+      const set = await c.pool(name, s).catch(() => ({}));
+      if ((set.status?.availableReplicas ?? 0) >= replicas) return set;
+      if (Date.now() > until) {
+        throw new Error(`SandboxSet ${name} not at ${replicas} in ${ms / 1000} s: ` +
+          `${JSON.stringify(set.status)}\n${c.logs()}`);
+      }
       await sleep(100);
     }
   };

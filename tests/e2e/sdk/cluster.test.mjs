@@ -107,3 +107,119 @@ test('an etcd leader killed during a burst of creates loses no acknowledged crea
         { method: 'DELETE' });
     }
   });
+
+const members = async (pool) => (await c.items('sandboxes')).filter((o) =>
+  o.metadata.labels?.['agents.kruise.io/sandbox-pool'] === pool);
+const reasonOf = (o, type) => o.status?.conditions?.find((x) => x.type === type)?.reason;
+
+test('a node killed with -9: its sandboxes are lost within 10 s and the pool fills on the others',
+  { timeout: 300000 }, async () => {
+    try {
+      await c.applyPool('spread', 6);
+      await c.waitPool('spread', 6);
+      const placed = (await members('spread')).map((o) => o.status.nodeName);
+      assert.ok(new Set(placed).size >= 2, `members spread over the nodes: ${placed}`);
+      const victim = placed[0];
+      const index = Number(victim.split('-')[1]);
+      const onVictim = (await members('spread')).filter((o) => o.status.nodeName === victim);
+      const killedAt = Date.now();
+      await c.killNode(index);
+
+      // Every member it ran is marked lost, with the reason, within 10 s.
+      for (;;) {
+        const now = await members('spread');
+        const lost = onVictim.filter((v) => {
+          const o = now.find((x) => x.metadata.uid === v.metadata.uid);
+          return !o || (o.status.phase === 'Failed' && reasonOf(o, 'Ready') === 'NodeLost');
+        });
+        if (lost.length === onVictim.length) break;
+        assert.ok(Date.now() - killedAt < 10000,
+          `${onVictim.length - lost.length} sandboxes of ${victim} not lost 10 s after its kill`);
+        await sleep(200);
+      }
+      const lostAfter = Date.now() - killedAt;
+      const node = (await c.nodeObjects()).find((n) => n.metadata.name === victim);
+      const ready = node.status.conditions.find((x) => x.type === 'Ready');
+      assert.equal(ready.status, 'Unknown');
+      assert.equal(ready.reason, 'NodeStatusUnknown');
+      const events = await (await c.apiFetch(`${c.servers[0].apiUrl}/apis/warren.dev/v1alpha1/events`)).json();
+      assert.ok((events.items ?? []).some((e) => e.reason === 'NodeLost' &&
+        onVictim.some((v) => v.metadata.name === e.involvedObject?.name)), 'a NodeLost Event');
+
+      // The pool is full again, on the other nodes; a claim never gets a member of the dead one.
+      await c.waitPool('spread', 6, 60000);
+      const live = (await members('spread')).filter((o) => o.status.phase === 'Running');
+      assert.ok(live.every((o) => o.status.nodeName !== victim), 'no live member on the dead node');
+      const claimed = await Sandbox.create('spread', { ...sdk(1), timeoutMs: 60000 });
+      const obj = (await c.items('sandboxes')).find((o) =>
+        o.metadata.labels?.['agents.kruise.io/sandbox-id'] === claimed.sandboxId);
+      assert.notEqual(obj.status.nodeName, victim);
+      assert.equal((await claimed.commands.run('echo alive')).stdout.trim(), 'alive');
+      await claimed.kill();
+      console.log(`# node ${victim}: ${onVictim.length} sandboxes lost ${lostAfter} ms after kill -9`);
+
+      // The node comes back: it destroys what it still ran of its lost sandboxes.
+      await c.startNode(index);
+      await c.waitNodesReady(3);
+    } catch (e) {
+      console.log(c.logs());
+      throw e;
+    }
+  });
+
+test('the leader replica killed in a burst of claims: every member claimed once or back in the pool',
+  { timeout: 300000 }, async () => {
+    try {
+      await c.applyPool('burst', 6);
+      await c.waitPool('burst', 6);
+      // Which replica leads (its Lease names it).
+      const lease = await (await c.apiFetch(`${c.servers[0].apiUrl}/apis/coordination.k8s.io/v1/` +
+        'namespaces/warren-system/leases/warren-controller-manager')).json();
+      const leader = Number(String(lease.spec?.holderIdentity ?? 'replica-0').split('-')[1]);
+      const other = 1 - leader;
+      const ids = [];
+      const failed = [];
+      let killed = false;
+      const claim = async (i) => {
+        // Half through each replica; the leader dies after the third claim has started.
+        const s = i % 2;
+        if (i === 3 && !killed) {
+          killed = true;
+          await c.killServer(leader);
+        }
+        try {
+          const sbx = await Sandbox.create('burst', { ...sdk(s), timeoutMs: 120000 });
+          ids.push(sbx.sandboxId);
+        } catch (e) {
+          failed.push(`${s}: ${e.message}`);
+        }
+      };
+      await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map(claim));
+      assert.equal(new Set(ids).size, ids.length, `a sandbox handed out twice: ${ids}`);
+      assert.ok(ids.length >= 3, `claims through the live replica succeed (failed: ${failed})`);
+
+      // Every claim left pending by the dead replica is resolved by the live one: committed
+      // (and so answered at most once) or rolled back into the pool.
+      const until = Date.now() + 90000;
+      for (;;) {
+        const pending = (await c.items('sandboxes', other)).filter((o) =>
+          o.metadata.annotations?.['warren.dev/claim-pending']);
+        if (pending.length === 0) break;
+        assert.ok(Date.now() < until, `claims still pending: ${pending.map((o) => o.metadata.name)}`);
+        await sleep(500);
+      }
+      const objects = await c.items('sandboxes', other);
+      for (const id of ids) {
+        const o = objects.find((x) => x.metadata.labels?.['agents.kruise.io/sandbox-id'] === id);
+        if (o) assert.equal(o.metadata.labels?.['agents.kruise.io/sandbox-pool'], undefined,
+          `claimed ${id} is no longer a pool member`);
+      }
+      // The live replica took over the pool's controller: the pool fills again.
+      await c.waitPool('burst', 6, 120000, other);
+      for (const id of ids) await Sandbox.kill(id, sdk(other)).catch(() => {});
+      await c.startServer(leader);
+    } catch (e) {
+      console.log(c.logs());
+      throw e;
+    }
+  });
