@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/admission.h"
+#include "api/policy_kinds.h"
 #include "base/check.h"
 #include "base/strings.h"
 
@@ -323,6 +324,31 @@ void RegisterBuiltinKinds(KindRegistry& registry) {
     k.admit_status = AdmitResourceQuotaStatus;
     registry.Add(std::move(k));
   }
+  {
+    // Kruise's print columns (Allowed, Current, Desired, Total); counts are of groups when the
+    // budget has a podGroupPolicy.
+    KindInfo k;
+    k.group = kPolicyGroup;
+    k.version = kV1alpha1;
+    k.kind = "PodUnavailableBudget";
+    k.plural = "podunavailablebudgets";
+    k.singular = "podunavailablebudget";
+    k.short_names = {"pub"};
+    k.status_subresource = true;
+    k.columns = {
+        {"ALLOWED", ".status.unavailableAllowed", ColType::kInteger, false},
+        {"CURRENT", ".status.currentAvailable", ColType::kInteger, false},
+        {"DESIRED", ".status.desiredAvailable", ColType::kInteger, false},
+        {"TOTAL", ".status.totalReplicas", ColType::kInteger, false},
+        {"GROUP_KEY", ".spec.podGroupPolicy.groupLabelKey", ColType::kString, true},
+        {"MESSAGE", ".status.conditions[?(@.type==\"DisruptionAllowed\")].message",
+         ColType::kString, true},
+    };
+    k.admit = AdmitPodUnavailableBudget;
+    k.admit_update = AdmitPodUnavailableBudgetUpdate;
+    k.admit_status = AdmitPodUnavailableBudgetStatus;
+    registry.Add(std::move(k));
+  }
 }
 
 const KindRegistry& BuiltinKinds() {
@@ -340,6 +366,7 @@ const KindInfo& Builtin(std::string_view kind) {
       kind == "Node" || kind == "Event" || kind == "ResourceQuota" || kind == "Volume"
           ? kWarrenApiVersion
       : kind == "ImagePullJob" || kind == "AdvancedCronJob" ? kAppsApiVersion
+      : kind == "PodUnavailableBudget"                      ? kPolicyApiVersion
                                                             : kAgentsApiVersion,
       kind);
   CHECK(k != nullptr);
@@ -401,6 +428,10 @@ const KindInfo& ResourceQuotaKind() {
 }
 const KindInfo& EventKind() {
   static const KindInfo& k = Builtin("Event");
+  return k;
+}
+const KindInfo& PodUnavailableBudgetKind() {
+  static const KindInfo& k = Builtin("PodUnavailableBudget");
   return k;
 }
 
