@@ -32,6 +32,7 @@
 #include "obs/metrics_route.h"
 #include "server/e2b/e2b_component.h"
 #include "server/e2b/node_access.h"
+#include "server/eviction_api.h"
 
 namespace {
 
@@ -367,6 +368,8 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   server.AddComponent(std::make_unique<AdvancedCronJobComponent>(server.store()));
   server.AddComponent(std::make_unique<PoolAutoscalerComponent>(server.store()));
   server.AddComponent(std::make_unique<SandboxUpdateOpsComponent>(server.store()));
+  // Sandbox evictions and the PodUnavailableBudgets they keep (server/eviction_api.h).
+  warren::server::InstallDisruption(server);
   return warren::Status::Ok();
 }
 
@@ -392,5 +395,6 @@ int main(int argc, char** argv) {
   warren::cli::AddTopCommand(app);
   warren::cli::AddCompletionCommand(app);
   warren::cli::AddImageCommand(app);
+  warren::cli::AddDrainCommands(app);
   return app.Run(argc, argv);
 }
