@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "cli/app.h"
+#include "cli/node_command.h"
 #include "cli/server_command.h"
 #include "controller/advanced_cron_job_controller.h"
 #include "controller/claim/sandbox_connector.h"
@@ -29,24 +30,69 @@
 #include "gateway/tls_certificate.h"
 #include "node/log_route.h"
 #include "node/node_agent.h"
+#include "node/relay_client.h"
 #include "obs/metrics_route.h"
+#include "sbnet/sandbox_network.h"
+#include "server/cluster/node_router.h"
 #include "server/e2b/e2b_component.h"
 #include "server/e2b/node_access.h"
 #include "server/eviction_api.h"
+#include "server/leader_only.h"
+
+// This binary's own parts.
+#include "cluster_components.h"
 
 namespace {
 
-// The E2B layer's view of the node agent: dialing and the stats ring.
+// Where a sandbox runs: on this process's node agent, or on another node, reached through its
+// relay (server/cluster/node_router.h). Asking the local agent first keeps the embedded path
+// free of lookups.
+class SandboxNodes {
+ public:
+  SandboxNodes(warren::node::NodeAgent& agent, warren::server::cluster::NodeRouter& router)
+      : agent_(agent), router_(router) {}
+  warren::node::NodeAgent& local() { return agent_; }
+  // Null: the local agent's (or nobody's, which the agent then says).
+  warren::Result<std::shared_ptr<warren::node::RelayClient>> Remote(std::string_view id) {
+    if (agent_.Find(id).ok()) return std::shared_ptr<warren::node::RelayClient>();
+    return router_.RemoteFor(id);
+  }
+  warren::Result<warren::base::UniqueFd> Dial(std::string_view id, uint16_t port,
+                                              std::chrono::milliseconds timeout) {
+    ASSIGN_OR_RETURN(auto relay, Remote(id));
+    if (relay) return relay->Dial(id, port, timeout);
+    return agent_.Dial(id, port, timeout);
+  }
+
+ private:
+  warren::node::NodeAgent& agent_;
+  warren::server::cluster::NodeRouter& router_;
+};
+
+std::string SandboxIdLabel(const warren::api::Object& sandbox) {
+  auto id = sandbox.metadata.labels.find(warren::api::labels::kSandboxId);
+  return id == sandbox.metadata.labels.end() ? "" : id->second;
+}
+
+// The E2B layer's view of the nodes: dialing, the stats ring, logs, network policy.
 class AgentNodeAccess final : public warren::server::e2b::NodeAccess {
  public:
-  explicit AgentNodeAccess(warren::node::NodeAgent& agent) : agent_(agent) {}
+  explicit AgentNodeAccess(SandboxNodes& nodes) : nodes_(nodes) {}
   warren::Result<warren::base::UniqueFd> Dial(std::string_view sandbox_id, uint16_t port,
                                               std::chrono::milliseconds timeout) override {
-    return agent_.Dial(sandbox_id, port, timeout);
+    return nodes_.Dial(sandbox_id, port, timeout);
   }
   std::vector<warren::server::e2b::UsageSample> Usage(std::string_view sandbox_id) override {
+    std::vector<warren::node::StatsSample> samples;
+    auto relay = nodes_.Remote(sandbox_id);
+    if (relay.ok() && *relay) {
+      auto remote = (*relay)->Metrics(sandbox_id);
+      if (remote.ok()) samples = std::move(*remote);
+    } else {
+      samples = nodes_.local().Metrics(sandbox_id);
+    }
     std::vector<warren::server::e2b::UsageSample> out;
-    for (const auto& s : agent_.Metrics(sandbox_id)) {
+    for (const auto& s : samples) {
       warren::server::e2b::UsageSample u;
       u.time = s.time;
       u.cpu_count = static_cast<int32_t>(s.cpu_count);
@@ -60,57 +106,71 @@ class AgentNodeAccess final : public warren::server::e2b::NodeAccess {
     return out;
   }
   warren::Status ApplyNetwork(const warren::api::Object& sandbox) override {
-    return agent_.ApplyEgressPolicy(sandbox);
+    ASSIGN_OR_RETURN(auto relay, nodes_.Remote(SandboxIdLabel(sandbox)));
+    if (relay) return relay->ApplyNetwork(sandbox);
+    return nodes_.local().ApplyEgressPolicy(sandbox);
   }
   warren::Result<std::vector<warren::base::LogLine>> Logs(
       std::string_view sandbox_id, const warren::base::LogLineQuery& query) override {
-    return agent_.ReadCommandLog(sandbox_id, query);
+    ASSIGN_OR_RETURN(auto relay, nodes_.Remote(sandbox_id));
+    if (relay) return relay->CommandLog(sandbox_id, query);
+    return nodes_.local().ReadCommandLog(sandbox_id, query);
   }
+  // Volumes' files are read on the host that holds them: this process's node only.
   warren::Result<std::pair<std::string, uint32_t>> VolumeDir(const std::string& namespace_,
                                                              const std::string& name) override {
-    return agent_.VolumeDir(namespace_, name);
+    return nodes_.local().VolumeDir(namespace_, name);
   }
   std::vector<std::string> VolumeMountedBy(const std::string& namespace_,
                                            const std::string& name) override {
-    return agent_.VolumeMountedBy(namespace_, name);
+    return nodes_.local().VolumeMountedBy(namespace_, name);
   }
 
  private:
-  warren::node::NodeAgent& agent_;
+  SandboxNodes& nodes_;
 };
 
-// The warm pools' view of the node agent: envd of a claimed sandbox (/init with the node
-// secret) and of a recycled one (/reset).
+// The warm pools' view of the nodes: envd of a claimed sandbox (/init with the node secret)
+// and of a recycled one (/reset).
 class AgentPoolAccess final : public warren::controller::claim::SandboxConnector,
                               public warren::controller::SandboxResetter {
  public:
-  explicit AgentPoolAccess(warren::node::NodeAgent& agent) : agent_(agent) {}
+  explicit AgentPoolAccess(SandboxNodes& nodes) : nodes_(nodes) {}
   warren::Result<warren::base::UniqueFd> Dial(std::string_view sandbox_id, uint16_t port,
                                               std::chrono::milliseconds timeout) override {
-    return agent_.Dial(sandbox_id, port, timeout);
+    return nodes_.Dial(sandbox_id, port, timeout);
   }
   warren::net::Headers EnvdAuthHeaders(std::string_view sandbox_id) override {
-    auto envd = agent_.Envd(sandbox_id);
+    auto relay = nodes_.Remote(sandbox_id);
+    if (relay.ok() && *relay) {
+      auto headers = (*relay)->EnvdAuthHeaders(sandbox_id);
+      return headers.ok() ? *headers : warren::net::Headers{};
+    }
+    auto envd = nodes_.local().Envd(sandbox_id);
     return envd.ok() ? (*envd)->AuthHeaders() : warren::net::Headers{};
   }
   // The agent's keep-alive client (node secret attached): no connect on the claim path.
   warren::Status Init(std::string_view sandbox_id, const std::string& body,
                       std::chrono::milliseconds timeout, std::string_view) override {
-    ASSIGN_OR_RETURN(auto envd, agent_.Envd(sandbox_id));
+    ASSIGN_OR_RETURN(auto relay, nodes_.Remote(sandbox_id));
+    if (relay) return relay->Init(sandbox_id, body, timeout);
+    ASSIGN_OR_RETURN(auto envd, nodes_.local().Envd(sandbox_id));
     return envd->Init(body, timeout);
   }
   warren::Status Reset(const warren::api::Object& sandbox,
                        std::chrono::milliseconds timeout) override {
-    auto id = sandbox.metadata.labels.find(warren::api::labels::kSandboxId);
-    if (id == sandbox.metadata.labels.end()) {
+    const std::string id = SandboxIdLabel(sandbox);
+    if (id.empty()) {
       return warren::FailedPreconditionError(sandbox.Key() + " has no sandbox id");
     }
     // A real reset: processes restarted, writable layer discarded, envd fresh (node/reset.cc).
-    return agent_.Reset(id->second, timeout);
+    ASSIGN_OR_RETURN(auto relay, nodes_.Remote(id));
+    if (relay) return relay->Reset(id, timeout);
+    return nodes_.local().Reset(id, timeout);
   }
 
  private:
-  warren::node::NodeAgent& agent_;
+  SandboxNodes& nodes_;
 };
 
 // The timers controller (spec.shutdownTime / spec.pauseTime) as a server component.
@@ -193,17 +253,27 @@ class SandboxUpdateOpsComponent : public warren::server::Component {
   warren::controller::SandboxUpdateOpsController controller_;
 };
 
-// The node agent as a part of `warren server`. A machine that cannot run sandboxes (not root,
-// no cgroups) still serves the API: the agent stays off and /readyz says why.
+// The node agent as a part of `warren server`, with the router to the other nodes. A machine
+// that cannot run sandboxes (not root, no cgroups) still serves the API: the agent stays off and
+// /readyz says why. The router starts first: the gateway and the pools dial through it.
 class NodeComponent final : public warren::server::Component {
  public:
   NodeComponent(std::unique_ptr<warren::node::NodeAgent> agent,
-                std::shared_ptr<warren::audit::Journal> journal)
-      : journal_(std::move(journal)), agent_(std::move(agent)), access_(*agent_) {}
+                std::shared_ptr<warren::audit::Journal> journal, warren::store::Store& store,
+                std::string relay_token)
+      : journal_(std::move(journal)),
+        agent_(std::move(agent)),
+        router_(store, std::move(relay_token),
+                agent_->options().enabled ? agent_->options().node_name : ""),
+        nodes_(*agent_, router_),
+        access_(nodes_),
+        pool_access_(nodes_) {}
   std::string_view name() const override { return "node"; }
   warren::Status Start() override {
+    RETURN_IF_ERROR(router_.Start());
     if (!agent_->options().enabled) {
-      warren::base::Logger("node")->info("node agent off (WARREN_NODE_AGENT=off)");
+      warren::base::Logger("node")->info(
+          "no node agent in this process (--node off or WARREN_NODE_AGENT=off)");
       off_ = true;
       return warren::Status::Ok();
     }
@@ -214,20 +284,26 @@ class NodeComponent final : public warren::server::Component {
     }
     return warren::Status::Ok();
   }
-  void Stop() override { agent_->Stop(); }
+  void Stop() override {
+    agent_->Stop();
+    router_.Stop();
+  }
   bool Ready() const override { return off_ || agent_->Ready(); }
   std::vector<std::string> Degraded() const override {
     return off_ ? std::vector<std::string>{} : agent_->Degraded();
   }
+  SandboxNodes& nodes() { return nodes_; }
   AgentNodeAccess& access() { return access_; }
   AgentPoolAccess& pool_access() { return pool_access_; }
 
  private:
   std::shared_ptr<warren::audit::Journal> journal_;  // outlives the agent, which borrows it
   std::unique_ptr<warren::node::NodeAgent> agent_;
+  warren::server::cluster::NodeRouter router_;
+  SandboxNodes nodes_;
   bool off_ = false;
   AgentNodeAccess access_;
-  AgentPoolAccess pool_access_{*agent_};
+  AgentPoolAccess pool_access_;
 };
 
 // Warm pools (SandboxSet, claims, SandboxClaim, recycling) as a server component.
@@ -243,31 +319,6 @@ class PoolComponent : public warren::server::Component {
  private:
   std::unique_ptr<warren::controller::PoolManager> pools_;
 };
-
-// `--sandbox-network`, `--sandbox-dns` and `--sandbox-open` as the node agent takes them.
-warren::Result<std::optional<warren::sbnet::NetworkOptions>> ParseSandboxNetwork(
-    const warren::server::ServerOptions& o) {
-  if (o.sandbox_network == "none" || o.sandbox_network.empty()) {
-    return std::optional<warren::sbnet::NetworkOptions>();
-  }
-  warren::sbnet::NetworkOptions net;
-  auto range = warren::os::ParseIpv4Prefix(o.sandbox_network);
-  if (!range.ok()) return range.status().WithPrefix("--sandbox-network");
-  net.range = *range;
-  for (std::string_view r : warren::base::Split(o.sandbox_dns, ',')) {
-    if (r.empty()) continue;
-    auto ip = warren::os::ParseIpv4(r);
-    if (!ip.ok()) return ip.status().WithPrefix("--sandbox-dns");
-    net.resolvers.push_back(*ip);
-  }
-  for (std::string_view c : warren::base::Split(o.sandbox_open, ',')) {
-    if (c.empty()) continue;
-    auto p = warren::os::ParseIpv4Prefix(c);
-    if (!p.ok()) return p.status().WithPrefix("--sandbox-open");
-    net.opened.push_back(*p);
-  }
-  return std::optional<warren::sbnet::NetworkOptions>(std::move(net));
-}
 
 // Domain mode (`--domain`): the certificate the gateway's HTTPS listener serves, the operator's
 // or one from Warren's own CA, whose trust exports are printed for the clients.
@@ -306,9 +357,14 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   auto registries = warren::image::RegistryAllowlist::Parse(server.options().allowed_registries);
   if (!registries.ok()) return registries.status().WithPrefix("--allowed-registries");
   node_options.allowed_registries = std::move(registries).value();
-  auto network = ParseSandboxNetwork(server.options());
+  auto network =
+      warren::sbnet::ParseNetworkFlags(server.options().sandbox_network,
+                                       server.options().sandbox_dns, server.options().sandbox_open);
   if (!network.ok()) return network.status();
   node_options.network = std::move(network).value();
+  if (!server.options().local_node) node_options.enabled = false;
+  // With the scheduler asked for, this node waits to be chosen like any other.
+  node_options.take_unplaced = server.options().scheduler != warren::server::SchedulerMode::kOn;
   auto agent_owned =
       std::make_unique<warren::node::NodeAgent>(server.store(), std::move(node_options));
   warren::node::NodeAgent& agent = *agent_owned;
@@ -317,9 +373,11 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   // envd did; the agent's component keeps them alive as long as the agent.
   std::shared_ptr<warren::audit::Journal> journal = server.audit_journal();
   agent.SetAuditJournal(journal.get());
-  auto node = std::make_unique<NodeComponent>(std::move(agent_owned), journal);
+  auto node = std::make_unique<NodeComponent>(std::move(agent_owned), journal, server.store(),
+                                              server.relay_token());
   AgentNodeAccess& node_access = node->access();
   AgentPoolAccess& pool_access = node->pool_access();
+  SandboxNodes& nodes = node->nodes();
   server.AddComponent(std::move(node));
   // The gateway (contracts.md: the server's port + 1, 7781 by default; an ephemeral one when the
   // server's is, written to <data dir>/gateway.port), dialing through the node agent.
@@ -335,10 +393,19 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   auto gateway = std::make_unique<warren::gateway::GatewayComponent>(
       server.store(), server.secrets(),
       std::make_unique<warren::gateway::FunctionDialer>(
-          [&agent](std::string_view id, uint16_t port, std::chrono::milliseconds timeout) {
-            return agent.Dial(id, port, timeout);
+          [&nodes](std::string_view id, uint16_t port, std::chrono::milliseconds timeout) {
+            return nodes.Dial(id, port, timeout);
           },
-          [&agent](std::string_view id, uint16_t port) { return agent.DialNow(id, port); }),
+          [&agent](std::string_view id,
+                   uint16_t port) -> std::optional<warren::Result<warren::base::UniqueFd>> {
+            auto now = agent.DialNow(id, port);
+            // Not this node's: another node's, dialed on a dial thread (the relay's handshake
+            // waits), or nobody's, which that dial says.
+            if (now && !now->ok() && now->status().code() == warren::StatusCode::kNotFound) {
+              return std::nullopt;
+            }
+            return now;
+          }),
       std::move(gateway_options));
   warren::server::e2b::E2bParts e2b;
   e2b.options.response.domain = server.options().domain;
@@ -347,9 +414,20 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   e2b.audit = journal;
   // Claims tell the gateway the way E2B creates do.
   warren::server::e2b::RouteNotifier* routes = e2b.routes;
+  // Replicas (server/leader_only.h): over etcd every replica claims, the controllers run on the
+  // leader; the embedded store has one server, which runs everything without an election.
+  warren::server::ReplicaOptions replica;
+  replica.name = server.options().replica_name;
+  replica.elect = !warren::server::IsSingleReplica(server.options().store_url);
+  auto replica_lease = std::make_unique<warren::server::ReplicaLease>(server.store(), replica);
   warren::controller::PoolManagerOptions pool_options;
+  pool_options.parts =
+      replica.elect ? warren::controller::PoolParts::kClaimer : warren::controller::PoolParts::kAll;
   pool_options.sets.quota = &server.quota();
   pool_options.claims.quota = &server.quota();
+  pool_options.claims.replica = replica.name;
+  pool_options.claims.liveness = replica_lease->liveness();
+  server.AddComponent(std::move(replica_lease));
   auto pools = std::make_unique<warren::controller::PoolManager>(
       server.store(), server.secrets(), /*connector=*/&pool_access, /*resetter=*/&pool_access,
       [routes](const warren::api::Object& sandbox) {
@@ -357,19 +435,53 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
       },
       pool_options);
   e2b.claimer = &pools->claimer();
+  warren::controller::claim::Claimer* claimer = &pools->claimer();
   server.AddComponent(std::make_unique<PoolComponent>(std::move(pools)));
   auto installed = warren::server::e2b::E2bComponent::Install(server, std::move(e2b));
   if (!installed.ok()) return installed.status();
   gateway->SetResumer(std::make_unique<warren::gateway::E2bResumer>((*installed)->service()));
   server.AddComponent(std::move(gateway));
-  server.AddComponent(std::make_unique<TimersComponent>(server.store()));
-  server.AddComponent(std::make_unique<TrafficPolicyComponent>(server.store()));
-  server.AddComponent(std::make_unique<ImagePullJobComponent>(server.store()));
-  server.AddComponent(std::make_unique<AdvancedCronJobComponent>(server.store()));
-  server.AddComponent(std::make_unique<PoolAutoscalerComponent>(server.store()));
-  server.AddComponent(std::make_unique<SandboxUpdateOpsComponent>(server.store()));
-  // Sandbox evictions and the PodUnavailableBudgets they keep (server/eviction_api.h).
-  warren::server::InstallDisruption(server);
+  // The one-writer controllers, built afresh for each term as leader.
+  warren::store::Store* store = &server.store();
+  const warren::api::SandboxSecrets* secrets = &server.secrets();
+  warren::server::quota::QuotaService* quota = &server.quota();
+  bool elect = replica.elect;
+  const bool local_agent = agent.options().enabled;
+  const bool scheduler = warren::apps::SchedulerWanted(server.options().scheduler, local_agent);
+  const bool node_lifecycle = server.options().node_lifecycle;
+  warren::controller::NodeLifecycleOptions lifecycle;
+  if (local_agent) lifecycle.exempt_nodes.insert(agent.options().node_name);
+  auto controllers = [=, &pool_access] {
+    std::vector<std::unique_ptr<warren::server::Component>> parts;
+    if (elect) {
+      warren::controller::PoolManagerOptions o;
+      o.parts = warren::controller::PoolParts::kControllers;
+      o.claimer = claimer;
+      o.sets.quota = quota;
+      parts.push_back(
+          std::make_unique<PoolComponent>(std::make_unique<warren::controller::PoolManager>(
+              *store, *secrets, &pool_access, &pool_access, nullptr, o)));
+    }
+    parts.push_back(std::make_unique<TimersComponent>(*store));
+    parts.push_back(std::make_unique<TrafficPolicyComponent>(*store));
+    parts.push_back(std::make_unique<ImagePullJobComponent>(*store));
+    parts.push_back(std::make_unique<AdvancedCronJobComponent>(*store));
+    parts.push_back(std::make_unique<PoolAutoscalerComponent>(*store));
+    parts.push_back(std::make_unique<SandboxUpdateOpsComponent>(*store));
+    // The cluster's controllers (apps/warren/cluster_components.h): the scheduler when no local
+    // agent takes unplaced sandboxes; node lifecycle, which never judges this process's node.
+    if (scheduler) parts.push_back(std::make_unique<warren::apps::SchedulerComponent>(*store));
+    if (node_lifecycle) {
+      parts.push_back(std::make_unique<warren::apps::NodeLifecycleComponent>(*store, lifecycle));
+    }
+    // The PodUnavailableBudgets' status (evictions themselves: every replica, below).
+    parts.push_back(warren::server::MakeBudgetController(*store));
+    return parts;
+  };
+  server.AddComponent(
+      std::make_unique<warren::server::LeaderOnly>(server.store(), controllers, replica));
+  // Sandbox evictions, judged against the PodUnavailableBudgets (server/eviction_api.h).
+  warren::server::InstallEvictions(server);
   return warren::Status::Ok();
 }
 
@@ -378,6 +490,7 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
 int main(int argc, char** argv) {
   warren::cli::App app(std::cout, std::cerr);
   warren::cli::AddServerCommand(app, RegisterServerParts);
+  warren::cli::AddNodeCommand(app);
   warren::cli::AddApplyCommand(app);
   warren::cli::AddGetCommand(app);
   warren::cli::AddDescribeCommand(app);

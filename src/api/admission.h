@@ -55,6 +55,7 @@ Status AdmitPoolAutoscalerStatus(Object& object);
 Status AdmitNode(Object& object);
 Status AdmitNodeStatus(Object& object);
 Status AdmitEvent(Object& object);
+Status AdmitLease(Object& object);
 Status AdmitResourceQuota(Object& object);
 Status AdmitResourceQuotaStatus(Object& object);
 

@@ -1,15 +1,17 @@
 // Defaulting and validation of Warren's own kinds (warren.dev/v1alpha1): Node, Event,
-// ResourceQuota and Volume.
+// ResourceQuota and Volume; and of Lease (coordination.k8s.io/v1).
 
 #include <fmt/format.h>
 
 #include "api/admission.h"
 #include "api/typed_codec.h"
 #include "api/types/event.h"
+#include "api/types/lease.h"
 #include "api/types/node.h"
 #include "api/types/resource_quota.h"
 #include "api/types/volume.h"
 #include "api/validation.h"
+#include "base/time_format.h"
 
 namespace warren::api {
 
@@ -31,6 +33,25 @@ Status AdmitEvent(Object& object) {
   RETURN_IF_ERROR(errors.ToStatus());
   EncodeTyped(event, object.body);
   return Status::Ok();
+}
+
+Status AdmitLease(Object& object) {
+  ASSIGN_OR_RETURN(LeaseSpec spec, DecodeSpec<LeaseSpec>(object));
+  FieldErrors errors;
+  if (spec.lease_duration_seconds && *spec.lease_duration_seconds <= 0) {
+    errors.Add("spec.leaseDurationSeconds", "must be greater than 0");
+  }
+  if (spec.lease_transitions && *spec.lease_transitions < 0) {
+    errors.Add("spec.leaseTransitions", "must be greater than or equal to 0");
+  }
+  for (const auto& [path, value] :
+       {std::pair<const char*, const std::string&>{"spec.acquireTime", spec.acquire_time},
+        std::pair<const char*, const std::string&>{"spec.renewTime", spec.renew_time}}) {
+    if (!value.empty() && !base::ParseRfc3339(value)) {
+      errors.Add(path, fmt::format("Invalid value: \"{}\": not an RFC 3339 time", value));
+    }
+  }
+  return errors.ToStatus();
 }
 
 Status AdmitResourceQuota(Object& object) {

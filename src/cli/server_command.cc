@@ -11,6 +11,7 @@
 #include "base/scope_guard.h"
 #include "obs/metrics.h"
 #include "os/rlimit.h"
+#include "server/leader_only.h"
 #include "trace/otlp_http_exporter.h"
 #include "trace/tracer.h"
 
@@ -22,7 +23,10 @@ struct ServerFlags {
   int port = 7780;
   std::string data_dir = "/var/lib/warren";
   std::string store_sync = "normal";
-  std::string store;  // empty: SQLite in --data-dir
+  std::string store;         // empty: SQLite in --data-dir
+  std::string replica_name;  // empty: server::DefaultReplicaName(port)
+  std::string key_dir;
+  std::string node = "on";
   std::string log_level = "info";
   std::string port_file;
   // Unset: 127.0.0.1:<port + 2>, or an ephemeral port when the server's is (run.sh, tests).
@@ -42,6 +46,7 @@ struct ServerFlags {
   std::string tracing_endpoint;  // empty: tracing off
   double tracing_sampling_ratio = 1.0;
   std::string tracing_service_name = "warren";
+  std::string scheduler = "auto";
 };
 
 Status WritePortFile(const std::string& path, uint16_t port) {
@@ -96,6 +101,27 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
         fmt::format("--store-sync must be normal or full, got \"{}\"", f.store_sync)));
   }
   options.store_url = f.store;
+  options.key_dir = f.key_dir;
+  if (f.node != "on" && f.node != "off") {
+    return app.Fail(
+        InvalidArgumentError(fmt::format("--node must be on or off, got \"{}\"", f.node)));
+  }
+  options.local_node = f.node == "on";
+  if (f.scheduler == "auto") {
+    options.scheduler = server::SchedulerMode::kAuto;
+  } else if (f.scheduler == "on") {
+    options.scheduler = server::SchedulerMode::kOn;
+  } else if (f.scheduler == "off") {
+    options.scheduler = server::SchedulerMode::kOff;
+  } else {
+    return app.Fail(InvalidArgumentError(
+        fmt::format("--scheduler must be auto, on or off, got \"{}\"", f.scheduler)));
+  }
+  options.replica_name =
+      f.replica_name.empty() ? server::DefaultReplicaName(options.port) : f.replica_name;
+  if (Status valid = server::ValidateReplicaName(options.replica_name); !valid.ok()) {
+    return app.Fail(valid);
+  }
   options.quota.redis_address = f.quota_redis;
   for (auto [value, name] :
        {std::pair{f.quota_redis_timeout_ms, "--quota-redis-timeout"},
@@ -181,6 +207,20 @@ void AddServerCommand(App& app, ServerParts parts) {
   cmd->add_option("--store", flags->store,
                   "the object store: empty for SQLite in --data-dir (the default), or "
                   "etcd://host:port[,host:port...][/prefix] for etcd (prefix default /warren)");
+  cmd->add_option("--key-dir", flags->key_dir,
+                  "the API keys and the seal key (default <data-dir>/auth); the servers and "
+                  "nodes of one cluster share its seal.key");
+  cmd->add_option("--node", flags->node,
+                  "on: run sandboxes in this process too (the default); off: a pure control "
+                  "plane whose sandboxes run on `warren node` processes")
+      ->capture_default_str();
+  cmd->add_option("--scheduler", flags->scheduler,
+                  "place sandboxes on nodes: auto (only when this server runs no node agent), "
+                  "on or off")
+      ->capture_default_str();
+  cmd->add_option("--replica-name", flags->replica_name,
+                  "this server's name among replicas sharing an etcd store: claim locks and "
+                  "Leases name it; keep it across restarts (default <hostname>-<port>)");
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();
   cmd->add_option("--metrics-address", flags->metrics_address,

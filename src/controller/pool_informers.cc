@@ -17,12 +17,15 @@ PoolInformers::PoolInformers(store::Store& store, const api::SandboxSecrets& sec
                                                                    .name = "pool-sandboxes"});
   templates_ = std::make_unique<Informer>(
       store, Informer::Options{.kind = &api::SandboxTemplateKind(), .name = "sandboxtemplates"});
+  nodes_ = std::make_unique<Informer>(
+      store, Informer::Options{.kind = &api::NodeKind(), .name = "pool-nodes"});
 }
 
 PoolInformers::~PoolInformers() { Stop(); }
 
 Status PoolInformers::Start() {
   RETURN_IF_ERROR(templates_->Start());
+  RETURN_IF_ERROR(nodes_->Start());
   RETURN_IF_ERROR(sets_->Start());
   RETURN_IF_ERROR(sandboxes_->Start());
   started_ = true;
@@ -32,6 +35,7 @@ Status PoolInformers::Start() {
 void PoolInformers::Stop() {
   sandboxes_->Stop();
   sets_->Stop();
+  nodes_->Stop();
   templates_->Stop();
 }
 

@@ -14,7 +14,18 @@
 
 namespace warren::controller {
 
+// Which warm-pool parts a PoolManager runs. With several server replicas the claimer runs on
+// every one, and the controllers, which must have one writer, only on the leader.
+enum class PoolParts {
+  kAll,          // one server: everything over one set of caches
+  kClaimer,      // every replica: the claimer (and its janitor)
+  kControllers,  // the leader: SandboxSet, SandboxClaim and recycling, the status gauges
+};
+
 struct PoolManagerOptions {
+  PoolParts parts = PoolParts::kAll;
+  // For kControllers: the claimer SandboxClaims claim through (the replica's own). Borrowed.
+  claim::Claimer* claimer = nullptr;
   SandboxSetControllerOptions sets;
   claim::PoolClaimerOptions claims;
   SandboxClaimControllerOptions sandbox_claims;
@@ -30,7 +41,8 @@ struct PoolManagerOptions {
 // Borrows the store, the secrets, `connector` and `resetter` (the node agent; either may be null:
 // no envd /init, no recycling) — all must outlive it. `on_claimed` (may be empty) sees every
 // claimed sandbox before the claim returns: the gateway's route upsert. Start/Stop from one thread;
-// claimer() is thread-safe after Start.
+// claimer() is thread-safe after Start. options.parts picks a share of the parts (PoolParts);
+// claimer() and pool_claimer() are for kAll and kClaimer only.
 class PoolManager {
  public:
   PoolManager(store::Store& store, const api::SandboxSecrets& secrets,

@@ -13,9 +13,12 @@
 #include "api/types/labels.h"
 #include "api/types/sandbox_set.h"
 #include "base/ids.h"
+#include "base/testing/fake_clock.h"
+#include "controller/node_lifecycle_controller.h"
 #include "controller/testing/eventually.h"
 #include "controller/testing/pool_fixture.h"
 #include "controller/testing/pool_test_node.h"
+#include "controller/testing/test_nodes.h"
 #include "obs/metrics.h"
 #include "store/testing/objects.h"
 #include "store/testing/temp_store.h"
@@ -292,6 +295,43 @@ TEST_F(SandboxSetControllerTest, DeadMembersAreReplaced) {
   ASSERT_TRUE(Eventually([&] {
     return !store_->Get(api::SandboxKind(), "default", victim).ok() && FullAndReady("py", 3);
   }));
+}
+
+TEST_F(SandboxSetControllerTest, MembersLostWithTheirNodeAreReplacedWhileTheirFinalizerHolds) {
+  // The members' node (PoolTestNode writes nodeName test-node) heartbeats, then stops.
+  base::FakeClock clock;
+  testing::PutNode(store_.store(), {.name = "test-node", .heartbeat = clock.Now()});
+  NodeLifecycleController lifecycle(store_.store(), clock, recorder_.get(), {.period = 10ms});
+  ASSERT_TRUE(lifecycle.Start().ok());
+  CreateSet("py", 3);
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 3); }));
+  std::set<std::string> lost;
+  for (auto m : Members("py")) {
+    // The node agent's finalizer, which nobody removes while the node is gone.
+    lost.insert(m.metadata.name);
+    m.AddFinalizer("agents.kruise.io/sandbox");
+    ASSERT_TRUE(store_->Update(m).ok());
+  }
+  clock.Advance(10s);
+  lifecycle.Kick();
+  ASSERT_TRUE(Eventually([&] {
+    for (const auto& name : lost) {
+      auto o = store_->Get(api::SandboxKind(), "default", name);
+      if (!o.ok() || !o->metadata.deletion_timestamp) return false;
+      if (o->status().value("phase", "") != "Failed") return false;
+    }
+    return true;
+  }));
+  // The node renews: the replacements stay, and the pool is full again without the lost ones.
+  testing::RenewNode(store_.store(), "test-node", clock.Now());
+  ASSERT_TRUE(Eventually([&] {
+    if (!FullAndReady("py", 3)) return false;
+    for (const auto& m : Members("py")) {
+      if (lost.contains(m.metadata.name)) return false;
+    }
+    return true;
+  }));
+  lifecycle.Stop();
 }
 
 TEST_F(SandboxSetControllerTest, KeepsTheLastTenRevisions) {

@@ -200,6 +200,10 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     co_await SendError(502, "the upstream socket is not usable", close_after_error());
     co_return;
   }
+  if (job.options.raw_upgrade) {
+    co_await AnswerRawUpgrade(job.headers);
+    co_return;
+  }
   const bool reusable_upstream = job.options.pool_key || job.options.on_upstream_idle;
 
   // The request head as the upstream sees it.
@@ -470,6 +474,25 @@ asio::awaitable<void> Session::Upload(std::shared_ptr<Session> self) {
     self->in_.commit(r);
     self->TouchRelay();
   }
+}
+
+asio::awaitable<void> Session::AnswerRawUpgrade(const Headers& request_headers) {
+  if (!exchange_->info.upgrade) {
+    RelayFailed(RelayStep::kSendRequest, "a raw tunnel needs an Upgrade request");
+    co_await SendError(400, "this route answers only an Upgrade request", true);
+    co_return;
+  }
+  Headers headers;
+  if (auto upgrade = request_headers.Get("Upgrade")) headers.Set("Upgrade", *upgrade);
+  Framing f;
+  f.request_id = request_id_;
+  f.connection = "Upgrade";
+  out_.clear();
+  AppendResponseHead(out_, 101, headers, f);
+  relay_phase_ = RelayPhase::kResponse;
+  if (!co_await Write(out_)) co_return;
+  InputBuffer nothing_yet;
+  co_await Tunnel(nothing_yet);
 }
 
 asio::awaitable<void> Session::Tunnel(InputBuffer& upstream_in) {

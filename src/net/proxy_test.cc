@@ -65,6 +65,7 @@ class ProxyTest : public ::testing::Test {
           options.set_request_headers.Set("X-Forwarded-For", req.remote);
           options.remove_request_headers.push_back("Authorization");
           options.abort_response = abort_response_;
+          options.raw_upgrade = raw_upgrade_;
           options.on_done = [this](const RelayOutcome& outcome) {
             {
               std::lock_guard lock(relays_.mu);
@@ -107,6 +108,7 @@ class ProxyTest : public ::testing::Test {
 
   Relays relays_;
   std::optional<Response> abort_response_;  // set before StartProxy
+  bool raw_upgrade_ = false;                // set before StartProxy
   std::unique_ptr<HttpServer> upstream_;
   std::unique_ptr<HttpServer> proxy_;
 };
@@ -265,6 +267,50 @@ TEST_F(ProxyTest, UpgradeTunnelsBothWaysAndAbortCutsIt) {
   ASSERT_TRUE(relays_.any_done.WaitFor());
   EXPECT_EQ(relays_.Outcome(0).failed_step, RelayStep::kAborted);
   upstream.join();  // the upstream saw its side close too
+}
+
+// The node relay's dial: the upstream is a bare socket that speaks first and never sees HTTP.
+TEST_F(ProxyTest, RawUpgradeAnswers101ItselfAndTunnelsToABareSocket) {
+  auto listener = RawListener::Listen();
+  ASSERT_TRUE(listener.ok());
+  std::string upstream_saw;
+  std::thread upstream([&] {
+    auto conn = listener->Accept();
+    if (!conn.ok()) return;
+    (void)conn->Send("banner;");
+    if (!conn->ReadUntil(";", 30s).ok()) return;
+    upstream_saw = conn->received();
+    (void)conn->Send("echo:" + upstream_saw);
+    (void)conn->ReadUntil("never", 5s);  // until the client's close reaches us
+  });
+  raw_upgrade_ = true;
+  StartProxy(listener->port());
+  RawClient c = ConnectProxy();
+  ASSERT_TRUE(c.Send("GET /relay HTTP/1.1\r\nHost: node\r\nConnection: Upgrade\r\n"
+                     "Upgrade: warren-relay\r\n\r\n")
+                  .ok());
+  ASSERT_TRUE(c.ReadUntil("banner;").ok()) << c.received();
+  EXPECT_EQ(c.received().rfind("HTTP/1.1 101 Switching Protocols\r\n", 0), 0u) << c.received();
+  EXPECT_NE(c.received().find("Upgrade: warren-relay"), std::string::npos);
+  c.received().clear();
+  ASSERT_TRUE(c.Send("ping;").ok());
+  ASSERT_TRUE(c.ReadUntil("echo:ping;").ok()) << c.received();
+  c.Close();
+  upstream.join();
+  EXPECT_EQ(upstream_saw, "ping;");  // no request head reached the bare socket
+  ASSERT_TRUE(relays_.WaitDone(1));
+}
+
+TEST_F(ProxyTest, RawUpgradeRefusesARequestWithoutUpgrade) {
+  auto listener = RawListener::Listen();
+  ASSERT_TRUE(listener.ok());
+  raw_upgrade_ = true;
+  StartProxy(listener->port());
+  auto client = ProxyClient();
+  auto resp = client->Do({.method = "GET", .target = "/relay"});
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->status, 400);
+  EXPECT_NE(resp->body.find("Upgrade"), std::string::npos) << resp->body;
 }
 
 TEST_F(ProxyTest, AbortCutsAStreamAndTheClientSeesATruncatedBody) {

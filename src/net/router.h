@@ -97,6 +97,11 @@ struct ProxyOptions {
   // upstream's response reached it, instead of a cut connection: a request in flight when its
   // upstream goes away still gets an answer. Once the response has started, an abort cuts.
   std::optional<Response> abort_response;
+  // The upstream is a raw byte stream (a socket inside a sandbox), not an HTTP server: the
+  // request must be an Upgrade; nothing of it is forwarded; the client gets a 101 naming the
+  // protocol it asked for, and then the bytes both ways (the node relay's dial route). A request
+  // without Upgrade gets a 400.
+  bool raw_upgrade = false;
 };
 
 // Cancels a relay in flight, from any thread (the gateway aborts a killed sandbox's connections).

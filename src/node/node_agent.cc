@@ -276,10 +276,12 @@ void NodeAgent::ImportLoop() {
 }
 
 void NodeAgent::PublishNodeObject() {
-  Status s = PublishNode(
-      store_,
-      {.name = options_.node_name, .capacity = capacity_, .runtime_classes = runtime_->Classes()},
-      *images_, clock_);
+  Status s = PublishNode(store_,
+                         {.name = options_.node_name,
+                          .capacity = capacity_,
+                          .runtime_classes = runtime_->Classes(),
+                          .address = advertise_address_},
+                         *images_, clock_);
   if (!s.ok())
     Log()->warn("node object not written node={} error=\"{}\"", options_.node_name, s.ToString());
 }

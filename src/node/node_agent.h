@@ -96,6 +96,10 @@ class NodeAgent {
   // Collects what envd records in each sandbox into `journal` (audit_collector.h) every sample
   // and at teardown, and sweeps old journals with the image GC. Before Start; null = never.
   void SetAuditJournal(audit::Journal* journal) { audit_ = journal; }
+  // Before Start (`warren node`): where this node's relay listens (relay_routes.h), published
+  // as the Node's status.address so servers and gateways reach its sandboxes. None inside
+  // `warren server`, which reaches them in process.
+  void SetAdvertiseAddress(std::string address) { advertise_address_ = std::move(address); }
   // One collection of what envd recorded in one sandbox now (also before its files go): its
   // audit entries into the journal, its spans to the exporter when tracing is on
   // (envd_span_collector.h).
@@ -301,6 +305,7 @@ class NodeAgent {
 
   store::Store& store_;
   const NodeAgentOptions options_;
+  std::string advertise_address_;  // fixed before Start
   base::Clock& clock_;
   // Sandboxes' link out (options_.network); outlives the runtime, which borrows it.
   std::unique_ptr<sbnet::SandboxNetwork> network_;

@@ -11,6 +11,13 @@ namespace {
 
 constexpr int kConflictRetries = 5;
 
+api::Condition ReadyCondition() {
+  return {.type = "Ready",
+          .status = "True",
+          .reason = "AgentRunning",
+          .message = "the node agent is running"};
+}
+
 std::string KernelRelease() {
   struct utsname u;
   return uname(&u) == 0 ? u.release : "";
@@ -29,12 +36,10 @@ Status PublishNode(store::Store& store, const NodeRegistration& node,
   }
   status.allocatable = status.capacity;
   status.runtime_classes = node.runtime_classes;
+  status.address = node.address;
   status.kernel_version = KernelRelease();
   status.last_heartbeat_time = clock.Now();
-  api::Condition ready{.type = "Ready",
-                       .status = "True",
-                       .reason = "AgentRunning",
-                       .message = "the node agent is running"};
+  const api::Condition ready = ReadyCondition();
   api::SetCondition(status.conditions, ready, clock.Now());
   for (const auto& image : images.List()) {
     status.images.push_back(
@@ -65,6 +70,21 @@ Status PublishNode(store::Store& store, const NodeRegistration& node,
     } else {
       return current.status();
     }
+    api::EncodeStatus(status, object);
+    auto written = store.Update(object, store::Subresource::kStatus);
+    if (written.ok()) return Status::Ok();
+    if (written.status().code() != StatusCode::kAborted || attempt >= kConflictRetries) {
+      return written.status();
+    }
+  }
+}
+
+Status RenewNodeHeartbeat(store::Store& store, const std::string& name, base::Clock& clock) {
+  for (int attempt = 0;; ++attempt) {
+    ASSIGN_OR_RETURN(api::Object object, store.Get(api::NodeKind(), "", name));
+    ASSIGN_OR_RETURN(api::NodeStatus status, api::DecodeStatus<api::NodeStatus>(object));
+    status.last_heartbeat_time = clock.Now();
+    api::SetCondition(status.conditions, ReadyCondition(), clock.Now());
     api::EncodeStatus(status, object);
     auto written = store.Update(object, store::Subresource::kStatus);
     if (written.ok()) return Status::Ok();

@@ -16,6 +16,9 @@ struct NodeRegistration {
   std::string name;
   NodeCapacity capacity;
   std::vector<std::string> runtime_classes;
+  // Where its relay listens (relay_routes.h), "host:port"; empty for the node inside
+  // `warren server`, which the server reaches in process.
+  std::string address;
 };
 
 // Creates the node's Node object (labels kubernetes.io/hostname and warren.dev/node, both the
@@ -24,5 +27,10 @@ struct NodeRegistration {
 // stay. Blocking (store writes).
 Status PublishNode(store::Store& store, const NodeRegistration& node,
                    const image::ImageStore& images, base::Clock& clock);
+
+// The node's heartbeat (`warren node`, every second): lastHeartbeatTime now and Ready=True
+// again if the node lifecycle controller had marked it Unknown; the rest of the status as it
+// is. NotFound when the Node object is gone (PublishNode makes it again). Blocking.
+Status RenewNodeHeartbeat(store::Store& store, const std::string& name, base::Clock& clock);
 
 }  // namespace warren::node

@@ -55,6 +55,11 @@ struct NodeAgentOptions {
   bool destroy_on_stop = false;
   // status.nodeName of the sandboxes this agent runs (default: the host name).
   std::string node_name;
+  // True: the agent also takes every Sandbox whose status.nodeName is empty (one process that
+  // is the whole system, the embedded default). False (`warren node` in a cluster): such a
+  // Sandbox is the scheduler's (controller/scheduler_controller.h) and the agent waits until
+  // it names this node.
+  bool take_unplaced = true;
   // The agent's own files: one directory per sandbox (writable layer, logs, volumes), the node
   // secret. Must be searchable (o+x) all the way down when user namespaces are on.
   std::string root;

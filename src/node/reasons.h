@@ -28,6 +28,9 @@ inline constexpr const char* kEnvdNotReady = "EnvdNotReady";
 inline constexpr const char* kEnvdMissing = "EnvdMissing";    // the warren-envd binary
 inline constexpr const char* kCreateFailed = "CreateFailed";  // the runtime refused
 inline constexpr const char* kSandboxLost = "SandboxLost";    // vanished (host reboot)
+// Written by the control plane (controller/node_lifecycle_controller.h) when this node stopped
+// renewing its heartbeat: the sandbox is Failed and replaced; the agent only destroys it.
+inline constexpr const char* kNodeLost = "NodeLost";
 inline constexpr const char* kSandboxIdConflict = "SandboxIdConflict";
 inline constexpr const char* kMissingSandboxId = "MissingSandboxId";
 inline constexpr const char* kBackOff = "CrashLoopBackOff";  // waiting to restart

@@ -49,6 +49,11 @@ int64_t RawInt(const api::Json& status, const char* key) {
 
 bool Terminal(const std::string& p) { return p == phase::kSucceeded || p == phase::kFailed; }
 
+bool LostWithNode(const api::SandboxStatus& st) {
+  const api::Condition* ready = api::FindCondition(st.conditions, conditions::kReady);
+  return st.phase == phase::kFailed && ready != nullptr && ready->reason == reasons::kNodeLost;
+}
+
 // Whether the sandbox was ever Running (its first start writes status.startTime).
 bool HasStarted(const api::Object& obj) {
   return obj.status().is_object() && obj.status().contains("startTime");
@@ -209,9 +214,11 @@ Status NodeAgent::WriteStatus(api::Object& obj,
     // only that raced us, apply the same change to the fresh object. A new generation means a
     // new spec, which the caller has not acted on: that conflict is theirs to see.
     if (written.status().code() != StatusCode::kAborted || attempt == 3) return written.status();
+    // Nor is a sandbox the control plane declared lost with this node (it is being replaced):
+    // the next reconcile sees it Failed and only destroys it.
     auto fresh = store_.Get(api::SandboxKind(), obj.metadata.namespace_, obj.metadata.name);
     if (!fresh.ok() || fresh->metadata.uid != obj.metadata.uid ||
-        fresh->metadata.generation != generation) {
+        fresh->metadata.generation != generation || LostWithNode(StatusOf(*fresh))) {
       return written.status();
     }
     obj = std::move(*fresh);
@@ -237,6 +244,7 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
   const std::string id = SandboxIdOf(obj);
   const api::SandboxStatus status = StatusOf(obj);
   if (!status.node_name.empty() && status.node_name != options_.node_name) return Next::kDone;
+  if (status.node_name.empty() && !options_.take_unplaced) return Next::kDone;  // not placed yet
   const bool deleting = obj.metadata.deletion_timestamp.has_value();
   if (id.empty()) {
     if (deleting) return RemoveFinalizer(obj).ok() ? Next::kDone : Next::kRetry;

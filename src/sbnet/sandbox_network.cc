@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/scope_guard.h"
 #include "base/small_file.h"
+#include "base/strings.h"
 #include "os/conntrack.h"
 
 namespace warren::sbnet {
@@ -290,5 +291,28 @@ Status SandboxNetwork::Adopt(const Attachment& a, const EgressPolicy& policy) {
 }
 
 Status SandboxNetwork::RemoveTable() { return nft_->Run(DeleteTableCommand(rules_)); }
+
+Result<std::optional<NetworkOptions>> ParseNetworkFlags(std::string_view range,
+                                                        std::string_view dns,
+                                                        std::string_view open) {
+  if (range == "none" || range.empty()) return std::optional<NetworkOptions>();
+  NetworkOptions net;
+  auto prefix = os::ParseIpv4Prefix(range);
+  if (!prefix.ok()) return prefix.status().WithPrefix("--sandbox-network");
+  net.range = *prefix;
+  for (std::string_view r : base::Split(dns, ',')) {
+    if (r.empty()) continue;
+    auto ip = os::ParseIpv4(r);
+    if (!ip.ok()) return ip.status().WithPrefix("--sandbox-dns");
+    net.resolvers.push_back(*ip);
+  }
+  for (std::string_view c : base::Split(open, ',')) {
+    if (c.empty()) continue;
+    auto p = os::ParseIpv4Prefix(c);
+    if (!p.ok()) return p.status().WithPrefix("--sandbox-open");
+    net.opened.push_back(*p);
+  }
+  return std::optional<NetworkOptions>(std::move(net));
+}
 
 }  // namespace warren::sbnet

@@ -26,6 +26,13 @@ struct NetworkOptions {
   std::string resolv_conf_path;        // written by Create; the node binds it read-only
 };
 
+// The flags `warren server` and `warren node` take (`--sandbox-network`, `--sandbox-dns`,
+// `--sandbox-open`): none for "none" or an empty range (loopback only), else the range, its
+// comma-separated resolvers and opened CIDRs. Errors name the flag.
+Result<std::optional<NetworkOptions>> ParseNetworkFlags(std::string_view range,
+                                                        std::string_view dns,
+                                                        std::string_view open);
+
 // A sandbox's link out: its address, and the host side's name ("wv" + hex).
 struct Attachment {
   os::Ipv4 address;

@@ -300,28 +300,46 @@ void EvictionApi::TellNode(const api::Object& sandbox, obs::EventType type, std:
 
 namespace {
 
-// The budget controller as a server component; it also owns the eviction route's state, which
-// the router borrows for the server's life.
-class DisruptionComponent final : public Component {
+// The eviction route's state as a server component (nothing to start), so it lives as long as
+// the server whose router borrows it.
+class EvictionComponent final : public Component {
  public:
-  explicit DisruptionComponent(store::Store& store)
-      : evictions_(store), controller_(store, base::RealClock()) {}
-  std::string_view name() const override { return "disruption"; }
-  Status Start() override { return controller_.Start(); }
-  void Stop() override { controller_.Stop(); }
+  explicit EvictionComponent(store::Store& store) : evictions_(store) {}
+  std::string_view name() const override { return "evictions"; }
+  Status Start() override { return Status::Ok(); }
+  void Stop() override {}
   EvictionApi& evictions() { return evictions_; }
 
  private:
   EvictionApi evictions_;
+};
+
+class BudgetControllerComponent final : public Component {
+ public:
+  explicit BudgetControllerComponent(store::Store& store) : controller_(store, base::RealClock()) {}
+  std::string_view name() const override { return "podunavailablebudget"; }
+  Status Start() override { return controller_.Start(); }
+  void Stop() override { controller_.Stop(); }
+
+ private:
   controller::PubController controller_;
 };
 
 }  // namespace
 
-void InstallDisruption(Server& server) {
-  auto component = std::make_unique<DisruptionComponent>(server.store());
+void InstallEvictions(Server& server) {
+  auto component = std::make_unique<EvictionComponent>(server.store());
   component->evictions().Register(server.router());
   server.AddComponent(std::move(component));
+}
+
+std::unique_ptr<Component> MakeBudgetController(store::Store& store) {
+  return std::make_unique<BudgetControllerComponent>(store);
+}
+
+void InstallDisruption(Server& server) {
+  InstallEvictions(server);
+  server.AddComponent(MakeBudgetController(server.store()));
 }
 
 }  // namespace warren::server

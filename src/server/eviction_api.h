@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -83,8 +84,13 @@ class EvictionApi {
       told_;
 };
 
-// Adds the eviction routes and the PodUnavailableBudget controller (controller/pub_controller.h)
-// to `server`, before it starts.
+// Adds the eviction routes to `server`, before it starts (every replica serves them).
+void InstallEvictions(Server& server);
+// The PodUnavailableBudget controller (controller/pub_controller.h) as a server component: a
+// one-writer part, for the leader (server/leader_only.h). Its writes are conditional on what it
+// read, so two running at once (a term changing hands) lose nothing, only repeat work.
+std::unique_ptr<Component> MakeBudgetController(store::Store& store);
+// Both, for a server that runs every part itself (tests).
 void InstallDisruption(Server& server);
 
 }  // namespace warren::server

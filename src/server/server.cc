@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/small_file.h"
 #include "base/strings.h"
+#include "node/relay_wire.h"
 #include "obs/metrics_route.h"
 #include "server/auth/route_guard.h"
 #include "server/resource_api.h"
@@ -60,6 +61,7 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
                                                          : server->options_.key_dir;
   ASSIGN_OR_RETURN(server->keys_, auth::KeyStore::Open(key_dir));
   ASSIGN_OR_RETURN(base::SealedBox box, base::SealedBox::LoadOrCreate(key_dir + "/seal.key"));
+  server->relay_token_ = box.Token(node::kRelayTokenContext);
   server->secrets_ = std::make_unique<api::SandboxSecrets>(std::move(box));
   ASSIGN_OR_RETURN(auto quota,
                    quota::QuotaService::Create(*server->store_, server->options_.quota));

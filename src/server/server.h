@@ -22,6 +22,13 @@ namespace warren::server {
 
 class ResourceApi;
 
+// Whether `warren server` runs the scheduler (controller/scheduler_controller.h; `--scheduler`).
+enum class SchedulerMode {
+  kAuto,  // only when this server runs no node agent of its own (a control plane in a cluster)
+  kOn,
+  kOff,
+};
+
 struct ServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 7780;                      // 0 = ephemeral (see Server::port())
@@ -29,6 +36,10 @@ struct ServerOptions {
   // The object store: empty for the embedded SQLite one in data_dir, or
   // "etcd://host:port[,host:port...][/prefix]" (store/etcd_store.h) for etcd.
   std::string store_url;
+  // This server among several replicas of one etcd store (`--replica-name`): its claims' locks
+  // and its Leases name it (server/leader_only.h). Keep it across restarts. Empty = the
+  // default, server::DefaultReplicaName(port).
+  std::string replica_name;
   store::SqliteStoreOptions::Sync store_sync = store::SqliteStoreOptions::Sync::kNormal;  // SQLite
   int loop_threads = 0;                      // 0 = one per core
   int blocking_threads = 32;                 // resource handlers block on the store
@@ -40,6 +51,9 @@ struct ServerOptions {
   size_t max_connections_per_address = 1024;
   const api::KindRegistry* kinds = nullptr;  // nullptr = api::BuiltinKinds()
   std::string key_dir;                       // the API keys; empty = <data_dir>/auth
+  // Run a node agent in this process (the embedded default). Off (`--node off`): a pure
+  // control plane, whose sandboxes run on `warren node` processes (issue 17).
+  bool local_node = true;
   // Per-team quota: the ledger (embedded, or Redis) and its anti-drift (quota/quota_service.h).
   quota::QuotaOptions quota;
   // A second listener serving only GET /metrics, without a key, for a Prometheus on the same
@@ -62,6 +76,12 @@ struct ServerOptions {
   uint16_t tls_port = 443;
   std::string tls_cert;
   std::string tls_key;
+  // The cluster's controllers: the scheduler places Sandboxes on Nodes (a local node agent that
+  // takes unplaced sandboxes itself makes it unneeded, hence kAuto); node lifecycle marks a
+  // Node that stopped renewing its heartbeat and its sandboxes lost (harmless while heartbeats
+  // are fresh; the server's own node agent is never judged by it).
+  SchedulerMode scheduler = SchedulerMode::kAuto;
+  bool node_lifecycle = true;
 };
 
 // `warren server`: the object store, the API keys, the resource REST API
@@ -86,6 +106,9 @@ class Server {
   // Seals and opens the secrets kept on Sandbox objects, with this install's key
   // (<key_dir>/seal.key, made on first start).
   const api::SandboxSecrets& secrets() const { return *secrets_; }
+  // The cluster's node relay credential (node/relay_wire.h), derived from the same key: a
+  // server reaches `warren node` processes with it.
+  const std::string& relay_token() const { return relay_token_; }
   // Every path that makes a Sandbox reserves through it (the first component to start).
   quota::QuotaService& quota() { return *quota_; }
   // The key store for handlers that keep it (shared with the router's guard).
@@ -118,6 +141,7 @@ class Server {
   std::shared_ptr<auth::KeyStore> keys_;
   std::shared_ptr<audit::Journal> audit_;
   std::unique_ptr<api::SandboxSecrets> secrets_;
+  std::string relay_token_;
   quota::QuotaService* quota_ = nullptr;  // owned by components_
   std::unique_ptr<ResourceApi> resources_;
   net::Router router_;

@@ -8,6 +8,7 @@
 #include "api/json.h"
 #include "api/typed_codec.h"
 #include "api/types/labels.h"
+#include "base/ids.h"
 #include "base/time_format.h"
 #include "controller/sandboxset_member.h"
 
@@ -58,6 +59,20 @@ const char* const kClaimAnnotations[] = {
 };
 
 }  // namespace
+
+std::string NewClaimLock(std::string_view replica) {
+  std::string lock = base::NewUuid();
+  if (!replica.empty()) {
+    lock += '@';
+    lock += replica;
+  }
+  return lock;
+}
+
+std::string_view ReplicaOfLock(std::string_view lock) {
+  auto at = lock.find('@');
+  return at == std::string_view::npos ? std::string_view() : lock.substr(at + 1);
+}
 
 std::string InitBody(const ClaimRequest& request) {
   api::Json body = api::Json::object();

@@ -15,6 +15,14 @@ namespace warren::controller::claim {
 // (api/sandbox_secrets.h) so the node agent replays it after a resume or restart.
 std::string InitBody(const ClaimRequest& request);
 
+// A claim's lock (annotation agents.kruise.io/lock): a fresh UUID, and "@<replica>" naming the
+// server replica that made the claim when `replica` is not empty — "6f1c…@warren-a". The
+// janitors of other replicas read the name to leave a live replica's pending claims alone.
+std::string NewClaimLock(std::string_view replica);
+// The replica a lock names; "" for a lock that names none (made before replicas named
+// themselves, or by a single server without a name).
+std::string_view ReplicaOfLock(std::string_view lock);
+
 // Marks `sandbox` claimed by `request`, in memory (reference §3.9 step 7): the pool's owner
 // reference removed (the request's owner references put instead), label sandbox-claimed=true
 // plus the request's labels, annotations lock, owner, claim-timestamp, claim-pending

@@ -76,7 +76,7 @@ PoolClaimer::PoolClaimer(PoolInformers& informers, SandboxConnector* connector,
       on_claimed_(std::move(on_claimed)),
       options_(options),
       clock_(clock),
-      index_(informers.sandboxes()),
+      index_(informers.sandboxes(), &informers.nodes()),
       started_at_(clock.Now()) {}
 
 PoolClaimer::~PoolClaimer() { Stop(); }
@@ -92,7 +92,7 @@ Result<ClaimResult> PoolClaimer::Claim(const ClaimRequest& request) {
   }
   Deadline deadline = start + request.timeout;
   base::WallTime pending_deadline = clock_.Now() + request.timeout + options_.pending_grace;
-  std::string lock = base::NewUuid();
+  std::string lock = NewClaimLock(options_.replica);
   {
     std::lock_guard guard(mu_);
     in_flight_.insert(lock);
@@ -521,9 +521,20 @@ int PoolClaimer::RollBackAbandonedClaims() {
     auto deadline = base::ParseRfc3339(pending);
     auto claimed_at = base::ParseRfc3339(Annotation(*s, annotations::kClaimTimestamp));
     bool expired = !deadline || *deadline <= now;
-    // Claimed by an earlier run of this server (which is the only writer): nobody will finish it.
-    bool orphaned = claimed_at && *claimed_at < started_at_;
-    if (!expired && !orphaned) continue;
+    std::string_view maker = ReplicaOfLock(lock);
+    // The only writer made every claim there is, whatever name it ran under.
+    bool ours = options_.liveness == nullptr || (!maker.empty() && maker == options_.replica);
+    if (ours) {
+      // Claimed by an earlier run of this replica: nobody will finish it.
+      bool orphaned = claimed_at && *claimed_at < started_at_;
+      if (!expired && !orphaned) continue;
+    } else if (!expired) {
+      continue;
+    } else if (!maker.empty() && options_.liveness->IsAlive(maker)) {
+      // Past its deadline, but its replica is alive: it may yet commit or roll it back (a
+      // commit queued behind a slow store), and envd is asked only by the one that made it.
+      continue;
+    }
     Status resolved = ResolveAbandoned(*s, now);
     if (resolved.ok()) {
       ++rolled;

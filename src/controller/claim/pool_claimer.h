@@ -16,6 +16,7 @@
 #include "controller/claim/claimer.h"
 #include "controller/claim/pool_index.h"
 #include "controller/claim/sandbox_connector.h"
+#include "controller/leader/replica_liveness.h"
 #include "controller/pool_informers.h"
 #include "controller/quota_gate.h"
 
@@ -31,6 +32,13 @@ struct PoolClaimerOptions {
   // A claim that has to create (createOnNoStock) reserves its sandbox here. Borrowed; null =
   // no quota.
   QuotaGate* quota = nullptr;
+  // The server replica this claimer runs in, named in every claim's lock (NewClaimLock). It
+  // keeps its name across restarts, so its janitor knows its own earlier run's claims.
+  std::string replica;
+  // Other replicas' liveness (several servers over one store). Borrowed; null = this claimer is
+  // the store's only writer (one embedded server), and every pending claim of an earlier run is
+  // abandoned.
+  leader::ReplicaLiveness* liveness = nullptr;
 };
 
 // The claim fast path (contracts.md "Claims", reference §3.9):
@@ -45,9 +53,15 @@ struct PoolClaimerOptions {
 //      the sandbox handed to the caller.
 // A claim that dies between 2 and 5 leaves claim-pending behind; the janitor rolls such
 // claims back — the sandbox's envd is reset and it returns to its pool (or is deleted when it
-// cannot be) — once their deadline passes, or at once when the claim was made by an earlier
-// run of this process (claim-timestamp before our start and not in flight here): this server
-// is the only writer. So a claim never strands a member, and a sandbox is handed out once.
+// cannot be) — or commits them when envd shows they reached /init (see ResolveAbandoned):
+//   - at once when this replica made it in an earlier run (its lock names this replica, or
+//     this claimer is the store's only writer; claim-timestamp before our start; not in flight
+//     here);
+//   - a claim another replica made: only once its deadline has passed and that replica is dead
+//     (its liveness Lease expired or released), never while it may still finish it;
+//   - any other (ours, or one naming no replica) once its deadline passes.
+// Every janitor write is a compare-and-swap, so of several janitors one resolves a claim. So a
+// claim never strands a member, and a sandbox is handed out once.
 // With nothing in stock the claim creates a sandbox from the pool's template
 // (createOnNoStock, lock type "create"), waits for it to be Ready, and finishes the same way.
 // A failure after step 2 (envd /init, the deadline) deletes the sandbox: the pool refills.

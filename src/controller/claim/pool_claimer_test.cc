@@ -16,6 +16,7 @@
 #include "controller/testing/eventually.h"
 #include "controller/testing/pool_fixture.h"
 #include "controller/testing/pool_test_node.h"
+#include "controller/testing/test_nodes.h"
 #include "obs/metrics.h"
 #include "store/testing/objects.h"
 #include "store/testing/temp_store.h"
@@ -198,6 +199,29 @@ TEST_F(PoolClaimerTest, WithoutCreateOnNoStockAClaimWaitsForStock) {
   });
   auto later = stack_->claimer.Claim(req);
   scale.join();
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_TRUE(later->from_pool);
+}
+
+TEST_F(PoolClaimerTest, MembersOnANodeThatIsNotReadyAreNeverHandedOut) {
+  // PoolTestNode runs every member on test-node.
+  controller::testing::PutNode(store_.store(), {.name = "test-node"});
+  CreatePool("py", 3);
+  // The node lifecycle controller's mark of a node that stopped renewing.
+  controller::testing::PutNode(store_.store(), {.name = "test-node", .ready = "Unknown"});
+  ASSERT_TRUE(Eventually([&] { return stack_->claimer.index().Available("default", "py") == 0; }));
+  ClaimRequest req = Request("py");
+  req.create_on_no_stock = false;
+  req.timeout = 300ms;
+  auto r = stack_->claimer.Claim(req);
+  ASSERT_FALSE(r.ok()) << r->sandbox.metadata.name;
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status();
+
+  // Ready again: the members are stock again.
+  controller::testing::PutNode(store_.store(), {.name = "test-node"});
+  ASSERT_TRUE(Eventually([&] { return stack_->claimer.index().Available("default", "py") == 3; }));
+  req.timeout = 5s;
+  auto later = stack_->claimer.Claim(req);
   ASSERT_TRUE(later.ok()) << later.status();
   EXPECT_TRUE(later->from_pool);
 }

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "api/typed_codec.h"
 #include "api/types/labels.h"
+#include "api/types/node.h"
 #include "base/ids.h"
 #include "controller/sandboxset_member.h"
 
@@ -24,10 +26,59 @@ uint64_t Seed() {
   return s;
 }
 
+std::string NodeOf(const api::Object& o) {
+  const api::Json& status = o.status();
+  if (!status.is_object()) return {};
+  auto it = status.find("nodeName");
+  return it != status.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 }  // namespace
 
-PoolIndex::PoolIndex(Informer& sandboxes) : rng_(Seed()) {
+PoolIndex::PoolIndex(Informer& sandboxes, Informer* nodes) : rng_(Seed()) {
   sandboxes.AddHandler([this](const Informer::Change& c) { OnChange(c); });
+  if (nodes != nullptr) nodes->AddHandler([this](const Informer::Change& c) { OnNode(c); });
+}
+
+void PoolIndex::OnNode(const Informer::Change& c) {
+  const std::string& node = c.object->metadata.name;
+  bool ready = true;  // a deleted Node says nothing any more
+  if (c.type != store::EventType::kDeleted) {
+    auto status = api::DecodeStatus<api::NodeStatus>(*c.object);
+    ready = status.ok() && api::IsConditionTrue(status->conditions, "Ready");
+  }
+  bool notify = false;
+  {
+    std::lock_guard lock(mu_);
+    if (!ready) {
+      if (!unready_nodes_.insert(node).second) return;
+      // Set aside what it holds: placement_ does not say where members run, so walk them.
+      std::vector<std::pair<std::string, ObjectPtr>> moving;
+      for (const auto& [pool_key, pool] : pools_) {
+        for (const auto& [revision, bucket] : pool.by_revision) {
+          for (const ObjectPtr& m : bucket.items) {
+            if (NodeOf(*m) == node) moving.emplace_back(ObjectKey(*m), m);
+          }
+        }
+      }
+      for (auto& [key, m] : moving) {
+        EraseLocked(key);
+        InsertLocked(key, m);
+      }
+      return;
+    }
+    if (unready_nodes_.erase(node) == 0) return;
+    auto aside = set_aside_.find(node);
+    if (aside == set_aside_.end()) return;
+    auto members = std::move(aside->second);
+    set_aside_.erase(aside);
+    for (auto& [key, m] : members) {
+      set_aside_node_.erase(key);
+      InsertClaimableLocked(key, m);
+      notify = true;
+    }
+  }
+  if (notify) stock_cv_.notify_all();
 }
 
 void PoolIndex::OnChange(const Informer::Change& c) {
@@ -56,6 +107,16 @@ void PoolIndex::OnChange(const Informer::Change& c) {
 }
 
 void PoolIndex::InsertLocked(const std::string& key, const ObjectPtr& object) {
+  std::string node = NodeOf(*object);
+  if (!node.empty() && unready_nodes_.contains(node)) {
+    set_aside_[node][key] = object;
+    set_aside_node_[key] = std::move(node);
+    return;
+  }
+  InsertClaimableLocked(key, object);
+}
+
+void PoolIndex::InsertClaimableLocked(const std::string& key, const ObjectPtr& object) {
   std::string pool_key = fmt::format("{}/{}", object->metadata.namespace_, PoolOf(*object));
   std::string revision = RevisionOf(*object);
   Pool& pool = pools_[pool_key];
@@ -67,6 +128,15 @@ void PoolIndex::InsertLocked(const std::string& key, const ObjectPtr& object) {
 }
 
 void PoolIndex::EraseLocked(const std::string& key) {
+  if (auto aside = set_aside_node_.find(key); aside != set_aside_node_.end()) {
+    auto node = set_aside_.find(aside->second);
+    if (node != set_aside_.end()) {
+      node->second.erase(key);
+      if (node->second.empty()) set_aside_.erase(node);
+    }
+    set_aside_node_.erase(aside);
+    return;
+  }
   auto where = placement_.find(key);
   if (where == placement_.end()) return;
   auto pool_it = pools_.find(where->second.pool_key);
@@ -122,7 +192,7 @@ void PoolIndex::Return(const ObjectPtr& member) {
     auto taken = taken_.find(key);
     if (taken == taken_.end() || taken->second != member->metadata.resource_version) return;
     taken_.erase(taken);
-    if (placement_.contains(key)) return;
+    if (placement_.contains(key) || set_aside_node_.contains(key)) return;
     InsertLocked(key, member);
   }
   stock_cv_.notify_all();

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "controller/informer.h"
@@ -24,11 +25,16 @@ namespace warren::controller::claim {
 // set's current revision (the reference's §3.9 steps 5-6: fewer conflicts with the rolling
 // update and between claimers).
 //
-// Thread-safe. Borrows the informer; the handler is added in the constructor, so construct the
-// index before the informer starts.
+// With a Node informer, a member on a node whose Node says anything but Ready=True (the node
+// lifecycle controller's Ready=Unknown for a node that stopped renewing, a node reporting itself
+// not ready) is set aside: never taken, not counted as stock, back when its node is Ready again.
+// A member whose node has no Node object is claimable (one process without Nodes, tests).
+//
+// Thread-safe. Borrows the informers; the handlers are added in the constructor, so construct
+// the index before the informers start (nodes before sandboxes, as PoolInformers does).
 class PoolIndex {
  public:
-  explicit PoolIndex(Informer& sandboxes);
+  explicit PoolIndex(Informer& sandboxes, Informer* nodes = nullptr);
 
   // A claimable member of ns/pool, preferring template hash `revision`; null when none.
   ObjectPtr Take(std::string_view ns, std::string_view pool, std::string_view revision);
@@ -55,7 +61,10 @@ class PoolIndex {
   };
 
   void OnChange(const Informer::Change& change);
+  void OnNode(const Informer::Change& change);
+  // Into its pool's bucket, or set aside when its node is not Ready.
   void InsertLocked(const std::string& key, const ObjectPtr& object);
+  void InsertClaimableLocked(const std::string& key, const ObjectPtr& object);
   void EraseLocked(const std::string& key);
 
   mutable std::mutex mu_;
@@ -63,8 +72,12 @@ class PoolIndex {
   std::unordered_map<std::string, Pool> pools_;           // "ns/pool"; guarded by mu_
   std::unordered_map<std::string, Placement> placement_;  // object key; guarded by mu_
   std::unordered_map<std::string, int64_t> taken_;        // object key → version taken at
-  std::mt19937_64 rng_;                                   // guarded by mu_
-  bool shut_down_ = false;                                // guarded by mu_
+  std::unordered_set<std::string> unready_nodes_;         // guarded by mu_
+  // Claimable members on unready nodes: node → object key → member. Guarded by mu_.
+  std::unordered_map<std::string, std::unordered_map<std::string, ObjectPtr>> set_aside_;
+  std::unordered_map<std::string, std::string> set_aside_node_;  // object key → node; mu_
+  std::mt19937_64 rng_;                                          // guarded by mu_
+  bool shut_down_ = false;                                       // guarded by mu_
 };
 
 }  // namespace warren::controller::claim

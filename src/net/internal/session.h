@@ -275,6 +275,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // proxy.cc
   asio::awaitable<void> RunProxy(ProxyJob job);
+  // ProxyOptions::raw_upgrade: 101 to the client, then the tunnel.
+  asio::awaitable<void> AnswerRawUpgrade(const Headers& request_headers);
   // The client's answer to a relay aborted before the upstream's response head: the
   // abort_response (closing after it when `close`), or a cut connection without one.
   asio::awaitable<void> AnswerAbortedRelay(bool close);

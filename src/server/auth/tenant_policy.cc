@@ -8,6 +8,7 @@
 #include "api/merge_patch.h"
 #include "api/object_codec.h"
 #include "api/types/labels.h"
+#include "api/types/lease.h"
 
 namespace warren::server::auth {
 namespace {
@@ -51,6 +52,12 @@ bool IsKind(const api::KindInfo& kind, std::string_view group, std::string_view 
 bool IsSystemWritten(const api::KindInfo& kind) {
   return IsKind(kind, api::kWarrenGroup, "Event") || IsKind(kind, api::kWarrenGroup, "Node") ||
          IsKind(kind, api::kWarrenGroup, "ResourceQuota");
+}
+
+// Kinds only the control plane reads and writes: the replicas' Leases (who leads, who is alive)
+// are not a team's business in any namespace, its own included.
+bool IsControlPlaneOnly(const api::KindInfo& kind) {
+  return IsKind(kind, api::kCoordinationGroup, "Lease");
 }
 
 bool HasPodTemplate(const api::KindInfo& kind) {
@@ -153,6 +160,12 @@ Status CheckTenantScope(const base::Principal& who, const api::KindInfo& kind, s
         "team \"{}\")",
         kind.Resource(), who.key_name, who.team));
   }
+  if (IsControlPlaneOnly(kind)) {
+    return PermissionDeniedError(fmt::format(
+        "{} belong to the control plane: only an admin key may read or change them (key {} "
+        "belongs to team \"{}\")",
+        kind.Resource(), who.key_name, who.team));
+  }
   if (!ns.empty() && ns != who.team) {
     // Worded as the store words a missing object (or namespace): nothing to tell apart.
     if (!name.empty())
@@ -195,6 +208,9 @@ Status CheckTenantWrite(const base::Principal& who, const api::KindInfo& kind,
 Status CheckTenantPatch(const base::Principal& who, const api::KindInfo& kind,
                         const api::Json& patch, bool status) {
   if (who.admin) return Status::Ok();
+  if (IsControlPlaneOnly(kind)) {
+    return CheckTenantScope(who, kind, who.team, "", Verb::kWrite);
+  }
   if (status) {
     return PermissionDeniedError(fmt::format(
         "{}/status is written by the node agent and the controllers: only an admin key may "

@@ -15,7 +15,7 @@ namespace warren::server::auth {
 // functions of the caller and the objects, so every rule is unit-tested without a server:
 //   - its team's namespace only: anything in another namespace is NotFound, worded as the
 //     store words a missing object, so another team's objects do not even show they exist;
-//   - cluster-scoped kinds (Node) are PermissionDenied;
+//   - cluster-scoped kinds (Node) and the control plane's own (Lease) are PermissionDenied;
 //   - kinds the control plane writes (Event, ResourceQuota) are read-only;
 //   - status subresources are the node's and the controllers': read-only;
 //   - no hostPath volume in a pod template (it would be the host's file system inside a

@@ -84,5 +84,30 @@ TEST(TenantPolicyTest, AWrittenObjectIsInTheTeamsNamespaceOnly) {
   EXPECT_TRUE(CheckTenantWrite(kAdmin, KindOf(tpl), nullptr, tpl, false).ok());
 }
 
+TEST(TenantPolicyTest, LeasesAreTheControlPlanesEvenInTheTeamsOwnNamespace) {
+  // Who leads the controllers and which replica is alive: a team key could otherwise stop
+  // them (take the leader lease) or have a live replica's claims resolved (expire its lease).
+  const base::Principal system_team{
+      .key_id = "0123456789abcdee", .key_name = "s", .team = "warren-system"};
+  api::Object lease = Parse(R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease",
+      "metadata":{"name":"warren-controller-manager","namespace":"warren-system"},
+      "spec":{"holderIdentity":"x"}})");
+  const api::KindInfo& kind = KindOf(lease);
+  for (const base::Principal& who : {kTeam, system_team}) {
+    for (std::string_view ns : {"", "team-a", "warren-system"}) {
+      for (Verb verb : {Verb::kRead, Verb::kWrite}) {
+        EXPECT_EQ(CheckTenantScope(who, kind, ns, "", verb).code(), StatusCode::kPermissionDenied)
+            << who.team << " " << ns;
+      }
+    }
+    EXPECT_EQ(CheckTenantWrite(who, kind, nullptr, lease, false).code(),
+              StatusCode::kPermissionDenied);
+    EXPECT_EQ(
+        CheckTenantPatch(who, kind, Patch(R"({"spec":{"holderIdentity":"me"}})"), false).code(),
+        StatusCode::kPermissionDenied);
+  }
+  EXPECT_TRUE(CheckTenantScope(kAdmin, kind, "warren-system", "", Verb::kWrite).ok());
+}
+
 }  // namespace
 }  // namespace warren::server::auth
