@@ -36,6 +36,7 @@
 #include "server/cluster/node_router.h"
 #include "server/e2b/e2b_component.h"
 #include "server/e2b/node_access.h"
+#include "server/eviction_api.h"
 #include "server/leader_only.h"
 
 // This binary's own parts.
@@ -473,10 +474,14 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
     if (node_lifecycle) {
       parts.push_back(std::make_unique<warren::apps::NodeLifecycleComponent>(*store, lifecycle));
     }
+    // The PodUnavailableBudgets' status (evictions themselves: every replica, below).
+    parts.push_back(warren::server::MakeBudgetController(*store));
     return parts;
   };
   server.AddComponent(
       std::make_unique<warren::server::LeaderOnly>(server.store(), controllers, replica));
+  // Sandbox evictions, judged against the PodUnavailableBudgets (server/eviction_api.h).
+  warren::server::InstallEvictions(server);
   return warren::Status::Ok();
 }
 
@@ -503,5 +508,6 @@ int main(int argc, char** argv) {
   warren::cli::AddTopCommand(app);
   warren::cli::AddCompletionCommand(app);
   warren::cli::AddImageCommand(app);
+  warren::cli::AddDrainCommands(app);
   return app.Run(argc, argv);
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/admission.h"
+#include "api/policy_kinds.h"
 #include "api/types/lease.h"
 #include "base/check.h"
 #include "base/strings.h"
@@ -325,6 +326,31 @@ void RegisterBuiltinKinds(KindRegistry& registry) {
     registry.Add(std::move(k));
   }
   {
+    // Kruise's print columns (Allowed, Current, Desired, Total); counts are of groups when the
+    // budget has a podGroupPolicy.
+    KindInfo k;
+    k.group = kPolicyGroup;
+    k.version = kV1alpha1;
+    k.kind = "PodUnavailableBudget";
+    k.plural = "podunavailablebudgets";
+    k.singular = "podunavailablebudget";
+    k.short_names = {"pub"};
+    k.status_subresource = true;
+    k.columns = {
+        {"ALLOWED", ".status.unavailableAllowed", ColType::kInteger, false},
+        {"CURRENT", ".status.currentAvailable", ColType::kInteger, false},
+        {"DESIRED", ".status.desiredAvailable", ColType::kInteger, false},
+        {"TOTAL", ".status.totalReplicas", ColType::kInteger, false},
+        {"GROUP_KEY", ".spec.podGroupPolicy.groupLabelKey", ColType::kString, true},
+        {"MESSAGE", ".status.conditions[?(@.type==\"DisruptionAllowed\")].message",
+         ColType::kString, true},
+    };
+    k.admit = AdmitPodUnavailableBudget;
+    k.admit_update = AdmitPodUnavailableBudgetUpdate;
+    k.admit_status = AdmitPodUnavailableBudgetStatus;
+    registry.Add(std::move(k));
+  }
+  {
     // Kubernetes' own kind and group, so a Lease reads as one (api/types/lease.h; not in
     // kinds.h's list, so adding it recompiled nothing else).
     KindInfo k;
@@ -358,6 +384,7 @@ const KindInfo& Builtin(std::string_view kind) {
       kind == "Node" || kind == "Event" || kind == "ResourceQuota" || kind == "Volume"
           ? kWarrenApiVersion
       : kind == "ImagePullJob" || kind == "AdvancedCronJob" ? kAppsApiVersion
+      : kind == "PodUnavailableBudget"                      ? kPolicyApiVersion
       : kind == "Lease"                                     ? kCoordinationApiVersion
                                                             : kAgentsApiVersion,
       kind);
@@ -424,6 +451,10 @@ const KindInfo& LeaseKind() {
 }
 const KindInfo& EventKind() {
   static const KindInfo& k = Builtin("Event");
+  return k;
+}
+const KindInfo& PodUnavailableBudgetKind() {
+  static const KindInfo& k = Builtin("PodUnavailableBudget");
   return k;
 }
 

@@ -98,6 +98,12 @@ Result<api::Json> ApiClient::Delete(const api::KindInfo& kind, std::string_view 
   return Do("DELETE", Path(kind, ns, name), &options);
 }
 
+Result<api::Json> ApiClient::PostSubresource(const api::KindInfo& kind, std::string_view ns,
+                                             std::string_view name, std::string_view subresource,
+                                             const api::Json& body) {
+  return Do("POST", Path(kind, ns, name, subresource), &body);
+}
+
 Result<api::Json> ApiClient::GetPath(const std::string& path) { return Do("GET", path, nullptr); }
 
 Status ApiClient::Watch(const api::KindInfo& kind, std::string_view ns, std::string_view query,

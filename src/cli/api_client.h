@@ -46,6 +46,10 @@ class ApiClient {
                                std::string_view subresource = {});
   Result<api::Json> Delete(const api::KindInfo& kind, std::string_view ns, std::string_view name,
                            const api::Json& options);
+  // POST of a subresource (Path(kind, ns, name, subresource)), e.g. a Sandbox's eviction.
+  Result<api::Json> PostSubresource(const api::KindInfo& kind, std::string_view ns,
+                                    std::string_view name, std::string_view subresource,
+                                    const api::Json& body);
   // Streams watch events ({"type", "object"}) to `on_event` until it returns false or the
   // stream ends.
   Status Watch(const api::KindInfo& kind, std::string_view ns, std::string_view query,

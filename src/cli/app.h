@@ -84,5 +84,7 @@ void AddImageCommand(App& app);
 void AddSetCommand(App& app);
 void AddCreateCommand(App& app);
 void AddRestartCommand(App& app);
+// cordon, uncordon and drain (drain_command.cc).
+void AddDrainCommands(App& app);
 
 }  // namespace warren::cli

@@ -310,6 +310,46 @@ TEST_F(TenancyTest, SecretsOnASandboxAreSealedForEveryReader) {
             403);
 }
 
+// A PodUnavailableBudget is its team's: another team neither sees nor changes it, its status is
+// the controller's, and another team's key cannot evict the sandboxes it protects (nor any
+// other of that team's).
+TEST_F(TenancyTest, DisruptionBudgetsAndEvictionsArePerTeam) {
+  CreateSandbox(team_a_key_, "team-a", "box");
+  Json pub = Json::parse(R"({"apiVersion": "policy.kruise.io/v1alpha1",
+      "kind": "PodUnavailableBudget", "metadata": {"name": "pub"},
+      "spec": {"selector": {"matchLabels": {"app": "x"}}, "maxUnavailable": 1}})");
+  const std::string pubs =
+      "/apis/policy.kruise.io/v1alpha1/namespaces/team-a/podunavailablebudgets";
+  ASSERT_EQ(Call("POST", pubs, team_a_key_, pub.dump()).status, 201);
+  EXPECT_EQ(Call("GET", pubs + "/pub", team_a_key_).status, 200);
+  EXPECT_EQ(Call("GET", pubs + "/pub", team_b_key_).status, 404);
+  EXPECT_EQ(Call("GET", pubs, team_b_key_).status, 404);
+  EXPECT_EQ(Call("PATCH", pubs + "/pub", team_b_key_, R"({"spec":{"maxUnavailable":5}})").status,
+            404);
+  EXPECT_EQ(Call("DELETE", pubs + "/pub", team_b_key_).status, 404);
+  EXPECT_TRUE(
+      Items(Call("GET", "/apis/policy.kruise.io/v1alpha1/podunavailablebudgets", team_b_key_))
+          .empty());
+  EXPECT_EQ(Call("POST", "/apis/policy.kruise.io/v1alpha1/namespaces/team-b/podunavailablebudgets",
+                 team_a_key_, pub.dump())
+                .status,
+            404);
+  EXPECT_EQ(
+      Call("PATCH", pubs + "/pub/status", team_a_key_, R"({"status":{"unavailableAllowed":9}})")
+          .status,
+      403);
+  const std::string eviction = "/namespaces/team-a/sandboxes/box/eviction";
+  EXPECT_EQ(Call("POST", "/apis/agents.kruise.io/v1alpha1" + eviction, team_b_key_, "{}").status,
+            404);
+  EXPECT_EQ(Call("POST", "/api/v1" + eviction, team_b_key_, "{}").status, 404);
+  EXPECT_EQ(Call("POST", "/api/v1" + eviction, "", "{}").status, 401);
+  EXPECT_EQ(
+      Call("GET", "/apis/agents.kruise.io/v1alpha1/namespaces/team-a/sandboxes/box", team_a_key_)
+          .status,
+      200);
+  EXPECT_EQ(Call("POST", "/api/v1" + eviction, team_a_key_, "{}").status, 201);
+}
+
 // An ImagePullJob and an AdvancedCronJob are their team's: another team neither sees nor
 // deletes them, and their status (the nodes' progress, the last firing) is the control plane's.
 TEST_F(TenancyTest, ImagePullAndCronJobsArePerTeamAndTheirStatusIsTheControlPlanes) {
