@@ -52,27 +52,62 @@ class SandboxNodes {
   SandboxNodes(warren::node::NodeAgent& agent, warren::server::cluster::NodeRouter& router)
       : agent_(agent), router_(router) {}
   warren::node::NodeAgent& local() { return agent_; }
-  // Null: the local agent's (or nobody's, which the agent then says).
-  warren::Result<std::shared_ptr<warren::node::RelayClient>> Remote(std::string_view id) {
-    if (agent_.Find(id).ok()) return std::shared_ptr<warren::node::RelayClient>();
-    return router_.RemoteFor(id);
-  }
+
   warren::Result<warren::base::UniqueFd> Dial(std::string_view id, uint16_t port,
                                               std::chrono::milliseconds timeout) {
     ASSIGN_OR_RETURN(auto relay, Remote(id));
     if (relay) return relay->Dial(id, port, timeout);
     return agent_.Dial(id, port, timeout);
   }
+  // envd /init with the node secret (the agent's keep-alive client: no connect on the claim
+  // path).
+  warren::Status Init(std::string_view id, const std::string& body,
+                      std::chrono::milliseconds timeout) {
+    ASSIGN_OR_RETURN(auto relay, Remote(id));
+    if (relay) return relay->Init(id, body, timeout);
+    ASSIGN_OR_RETURN(auto envd, agent_.Envd(id));
+    return envd->Init(body, timeout);
+  }
+  // A real reset: processes restarted, writable layer discarded, envd fresh (node/reset.cc).
+  warren::Status Reset(std::string_view id, std::chrono::milliseconds timeout) {
+    ASSIGN_OR_RETURN(auto relay, Remote(id));
+    if (relay) return relay->Reset(id, timeout);
+    return agent_.Reset(id, timeout);
+  }
+  warren::Result<warren::net::Headers> EnvdAuthHeaders(std::string_view id) {
+    ASSIGN_OR_RETURN(auto relay, Remote(id));
+    if (relay) return relay->EnvdAuthHeaders(id);
+    ASSIGN_OR_RETURN(auto envd, agent_.Envd(id));
+    return envd->AuthHeaders();
+  }
+  warren::Result<std::vector<warren::node::StatsSample>> Metrics(std::string_view id) {
+    ASSIGN_OR_RETURN(auto relay, Remote(id));
+    if (relay) return relay->Metrics(id);
+    return agent_.Metrics(id);
+  }
+  warren::Result<std::vector<warren::base::LogLine>> CommandLog(
+      std::string_view id, const warren::base::LogLineQuery& query) {
+    ASSIGN_OR_RETURN(auto relay, Remote(id));
+    if (relay) return relay->CommandLog(id, query);
+    return agent_.ReadCommandLog(id, query);
+  }
+  warren::Status ApplyNetwork(const warren::api::Object& sandbox) {
+    auto id = sandbox.metadata.labels.find(warren::api::labels::kSandboxId);
+    ASSIGN_OR_RETURN(auto relay, Remote(id == sandbox.metadata.labels.end() ? "" : id->second));
+    if (relay) return relay->ApplyNetwork(sandbox);
+    return agent_.ApplyEgressPolicy(sandbox);
+  }
 
  private:
+  // Null: the local agent's (or nobody's, which the agent then says).
+  warren::Result<std::shared_ptr<warren::node::RelayClient>> Remote(std::string_view id) {
+    if (agent_.Find(id).ok()) return std::shared_ptr<warren::node::RelayClient>();
+    return router_.RemoteFor(id);
+  }
+
   warren::node::NodeAgent& agent_;
   warren::server::cluster::NodeRouter& router_;
 };
-
-std::string SandboxIdLabel(const warren::api::Object& sandbox) {
-  auto id = sandbox.metadata.labels.find(warren::api::labels::kSandboxId);
-  return id == sandbox.metadata.labels.end() ? "" : id->second;
-}
 
 // The E2B layer's view of the nodes: dialing, the stats ring, logs, network policy.
 class AgentNodeAccess final : public warren::server::e2b::NodeAccess {
@@ -82,17 +117,12 @@ class AgentNodeAccess final : public warren::server::e2b::NodeAccess {
                                               std::chrono::milliseconds timeout) override {
     return nodes_.Dial(sandbox_id, port, timeout);
   }
+  // None when the node cannot say (gone, unreachable): E2B's metrics are then empty.
   std::vector<warren::server::e2b::UsageSample> Usage(std::string_view sandbox_id) override {
-    std::vector<warren::node::StatsSample> samples;
-    auto relay = nodes_.Remote(sandbox_id);
-    if (relay.ok() && *relay) {
-      auto remote = (*relay)->Metrics(sandbox_id);
-      if (remote.ok()) samples = std::move(*remote);
-    } else {
-      samples = nodes_.local().Metrics(sandbox_id);
-    }
     std::vector<warren::server::e2b::UsageSample> out;
-    for (const auto& s : samples) {
+    auto samples = nodes_.Metrics(sandbox_id);
+    if (!samples.ok()) return out;
+    for (const auto& s : *samples) {
       warren::server::e2b::UsageSample u;
       u.time = s.time;
       u.cpu_count = static_cast<int32_t>(s.cpu_count);
@@ -106,15 +136,11 @@ class AgentNodeAccess final : public warren::server::e2b::NodeAccess {
     return out;
   }
   warren::Status ApplyNetwork(const warren::api::Object& sandbox) override {
-    ASSIGN_OR_RETURN(auto relay, nodes_.Remote(SandboxIdLabel(sandbox)));
-    if (relay) return relay->ApplyNetwork(sandbox);
-    return nodes_.local().ApplyEgressPolicy(sandbox);
+    return nodes_.ApplyNetwork(sandbox);
   }
   warren::Result<std::vector<warren::base::LogLine>> Logs(
       std::string_view sandbox_id, const warren::base::LogLineQuery& query) override {
-    ASSIGN_OR_RETURN(auto relay, nodes_.Remote(sandbox_id));
-    if (relay) return relay->CommandLog(sandbox_id, query);
-    return nodes_.local().ReadCommandLog(sandbox_id, query);
+    return nodes_.CommandLog(sandbox_id, query);
   }
   // Volumes' files are read on the host that holds them: this process's node only.
   warren::Result<std::pair<std::string, uint32_t>> VolumeDir(const std::string& namespace_,
@@ -141,32 +167,20 @@ class AgentPoolAccess final : public warren::controller::claim::SandboxConnector
     return nodes_.Dial(sandbox_id, port, timeout);
   }
   warren::net::Headers EnvdAuthHeaders(std::string_view sandbox_id) override {
-    auto relay = nodes_.Remote(sandbox_id);
-    if (relay.ok() && *relay) {
-      auto headers = (*relay)->EnvdAuthHeaders(sandbox_id);
-      return headers.ok() ? *headers : warren::net::Headers{};
-    }
-    auto envd = nodes_.local().Envd(sandbox_id);
-    return envd.ok() ? (*envd)->AuthHeaders() : warren::net::Headers{};
+    auto headers = nodes_.EnvdAuthHeaders(sandbox_id);
+    return headers.ok() ? *headers : warren::net::Headers{};
   }
-  // The agent's keep-alive client (node secret attached): no connect on the claim path.
   warren::Status Init(std::string_view sandbox_id, const std::string& body,
                       std::chrono::milliseconds timeout, std::string_view) override {
-    ASSIGN_OR_RETURN(auto relay, nodes_.Remote(sandbox_id));
-    if (relay) return relay->Init(sandbox_id, body, timeout);
-    ASSIGN_OR_RETURN(auto envd, nodes_.local().Envd(sandbox_id));
-    return envd->Init(body, timeout);
+    return nodes_.Init(sandbox_id, body, timeout);
   }
   warren::Status Reset(const warren::api::Object& sandbox,
                        std::chrono::milliseconds timeout) override {
-    const std::string id = SandboxIdLabel(sandbox);
-    if (id.empty()) {
+    auto id = sandbox.metadata.labels.find(warren::api::labels::kSandboxId);
+    if (id == sandbox.metadata.labels.end()) {
       return warren::FailedPreconditionError(sandbox.Key() + " has no sandbox id");
     }
-    // A real reset: processes restarted, writable layer discarded, envd fresh (node/reset.cc).
-    ASSIGN_OR_RETURN(auto relay, nodes_.Remote(id));
-    if (relay) return relay->Reset(id, timeout);
-    return nodes_.local().Reset(id, timeout);
+    return nodes_.Reset(id->second, timeout);
   }
 
  private:

@@ -143,6 +143,7 @@ void RunDrain(App& app, const DrainFlags& f) {
     auto sandboxes = SandboxesOn(client, f.node);
     if (!sandboxes.ok()) return app.FailFromServer(sandboxes.status());
     std::map<std::string, std::string> left;  // sandbox → why it is still there
+    bool evicted = false;  // this round: the next listing says whether they are gone yet
     for (const OnNode& s : *sandboxes) {
       if (controller::IsFinishedPhase(s.phase)) continue;
       const std::string key = s.Key();
@@ -155,9 +156,16 @@ void RunDrain(App& app, const DrainFlags& f) {
         if (r.ok()) {
           app.out() << "sandbox " << key << " evicted\n";
           said.erase(key);
+          evicted = true;
           continue;  // deleted, or terminating: the next listing says which
         }
         if (r.status().code() == StatusCode::kNotFound) continue;  // gone meanwhile
+        // A budget (429) or budgets changing under us (409) is worth waiting for; anything
+        // else (a team key, a server error) would fail the same way forever.
+        if (r.status().code() != StatusCode::kResourceExhausted &&
+            r.status().code() != StatusCode::kAborted) {
+          return app.FailFromServer(r.status());
+        }
         why = std::string(r.status().message());
       }
       if (said[key] != why) {
@@ -166,12 +174,12 @@ void RunDrain(App& app, const DrainFlags& f) {
       }
       left.emplace(key, why);
     }
-    if (left.empty()) {
+    if (left.empty() && !evicted) {
       app.out() << node_name << " drained\n";
       return;
     }
     const auto waited = std::chrono::steady_clock::now() - start;
-    if (*timeout && waited + kRetryInterval > **timeout) {
+    if (!left.empty() && *timeout && waited + kRetryInterval > **timeout) {
       std::vector<std::string> lines;
       for (const auto& [key, why] : left)
         lines.push_back(fmt::format("  sandbox {}: {}", key, why));

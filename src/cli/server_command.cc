@@ -26,7 +26,7 @@ struct ServerFlags {
   std::string store;         // empty: SQLite in --data-dir
   std::string replica_name;  // empty: server::DefaultReplicaName(port)
   std::string key_dir;
-  std::string node = "on";
+  std::string node = "auto";
   std::string log_level = "info";
   std::string port_file;
   // Unset: 127.0.0.1:<port + 2>, or an ephemeral port when the server's is (run.sh, tests).
@@ -102,11 +102,20 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
   }
   options.store_url = f.store;
   options.key_dir = f.key_dir;
-  if (f.node != "on" && f.node != "off") {
+  if (f.node != "auto" && f.node != "on" && f.node != "off") {
     return app.Fail(
-        InvalidArgumentError(fmt::format("--node must be on or off, got \"{}\"", f.node)));
+        InvalidArgumentError(fmt::format("--node must be auto, on or off, got \"{}\"", f.node)));
   }
-  options.local_node = f.node == "on";
+  // On etcd the sandboxes run on `warren node` processes, which the other replicas reach through
+  // their relays and the node lifecycle controller hears from; an agent inside one replica would
+  // be neither.
+  const bool shared_store = !f.store.empty() && f.store != "sqlite";
+  if (shared_store && f.node == "on") {
+    return app.Fail(InvalidArgumentError(
+        "--node on needs the embedded store: a server on etcd is a control plane, and its "
+        "sandboxes run on `warren node` processes"));
+  }
+  options.local_node = f.node == "on" || (f.node == "auto" && !shared_store);
   if (f.scheduler == "auto") {
     options.scheduler = server::SchedulerMode::kAuto;
   } else if (f.scheduler == "on") {
@@ -211,8 +220,9 @@ void AddServerCommand(App& app, ServerParts parts) {
                   "the API keys and the seal key (default <data-dir>/auth); the servers and "
                   "nodes of one cluster share its seal.key");
   cmd->add_option("--node", flags->node,
-                  "on: run sandboxes in this process too (the default); off: a pure control "
-                  "plane whose sandboxes run on `warren node` processes")
+                  "run sandboxes in this process too: auto (the default) = on with the embedded "
+                  "store, off on etcd (a pure control plane whose sandboxes run on `warren "
+                  "node` processes)")
       ->capture_default_str();
   cmd->add_option("--scheduler", flags->scheduler,
                   "place sandboxes on nodes: auto (only when this server runs no node agent), "

@@ -43,16 +43,23 @@ struct Used {
   int64_t pool_members = 0;
 };
 
-// Per mille of what is stated, after placing; 0 when the node states nothing.
-int64_t AllocatedPerMille(const NodeFacts& node, const Used& used, const SandboxDemand& d) {
+// Parts per million of what is stated, after placing, averaged; 0 when the node states nothing.
+// The sandbox count is one of the parts: sandboxes that reserve nothing (no requests) still
+// spread, as Kubernetes scores a BestEffort pod with a non-zero default.
+int64_t AllocatedPerMillion(const NodeFacts& node, const Used& used, const SandboxDemand& d) {
   int64_t sum = 0, n = 0;
   if (node.cpu_millicores && *node.cpu_millicores > 0) {
-    sum += (used.cpu_millicores + d.cpu_millicores) * 1000 / *node.cpu_millicores;
+    sum += (used.cpu_millicores + d.cpu_millicores) * 1'000'000 / *node.cpu_millicores;
     ++n;
   }
   if (node.memory_bytes && *node.memory_bytes > 0) {
     // In KiB so that the product stays far from overflowing.
-    sum += ((used.memory_bytes + d.memory_bytes) / 1024) * 1000 / (*node.memory_bytes / 1024 + 1);
+    sum +=
+        ((used.memory_bytes + d.memory_bytes) / 1024) * 1'000'000 / (*node.memory_bytes / 1024 + 1);
+    ++n;
+  }
+  if (node.sandboxes && *node.sandboxes > 0) {
+    sum += (used.sandboxes + 1) * 1'000'000 / *node.sandboxes;
     ++n;
   }
   return n == 0 ? 0 : sum / n;
@@ -154,7 +161,7 @@ PlacementDecision Place(const SandboxDemand& sandbox, const std::vector<NodeFact
     }
     if (!fits) continue;
     Score score{!HoldsImage(node, sandbox.image), u.pool_members,
-                AllocatedPerMille(node, u, sandbox), node.name};
+                AllocatedPerMillion(node, u, sandbox), node.name};
     if (!best || score < *best) best = std::move(score);
   }
   if (best) return {.node = std::get<3>(*best), .message = {}};

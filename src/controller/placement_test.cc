@@ -39,6 +39,20 @@ TEST(PlaceTest, PicksTheLeastAllocatedNodeAndNamesItDeterministically) {
   EXPECT_EQ(Place(Demand(), nodes, {On("a"), On("a"), On("c")}).node, "b");
 }
 
+// Templates without resources reserve nothing: the sandbox count still spreads them.
+TEST(PlaceTest, SandboxesThatReserveNothingSpreadByTheirCount) {
+  std::vector<NodeFacts> nodes{Node("a"), Node("b"), Node("c")};
+  for (auto& n : nodes) n.sandboxes = 1000;
+  std::vector<PlacedSandbox> placed;
+  std::vector<std::string> where;
+  for (int i = 0; i < 4; ++i) {
+    auto d = Place(Demand(0, 0), nodes, placed);
+    where.push_back(d.node);
+    placed.push_back(On(d.node, Demand(0, 0)));
+  }
+  EXPECT_EQ(where, (std::vector<std::string>{"a", "b", "c", "a"}));
+}
+
 TEST(PlaceTest, CpuAndMemoryMustFitWhatIsLeftAfterPlacedSandboxes) {
   std::vector<NodeFacts> nodes{Node("a", 2000, 4 * kGi), Node("b", 8000, kGi)};
   // a has 1 CPU left after one placed sandbox; b has the CPUs but not the memory.

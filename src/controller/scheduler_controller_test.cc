@@ -23,13 +23,22 @@ using testing::TestNode;
 
 constexpr int64_t kGi = int64_t{1} << 30;
 
+// A Sandbox that asks for 2 CPUs and 512Mi (what it reserves when placed: its requests).
+api::Object Sized(std::string name, std::map<std::string, std::string> labels = {}) {
+  api::Object o = store::testing::MakeSandbox(std::move(name), std::move(labels));
+  auto& requests = o.spec()["template"]["spec"]["containers"][0]["resources"]["requests"];
+  requests["cpu"] = "2";
+  requests["memory"] = "512Mi";
+  return o;
+}
+
 class SchedulerControllerTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(scheduler_.Start().ok()); }
   void TearDown() override { scheduler_.Stop(); }
 
   void CreateSandbox(const std::string& name) {
-    auto created = store_->Create(store::testing::MakeSandbox(name));  // 2 CPUs, 512Mi
+    auto created = store_->Create(Sized(name));
     ASSERT_TRUE(created.ok()) << created.status();
   }
   api::SandboxStatus StatusOf(const std::string& name) {
@@ -187,14 +196,13 @@ TEST_F(SchedulerControllerTest, APoolIsSpreadOverNodes) {
   PutNode(store_.store(), {.name = "b"});
   PutNode(store_.store(), {.name = "c"});
   // A larger sandbox of no pool makes c the least allocated; the pool still spreads first.
-  auto big = store::testing::MakeSandbox("big");
-  big.spec()["template"]["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "4";
+  auto big = Sized("big");
+  big.spec()["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "4";
   ASSERT_TRUE(store_->Create(big).ok());
   ASSERT_TRUE(Eventually([&] { return NodeOf("big") == "a"; }));
   std::map<std::string, int> per_node;
   for (int i = 0; i < 6; ++i) {
-    auto s = store::testing::MakeSandbox("m" + std::to_string(i),
-                                         {{"agents.kruise.io/sandbox-pool", "py"}});
+    auto s = Sized("m" + std::to_string(i), {{"agents.kruise.io/sandbox-pool", "py"}});
     ASSERT_TRUE(store_->Create(s).ok());
   }
   ASSERT_TRUE(Eventually([&] {
@@ -209,12 +217,12 @@ TEST_F(SchedulerControllerTest, APoolIsSpreadOverNodes) {
 
 TEST_F(SchedulerControllerTest, PlacedAndDeletingSandboxesAreLeftAlone) {
   scheduler_.Stop();  // the sandboxes are there before a scheduler starts
-  auto placed = store::testing::MakeSandbox("placed");
+  auto placed = Sized("placed");
   auto created = store_->Create(placed);
   ASSERT_TRUE(created.ok());
   created->status()["nodeName"] = "elsewhere";
   ASSERT_TRUE(store_->UpdateStatus(*created).ok());
-  auto held = store::testing::MakeSandbox("held");
+  auto held = Sized("held");
   held.metadata.finalizers.push_back("test/hold");
   ASSERT_TRUE(store_->Create(held).ok());
   ASSERT_TRUE(store_->Delete(api::SandboxKind(), "default", "held").ok());
@@ -241,7 +249,7 @@ TEST_F(SchedulerControllerTest, TheTemplateRefIsResolvedForTheDemandAndRuntimeCl
       {"spec",
        {{"runtimeClassName", "gvisor"}, {"containers", {{{"name", "main"}, {"image", "base"}}}}}}};
   ASSERT_TRUE(store_->Create(tmpl).ok());
-  auto s = store::testing::MakeSandbox("g");
+  auto s = Sized("g");
   s.spec().erase("template");
   s.spec()["templateRef"] = {
       {"apiVersion", api::kAgentsApiVersion}, {"kind", "SandboxTemplate"}, {"name", "gv"}};

@@ -100,6 +100,8 @@ class NodeAgent {
   // as the Node's status.address so servers and gateways reach its sandboxes. None inside
   // `warren server`, which reaches them in process.
   void SetAdvertiseAddress(std::string address) { advertise_address_ = std::move(address); }
+  // Writes the Node object (made again when it is gone). Blocking; logs a failure.
+  void PublishNodeObject();
   // One collection of what envd recorded in one sandbox now (also before its files go): its
   // audit entries into the journal, its spans to the exporter when tracing is on
   // (envd_span_collector.h).
@@ -191,7 +193,6 @@ class NodeAgent {
   void SamplerLoop();
   void ImportLoop();
   // Writes this node's Node object (node_registration.h); a failure is logged.
-  void PublishNodeObject();
   void OnExit(const std::string& sandbox_id);
   Status Adopt();
 

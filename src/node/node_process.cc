@@ -5,9 +5,9 @@
 #include <filesystem>
 
 #include "api/kinds.h"
-#include "base/encoding.h"
 #include "base/log.h"
 #include "base/sealed_box.h"
+#include "net/dial.h"
 #include "node/node_registration.h"
 #include "node/relay_routes.h"
 #include "obs/metrics_route.h"
@@ -81,16 +81,7 @@ Status NodeProcess::Start() {
   obs::AddMetricsRoute(router);
   router.WrapAll([token = relay_token_](std::string_view, std::string_view pattern,
                                         net::RouteOptions&, net::Handler handler) -> net::Handler {
-    if (pattern != "/metrics") return handler;
-    return [token, handler](net::Request&& req, net::Responder r) {
-      std::string_view auth = req.headers.Get("Authorization").value_or("");
-      if (auth.rfind("Bearer ", 0) != 0 || !base::ConstantTimeEquals(auth.substr(7), token)) {
-        r.Send(net::Response::Json(
-            401, R"({"code":401,"message":"/metrics needs the cluster's relay credential"})"));
-        return;
-      }
-      handler(std::move(req), std::move(r));
-    };
+    return pattern == "/metrics" ? RequireRelayCredential(token, std::move(handler)) : handler;
   });
   net::ServerOptions http;
   http.address = options_.address;
@@ -102,7 +93,7 @@ Status NodeProcess::Start() {
   http_ = std::move(*server);
   // The relay answers NotFound for every sandbox until the agent has adopted its own.
   std::string advertise = options_.advertise_address.empty()
-                              ? fmt::format("{}:{}", options_.address, http_->port())
+                              ? net::HostPort{options_.address, http_->port()}.authority()
                               : options_.advertise_address;
   agent_->SetAdvertiseAddress(advertise);
   if (Status s = agent_->Start(); !s.ok()) {
@@ -127,6 +118,8 @@ void NodeProcess::HeartbeatLoop() {
   while (!stopping_) {
     lock.unlock();
     Status s = RenewNodeHeartbeat(*store_, options_.agent.node_name, base::RealClock());
+    // Never written (the store was away at start) or deleted since: register again.
+    if (s.code() == StatusCode::kNotFound) agent_->PublishNodeObject();
     if (!s.ok() && !failing) {
       Log()->warn("node heartbeat not written node={} error=\"{}\"", options_.agent.node_name,
                   s.ToString());

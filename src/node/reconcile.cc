@@ -217,8 +217,14 @@ Status NodeAgent::WriteStatus(api::Object& obj,
     // Nor is a sandbox the control plane declared lost with this node (it is being replaced):
     // the next reconcile sees it Failed and only destroys it.
     auto fresh = store_.Get(api::SandboxKind(), obj.metadata.namespace_, obj.metadata.name);
+    // Nor one another node took meanwhile (two agents that take unplaced sandboxes raced):
+    // writing our name over theirs would run it twice.
     if (!fresh.ok() || fresh->metadata.uid != obj.metadata.uid ||
         fresh->metadata.generation != generation || LostWithNode(StatusOf(*fresh))) {
+      return written.status();
+    }
+    if (const std::string other = StatusOf(*fresh).node_name;
+        !other.empty() && other != options_.node_name) {
       return written.status();
     }
     obj = std::move(*fresh);

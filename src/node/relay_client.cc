@@ -56,7 +56,10 @@ Result<std::string> ReadHead(int fd, Clock::time_point deadline, std::string_vie
       size_t got = 0;
       while (got < head.size()) {
         ssize_t r = ::recv(fd, head.data() + got, head.size() - got, 0);
-        if (r <= 0) return ErrnoError(fmt::format("reading node relay {}", address), errno);
+        if (r == 0) {
+          return UnavailableError(fmt::format("node relay {} closed mid-answer", address));
+        }
+        if (r < 0) return ErrnoError(fmt::format("reading node relay {}", address), errno);
         got += static_cast<size_t>(r);
       }
       return head;
@@ -91,6 +94,25 @@ std::string ReadErrorBody(int fd, std::string_view head, Clock::time_point deadl
   return body;
 }
 
+// What a node said, as this server's caller should see it. The node's own answers about the
+// sandbox (NotFound, FailedPrecondition, Unavailable, DeadlineExceeded...) pass unchanged; a
+// refused credential or an answer we cannot read is this cluster's fault, not the caller's
+// (their API key or request): Internal, naming the node.
+Status NodeSide(Status s, std::string_view address) {
+  switch (s.code()) {
+    case StatusCode::kUnauthenticated:
+    case StatusCode::kPermissionDenied:
+      return InternalError(fmt::format(
+          "node relay {} refused this server's credential ({}): do the server and the node "
+          "share the cluster's seal.key (--key-dir)?",
+          address, s.message()));
+    case StatusCode::kInvalidArgument:
+      return InternalError(fmt::format("node relay {}: {}", address, s.message()));
+    default:
+      return s;
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<RelayClient>> RelayClient::Create(std::string_view address,
@@ -123,7 +145,9 @@ Result<base::UniqueFd> RelayClient::Dial(std::string_view sandbox_id, uint16_t p
     }
     sent += static_cast<size_t>(n);
   }
-  ASSIGN_OR_RETURN(std::string head, ReadHead(fd->get(), deadline, address_));
+  auto head_read = ReadHead(fd->get(), deadline, address_);
+  if (!head_read.ok()) return NodeSide(head_read.status(), address_);
+  const std::string& head = *head_read;
   // "HTTP/1.1 101 ..."
   int status = 0;
   if (head.size() > 12 && head.rfind("HTTP/1.", 0) == 0) {
@@ -131,9 +155,14 @@ Result<base::UniqueFd> RelayClient::Dial(std::string_view sandbox_id, uint16_t p
   }
   if (status == 101) return std::move(*fd);
   if (status == 0) {
-    return InvalidArgumentError(fmt::format("node relay {} answered no HTTP status", address_));
+    return InternalError(fmt::format("node relay {} answered no HTTP status", address_));
   }
-  return DecodeRelayError(status, ReadErrorBody(fd->get(), head, deadline, address_));
+  if (status / 100 == 2) {
+    return UnavailableError(
+        fmt::format("{} answered {} to a relay dial: not a Warren node relay", address_, status));
+  }
+  return NodeSide(DecodeRelayError(status, ReadErrorBody(fd->get(), head, deadline, address_)),
+                  address_);
 }
 
 Result<net::Response> RelayClient::Call(std::string method, std::string target, std::string body,
@@ -150,7 +179,8 @@ Result<net::Response> RelayClient::Call(std::string method, std::string target, 
     return Status(resp.status().code(),
                   fmt::format("node relay {}: {}", address_, resp.status().message()));
   }
-  if (resp->status / 100 != 2) return DecodeRelayError(resp->status, resp->body);
+  if (resp->status / 100 != 2)
+    return NodeSide(DecodeRelayError(resp->status, resp->body), address_);
   return resp;
 }
 
@@ -171,7 +201,7 @@ Result<net::Headers> RelayClient::EnvdAuthHeaders(std::string_view sandbox_id) {
   ASSIGN_OR_RETURN(net::Response resp, Call("GET", SandboxPath(sandbox_id, "envd-auth"), "", 10s));
   auto j = api::ParseJson(resp.body);
   if (!j.ok() || !j->is_object()) {
-    return InvalidArgumentError(fmt::format("node relay {}: envd-auth is not an object", address_));
+    return InternalError(fmt::format("node relay {}: envd-auth is not an object", address_));
   }
   net::Headers out;
   for (const auto& [name, value] : j->items()) {
@@ -183,7 +213,9 @@ Result<net::Headers> RelayClient::EnvdAuthHeaders(std::string_view sandbox_id) {
 
 Result<std::vector<StatsSample>> RelayClient::Metrics(std::string_view sandbox_id) {
   ASSIGN_OR_RETURN(net::Response resp, Call("GET", SandboxPath(sandbox_id, "metrics"), "", 10s));
-  return DecodeStats(resp.body);
+  auto stats = DecodeStats(resp.body);
+  if (!stats.ok()) return NodeSide(stats.status(), address_);
+  return stats;
 }
 
 Result<std::vector<base::LogLine>> RelayClient::CommandLog(std::string_view sandbox_id,
@@ -191,7 +223,9 @@ Result<std::vector<base::LogLine>> RelayClient::CommandLog(std::string_view sand
   ASSIGN_OR_RETURN(
       net::Response resp,
       Call("GET", SandboxPath(sandbox_id, "commandlog?" + EncodeLogQuery(query)), "", 30s));
-  return DecodeLogLines(resp.body);
+  auto lines = DecodeLogLines(resp.body);
+  if (!lines.ok()) return NodeSide(lines.status(), address_);
+  return lines;
 }
 
 Status RelayClient::ApplyNetwork(const api::Object& sandbox) {

@@ -102,11 +102,29 @@ TEST_F(RelayClientTest, TheNodesRefusalComesBackAsTheSameStatus) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(missing.status().message(), "sandbox sbx-2 is not on this node");
   auto wrong = Client("not-the-token")->Dial("sbx-1", 9000, 5s);
-  EXPECT_EQ(wrong.status().code(), StatusCode::kUnauthenticated) << wrong.status();
+  // The caller's key is not what failed: the cluster's credential is, said as ours.
+  EXPECT_EQ(wrong.status().code(), StatusCode::kInternal) << wrong.status();
+  EXPECT_NE(wrong.status().message().find("seal.key"), std::string::npos) << wrong.status();
   EXPECT_TRUE(Client()->Init("sbx-1", "{}", 5s).ok());
   Status paused = Client()->Init("sbx-1", "{\"x\":1}", 5s);
   EXPECT_EQ(paused.code(), StatusCode::kFailedPrecondition) << paused;
   EXPECT_EQ(paused.message(), "sandbox sbx-1 is paused");
+}
+
+// Another service at a Node's address (a wrong --advertise, a proxy without Upgrade).
+TEST_F(RelayClientTest, AnAddressThatIsNotARelayIsUnavailableNeverOk) {
+  net::Router router;
+  router.SetFallback([](net::Request&&, net::Responder r) {
+    r.Send(net::Response::Text(200, "<html>hello</html>"));
+  });
+  auto other = net::HttpServer::Start({.loop_threads = 1}, std::move(router));
+  ASSERT_TRUE(other.ok());
+  auto c = RelayClient::Create("127.0.0.1:" + std::to_string((*other)->port()), kToken);
+  ASSERT_TRUE(c.ok());
+  auto fd = (*c)->Dial("sbx-1", 9000, 2s);
+  ASSERT_FALSE(fd.ok());
+  EXPECT_EQ(fd.status().code(), StatusCode::kUnavailable) << fd.status();
+  EXPECT_FALSE(DecodeRelayError(200, "<html>").ok());
 }
 
 TEST_F(RelayClientTest, ANodeThatIsGoneIsUnavailableNamingItsAddress) {
@@ -144,6 +162,7 @@ TEST(RelayWire, StatsLogLinesAndQueriesSurviveTheTripAndGarbageIsAnError) {
   EXPECT_FALSE(DecodeStats("{\"not\":\"an array\"}").ok());
   EXPECT_FALSE(DecodeStats("[{\"timeMs\":\"soon\"}]").ok());
   EXPECT_FALSE(DecodeLogLines("[{\"ms\":1}]").ok());
+  EXPECT_FALSE(DecodeStats("[{\"timeMs\":1e300,\"cpuUsageNs\":0}]").ok());
   base::LogLineQuery q;
   q.cursor_ms = 42;
   q.backward = true;

@@ -43,13 +43,15 @@ Result<uint16_t> PortOf(const net::Request& req) {
   return static_cast<uint16_t>(*n);
 }
 
-// Every route: the credential first. Compared in constant time; the token is the only secret.
-net::Handler Guarded(const std::shared_ptr<const std::string>& token, net::Handler handler) {
-  return [token, handler = std::move(handler)](net::Request&& req, net::Responder r) {
+}  // namespace
+
+net::Handler RequireRelayCredential(std::string token, net::Handler handler) {
+  return [token = std::move(token), handler = std::move(handler)](net::Request&& req,
+                                                                  net::Responder r) {
     std::string_view auth = req.headers.Get("Authorization").value_or("");
     constexpr std::string_view kBearer = "Bearer ";
     if (auth.substr(0, kBearer.size()) != kBearer ||
-        !base::ConstantTimeEquals(auth.substr(kBearer.size()), *token)) {
+        !base::ConstantTimeEquals(auth.substr(kBearer.size()), token)) {
       SendError(r, UnauthenticatedError("the node relay needs the cluster's relay credential"));
       return;
     }
@@ -57,84 +59,75 @@ net::Handler Guarded(const std::shared_ptr<const std::string>& token, net::Handl
   };
 }
 
-}  // namespace
-
 void AddRelayRoutes(net::Router& router, NodeAgent& agent, std::string token) {
-  auto t = std::make_shared<const std::string>(std::move(token));
+  auto Guarded = [&token](net::Handler handler) {
+    return RequireRelayCredential(token, std::move(handler));
+  };
   const net::RouteOptions blocking{.blocking = true};
   router.Add("GET", "/relay/v1/sandboxes/{id}/ports/{port}",
-             Guarded(t,
-                     [&agent](net::Request&& req, net::Responder r) {
-                       auto port = PortOf(req);
-                       if (!port.ok()) return SendError(r, port.status());
-                       auto fd = agent.Dial(req.PathParam("id"), *port, kDialTimeout);
-                       if (!fd.ok()) return SendError(r, fd.status());
-                       net::ProxyOptions options;
-                       options.raw_upgrade = true;
-                       r.Proxy(std::move(*fd), std::move(options));
-                     }),
+             Guarded([&agent](net::Request&& req, net::Responder r) {
+               auto port = PortOf(req);
+               if (!port.ok()) return SendError(r, port.status());
+               auto fd = agent.Dial(req.PathParam("id"), *port, kDialTimeout);
+               if (!fd.ok()) return SendError(r, fd.status());
+               net::ProxyOptions options;
+               options.raw_upgrade = true;
+               r.Proxy(std::move(*fd), std::move(options));
+             }),
              blocking);
   router.Add("POST", "/relay/v1/sandboxes/{id}/init",
-             Guarded(t,
-                     [&agent](net::Request&& req, net::Responder r) {
-                       auto wait = WaitOf(req);
-                       if (!wait.ok()) return SendError(r, wait.status());
-                       auto envd = agent.Envd(req.PathParam("id"));
-                       if (!envd.ok()) return SendError(r, envd.status());
-                       Status s = (*envd)->Init(req.body, *wait);
-                       if (!s.ok()) return SendError(r, s);
-                       r.Send(net::Response::Empty(204));
-                     }),
+             Guarded([&agent](net::Request&& req, net::Responder r) {
+               auto wait = WaitOf(req);
+               if (!wait.ok()) return SendError(r, wait.status());
+               auto envd = agent.Envd(req.PathParam("id"));
+               if (!envd.ok()) return SendError(r, envd.status());
+               Status s = (*envd)->Init(req.body, *wait);
+               if (!s.ok()) return SendError(r, s);
+               r.Send(net::Response::Empty(204));
+             }),
              blocking);
   router.Add("POST", "/relay/v1/sandboxes/{id}/reset",
-             Guarded(t,
-                     [&agent](net::Request&& req, net::Responder r) {
-                       auto wait = WaitOf(req);
-                       if (!wait.ok()) return SendError(r, wait.status());
-                       Status s = agent.Reset(req.PathParam("id"), *wait);
-                       if (!s.ok()) return SendError(r, s);
-                       r.Send(net::Response::Empty(204));
-                     }),
+             Guarded([&agent](net::Request&& req, net::Responder r) {
+               auto wait = WaitOf(req);
+               if (!wait.ok()) return SendError(r, wait.status());
+               Status s = agent.Reset(req.PathParam("id"), *wait);
+               if (!s.ok()) return SendError(r, s);
+               r.Send(net::Response::Empty(204));
+             }),
              blocking);
   router.Add("GET", "/relay/v1/sandboxes/{id}/envd-auth",
-             Guarded(t,
-                     [&agent](net::Request&& req, net::Responder r) {
-                       auto envd = agent.Envd(req.PathParam("id"));
-                       if (!envd.ok()) return SendError(r, envd.status());
-                       api::Json out = api::Json::object();
-                       const net::Headers headers = (*envd)->AuthHeaders();
-                       for (const auto& [name, value] : headers.fields()) {
-                         out[name] = value;
-                       }
-                       r.Send(net::Response::Json(200, api::DumpJson(out)));
-                     }),
+             Guarded([&agent](net::Request&& req, net::Responder r) {
+               auto envd = agent.Envd(req.PathParam("id"));
+               if (!envd.ok()) return SendError(r, envd.status());
+               api::Json out = api::Json::object();
+               const net::Headers headers = (*envd)->AuthHeaders();
+               for (const auto& [name, value] : headers.fields()) {
+                 out[name] = value;
+               }
+               r.Send(net::Response::Json(200, api::DumpJson(out)));
+             }),
              blocking);
-  router.Add(
-      "GET", "/relay/v1/sandboxes/{id}/metrics",
-      Guarded(t,
-              [&agent](net::Request&& req, net::Responder r) {
-                r.Send(net::Response::Json(200, EncodeStats(agent.Metrics(req.PathParam("id")))));
-              }),
-      blocking);
+  router.Add("GET", "/relay/v1/sandboxes/{id}/metrics",
+             Guarded([&agent](net::Request&& req, net::Responder r) {
+               r.Send(net::Response::Json(200, EncodeStats(agent.Metrics(req.PathParam("id")))));
+             }),
+             blocking);
   router.Add("GET", "/relay/v1/sandboxes/{id}/commandlog",
-             Guarded(t,
-                     [&agent](net::Request&& req, net::Responder r) {
-                       auto query = DecodeLogQuery(req.QueryParams());
-                       if (!query.ok()) return SendError(r, query.status());
-                       auto lines = agent.ReadCommandLog(req.PathParam("id"), *query);
-                       if (!lines.ok()) return SendError(r, lines.status());
-                       r.Send(net::Response::Json(200, EncodeLogLines(*lines)));
-                     }),
+             Guarded([&agent](net::Request&& req, net::Responder r) {
+               auto query = DecodeLogQuery(req.QueryParams());
+               if (!query.ok()) return SendError(r, query.status());
+               auto lines = agent.ReadCommandLog(req.PathParam("id"), *query);
+               if (!lines.ok()) return SendError(r, lines.status());
+               r.Send(net::Response::Json(200, EncodeLogLines(*lines)));
+             }),
              blocking);
-  router.Add("POST", "/relay/v1/network",
-             Guarded(t,
-                     [&agent](net::Request&& req, net::Responder r) {
-                       auto sandbox = api::ObjectFromJsonText(req.body);
-                       if (!sandbox.ok()) return SendError(r, sandbox.status());
-                       Status s = agent.ApplyEgressPolicy(*sandbox);
-                       if (!s.ok()) return SendError(r, s);
-                       r.Send(net::Response::Empty(204));
-                     }),
+  router.Add("POST", "/relay/v1/network", Guarded([&agent](net::Request&& req, net::Responder r) {
+               auto sandbox = api::ObjectFromJsonText(req.body);
+               if (!sandbox.ok()) return SendError(r, sandbox.status());
+               Status s = agent.ApplyEgressPolicy(*sandbox);
+               if (!s.ok()) return SendError(r, s);
+               r.Send(net::Response::Empty(204));
+             }),
              blocking);
 }
 

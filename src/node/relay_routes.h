@@ -29,4 +29,8 @@ namespace warren::node {
 // (relay_client.h turns them back into the same Status). The agent outlives the router.
 void AddRelayRoutes(net::Router& router, NodeAgent& agent, std::string token);
 
+// `handler` behind the relay credential (401 otherwise, compared in constant time): the relay's
+// routes and the node's /metrics.
+net::Handler RequireRelayCredential(std::string token, net::Handler handler);
+
 }  // namespace warren::node

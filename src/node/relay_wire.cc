@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "base/strings.h"
 
@@ -30,6 +31,15 @@ Status Field(const Json& item, const char* key, T& out, std::string_view what) {
   if (it == item.end() || !it->is_number()) {
     return InvalidArgumentError(
         fmt::format("the node relay's {} lack a numeric \"{}\"", what, key));
+  }
+  if constexpr (std::is_integral_v<T>) {
+    // A float or a value out of range is not an answer a node gives.
+    if (!it->is_number_integer() ||
+        (std::is_unsigned_v<T> && it->is_number_integer() && !it->is_number_unsigned() &&
+         it->template get<int64_t>() < 0)) {
+      return InvalidArgumentError(
+          fmt::format("the node relay's {} hold a non-integer \"{}\"", what, key));
+    }
   }
   out = it->get<T>();
   return Status::Ok();
@@ -155,8 +165,10 @@ Status DecodeRelayError(int http_status, std::string_view body) {
     if (code != StatusCode::kOk) return Status(code, j["message"].get<std::string>());
   }
   std::string text(body.substr(0, 512));
-  return Status(CodeFromHttpStatus(http_status),
-                fmt::format("the node relay answered {}: {}", http_status, text));
+  // Not our answer (a proxy, another service at the address): never "ok".
+  StatusCode code = CodeFromHttpStatus(http_status);
+  if (code == StatusCode::kOk) code = StatusCode::kUnavailable;
+  return Status(code, fmt::format("the node relay answered {}: {}", http_status, text));
 }
 
 }  // namespace warren::node

@@ -55,13 +55,24 @@ void NodeRouter::OnSandbox(const controller::Informer::Change& c) {
 
 void NodeRouter::OnNode(const controller::Informer::Change& c) {
   const std::string& name = c.object->metadata.name;
+  std::string address;
+  if (c.type != store::EventType::kDeleted) {
+    auto status = api::DecodeStatus<api::NodeStatus>(*c.object);
+    if (status.ok()) address = status->address;
+  }
   std::lock_guard lock(mu_);
+  std::string old = address_of_[name];
   if (c.type == store::EventType::kDeleted) {
     address_of_.erase(name);
-    return;
+  } else {
+    address_of_[name] = address;
   }
-  auto status = api::DecodeStatus<api::NodeStatus>(*c.object);
-  address_of_[name] = status.ok() ? status->address : "";
+  // A client of an address no node has any more holds sockets to nothing.
+  if (old.empty() || old == address) return;
+  for (const auto& [node, a] : address_of_) {
+    if (a == old) return;
+  }
+  relays_.erase(old);
 }
 
 Result<std::shared_ptr<node::RelayClient>> NodeRouter::RemoteFor(std::string_view sandbox_id) {

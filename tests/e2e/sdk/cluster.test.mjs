@@ -4,8 +4,10 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { Sandbox } from 'e2b';
 import { startCluster } from './cluster.mjs';
+import { warrenBinary } from './harness.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 let c;
@@ -169,13 +171,14 @@ test('a node killed with -9: its sandboxes are lost within 10 s and the pool fil
 
 test('the leader replica killed in a burst of claims: every member claimed once or back in the pool',
   { timeout: 300000 }, async () => {
+    let leader = 0;
     try {
       await c.applyPool('burst', 6);
       await c.waitPool('burst', 6);
       // Which replica leads (its Lease names it).
       const lease = await (await c.apiFetch(`${c.servers[0].apiUrl}/apis/coordination.k8s.io/v1/` +
         'namespaces/warren-system/leases/warren-controller-manager')).json();
-      const leader = Number(String(lease.spec?.holderIdentity ?? 'replica-0').split('-')[1]);
+      leader = Number(String(lease.spec?.holderIdentity ?? 'replica-0').split('-')[1]);
       const other = 1 - leader;
       const ids = [];
       const failed = [];
@@ -211,15 +214,104 @@ test('the leader replica killed in a burst of claims: every member claimed once 
       const objects = await c.items('sandboxes', other);
       for (const id of ids) {
         const o = objects.find((x) => x.metadata.labels?.['agents.kruise.io/sandbox-id'] === id);
-        if (o) assert.equal(o.metadata.labels?.['agents.kruise.io/sandbox-pool'], undefined,
-          `claimed ${id} is no longer a pool member`);
+        if (o) assert.equal(o.metadata.labels?.['agents.kruise.io/sandbox-claimed'], 'true',
+          `claimed ${id} is marked claimed, not back in the pool`);
       }
       // The live replica took over the pool's controller: the pool fills again.
       await c.waitPool('burst', 6, 120000, other);
       for (const id of ids) await Sandbox.kill(id, sdk(other)).catch(() => {});
-      await c.startServer(leader);
     } catch (e) {
       console.log(c.logs());
       throw e;
+    } finally {
+      if (c.servers[leader].proc.child.exitCode !== null ||
+          c.servers[leader].proc.child.signalCode !== null) {
+        await c.startServer(leader);
+      }
+    }
+  });
+
+// `warren <args>` as an operator runs it against replica `s`, with the admin key.
+function warrenCli(args, s = 1) {
+  const r = spawnSync(warrenBinary(), ['--server', c.servers[s].apiUrl, ...args], {
+    encoding: 'utf8', timeout: 120000,
+    env: { ...process.env, WARREN_API_KEY: c.adminKey, WARREN_CONFIG: `${c.dir}/no-config` },
+  });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+test('a drain of a node holding part of a group waits on the group budget and says so',
+  { timeout: 300000 }, async () => {
+    const sandboxes = `${c.servers[0].apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes`;
+    const make = (name, group) => c.apiFetch(sandboxes, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'agents.kruise.io/v1alpha1', kind: 'Sandbox',
+        metadata: { name, labels: { app: 'drained', 'warren.dev/group': group } },
+        spec: { template: { spec: { containers: [{ name: 'main', image: 'base' }] } } } }),
+    });
+    const get = async (name) => (await c.apiFetch(`${sandboxes}/${name}`)).json();
+    try {
+      // Two groups of three: each spreads over the three nodes.
+      const names = ['a-0', 'a-1', 'a-2', 'b-0', 'b-1', 'b-2'];
+      for (const n of names) assert.equal((await make(`grp-${n}`, `g${n[0]}`)).status, 201);
+      const until = Date.now() + 120000;
+      let objs;
+      for (;;) {
+        objs = await Promise.all(names.map((n) => get(`grp-${n}`)));
+        if (objs.every((o) => o.status?.phase === 'Running')) break;
+        assert.ok(Date.now() < until, `not all Running: ${objs.map((o) => o.status?.phase)}`);
+        await sleep(200);
+      }
+      const budget = await c.apiFetch(`${c.servers[0].apiUrl}/apis/policy.kruise.io/v1alpha1/` +
+        'namespaces/default/podunavailablebudgets', {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiVersion: 'policy.kruise.io/v1alpha1', kind: 'PodUnavailableBudget',
+          metadata: { name: 'groups' },
+          spec: { selector: { matchLabels: { app: 'drained' } }, maxUnavailable: 1,
+            podGroupPolicy: { groupLabelKey: 'warren.dev/group' } } }),
+      });
+      assert.equal(budget.status, 201, await budget.text());
+      // Group b is broken elsewhere (a member paused on another node): no group may go.
+      const target = objs.find((o) => o.metadata.name.startsWith('grp-a')).status.nodeName;
+      const breaker = objs.find((o) => o.metadata.name.startsWith('grp-b') &&
+        o.status.nodeName !== target);
+      assert.ok(breaker, `a member of group b off ${target}: ${objs.map((o) => o.status.nodeName)}`);
+      await c.apiFetch(`${sandboxes}/${breaker.metadata.name}`, { method: 'PATCH',
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ spec: { paused: true } }) });
+      for (;;) {
+        if ((await get(breaker.metadata.name)).status?.phase === 'Paused') break;
+        await sleep(200);
+      }
+      await sleep(1500);  // the budget controller sees group b unavailable
+
+      const waited = warrenCli(['drain', target, '--timeout', '6s']);
+      assert.equal(waited.status, 1, waited.out);
+      assert.match(waited.out, /waits/, waited.out);
+      assert.match(waited.out, /disruption budget default\/groups/, waited.out);
+      const events = await (await c.apiFetch(
+        `${c.servers[0].apiUrl}/apis/warren.dev/v1alpha1/events`)).json();
+      assert.ok((events.items ?? []).some((e) => e.reason === 'DrainWaiting' &&
+        e.involvedObject?.name === target), 'a DrainWaiting Event on the node');
+      const cordoned = (await c.nodeObjects()).find((n) => n.metadata.name === target);
+      assert.equal(cordoned.spec?.unschedulable, true, 'the drain cordoned it');
+
+      // Group b whole again: the drain goes through.
+      await c.apiFetch(`${sandboxes}/${breaker.metadata.name}`, { method: 'PATCH',
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ spec: { paused: false } }) });
+      const drained = warrenCli(['drain', target, '--timeout', '90s']);
+      assert.equal(drained.status, 0, drained.out);
+      const left = (await c.items('sandboxes')).filter((o) => o.status?.nodeName === target &&
+        !['Succeeded', 'Failed'].includes(o.status?.phase));
+      assert.deepEqual(left.map((o) => `${o.metadata.name} ${o.metadata.deletionTimestamp}`), [],
+        `nothing runs on the drained node; the drain said:\n${drained.out}`);
+      assert.equal(warrenCli(['uncordon', target]).status, 0);
+    } catch (e) {
+      console.log(c.logs());
+      throw e;
+    } finally {
+      await c.apiFetch(`${c.servers[0].apiUrl}/apis/policy.kruise.io/v1alpha1/namespaces/default/` +
+        'podunavailablebudgets/groups', { method: 'DELETE' });
     }
   });
