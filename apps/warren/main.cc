@@ -10,6 +10,8 @@
 #include <iostream>
 #include <memory>
 
+#include "api/json.h"
+#include "api/status_object.h"
 #include "api/types/labels.h"
 #include "audit/journal.h"
 #include "base/log.h"
@@ -90,6 +92,17 @@ class SandboxNodes {
     ASSIGN_OR_RETURN(auto relay, Remote(id));
     if (relay) return relay->CommandLog(id, query);
     return agent_.ReadCommandLog(id, query);
+  }
+  // `warren logs` of a sandbox on another node: relayed there as it came, answered from there.
+  // False for this process's own (or one no node runs: the local route says NotFound).
+  bool ForwardLog(const std::string& id, warren::net::Responder& responder) {
+    auto relay = Remote(id);
+    if (!relay.ok() || !*relay) return false;
+    if (warren::Status s = (*relay)->Forward(responder, std::chrono::hours(24)); !s.ok()) {
+      warren::api::HttpError e = warren::api::ToHttpError(s);
+      responder.Send(warren::net::Response::Json(e.code, warren::api::DumpJson(e.status)));
+    }
+    return true;
   }
   warren::Status ApplyNetwork(const warren::api::Object& sandbox) {
     auto id = sandbox.metadata.labels.find(warren::api::labels::kSandboxId);
@@ -382,7 +395,6 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   auto agent_owned =
       std::make_unique<warren::node::NodeAgent>(server.store(), std::move(node_options));
   warren::node::NodeAgent& agent = *agent_owned;
-  warren::node::RegisterLogRoute(server.router(), agent, server.store());
   // The server's audit journals: the E2B API writes lifecycle calls there, the node agent what
   // envd did; the agent's component keeps them alive as long as the agent.
   std::shared_ptr<warren::audit::Journal> journal = server.audit_journal();
@@ -392,6 +404,10 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   AgentNodeAccess& node_access = node->access();
   AgentPoolAccess& pool_access = node->pool_access();
   SandboxNodes& nodes = node->nodes();
+  warren::node::RegisterLogRoute(server.router(), agent, server.store(), {},
+                                 [&nodes](const std::string& id, warren::net::Responder& r) {
+                                   return nodes.ForwardLog(id, r);
+                                 });
   server.AddComponent(std::move(node));
   // The gateway (contracts.md: the server's port + 1, 7781 by default; an ephemeral one when the
   // server's is, written to <data dir>/gateway.port), dialing through the node agent.

@@ -42,7 +42,8 @@ Result<LogRequest> ParseQuery(const net::Request& req) {
 
 // Looks the sandbox up (a store read: the route is blocking) and hands the response to the
 // streamer, which writes the log from its own thread: the handler returns at once.
-void HandleLog(LogStreamer& streamer, store::Store& store, net::Request&& req, net::Responder r) {
+void HandleLog(LogStreamer& streamer, store::Store& store, const LogForwarder& forward,
+               net::Request&& req, net::Responder r) {
   const std::string name(req.PathParam("name"));
   const std::string ns(req.PathParam("ns"));
   // The server's route guard put the caller here; another team's sandbox does not exist for it.
@@ -64,6 +65,7 @@ void HandleLog(LogStreamer& streamer, store::Store& store, net::Request&& req, n
   log.uid = obj->metadata.uid;
   auto id = obj->metadata.labels.find(api::labels::kSandboxId);
   if (id != obj->metadata.labels.end()) log.sandbox_id = id->second;
+  if (forward && !log.sandbox_id.empty() && forward(log.sandbox_id, r)) return;
   Status started = streamer.Start(r, std::move(log));
   if (!started.ok()) SendError(r, started, name);
 }
@@ -71,7 +73,7 @@ void HandleLog(LogStreamer& streamer, store::Store& store, net::Request&& req, n
 }  // namespace
 
 void RegisterLogRoute(net::Router& router, LogSource source, store::Store& store,
-                      LogStreamOptions options) {
+                      LogStreamOptions options, LogForwarder forward) {
   // Shared by the route's handler and the router's copies of it: the streamer lives as long as
   // the router (the HTTP server), and its destructor finishes what is open and joins its thread.
   auto streamer = std::make_shared<LogStreamer>(store, std::move(source), options);
@@ -79,18 +81,18 @@ void RegisterLogRoute(net::Router& router, LogSource source, store::Store& store
   route.blocking = true;
   router.Add(
       "GET", "/apis/agents.kruise.io/v1alpha1/namespaces/{ns}/sandboxes/{name}/log",
-      [streamer, &store](net::Request&& req, net::Responder r) {
-        HandleLog(*streamer, store, std::move(req), std::move(r));
+      [streamer, &store, forward = std::move(forward)](net::Request&& req, net::Responder r) {
+        HandleLog(*streamer, store, forward, std::move(req), std::move(r));
       },
       route);
 }
 
 void RegisterLogRoute(net::Router& router, NodeAgent& agent, store::Store& store,
-                      LogStreamOptions options) {
+                      LogStreamOptions options, LogForwarder forward) {
   LogSource source;
   source.open = [&agent](std::string_view id) { return agent.OpenCommandLog(id); };
   source.stopping = [&agent] { return agent.stopping(); };
-  RegisterLogRoute(router, std::move(source), store, options);
+  RegisterLogRoute(router, std::move(source), store, options, std::move(forward));
 }
 
 }  // namespace warren::node

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "net/router.h"
 #include "node/log_streamer.h"
 #include "node/node_agent.h"
@@ -21,10 +24,15 @@ namespace warren::node {
 // blocking pool; the log itself is written
 // by a LogStreamer thread (log_streamer.h), so open follows hold no HTTP worker. The agent and
 // store must outlive the router, which owns the streamer.
+// A sandbox of another node (`warren node`): relays the request there and answers it, or
+// returns false for this process's own. Called on the route's blocking thread after the caller
+// was found to see the sandbox.
+using LogForwarder = std::function<bool(const std::string& sandbox_id, net::Responder& responder)>;
+
 void RegisterLogRoute(net::Router& router, NodeAgent& agent, store::Store& store,
-                      LogStreamOptions options = {});
+                      LogStreamOptions options = {}, LogForwarder forward = nullptr);
 // The same route over any log source (tests).
 void RegisterLogRoute(net::Router& router, LogSource source, store::Store& store,
-                      LogStreamOptions options = {});
+                      LogStreamOptions options = {}, LogForwarder forward = nullptr);
 
 }  // namespace warren::node

@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/sealed_box.h"
 #include "net/dial.h"
+#include "node/log_route.h"
 #include "node/node_registration.h"
 #include "node/relay_routes.h"
 #include "obs/metrics_route.h"
@@ -70,6 +71,8 @@ NodeProcess::~NodeProcess() { Stop(); }
 Status NodeProcess::Start() {
   net::Router router;
   AddRelayRoutes(router, *agent_, relay_token_);
+  // `warren logs` of this node's sandboxes, as the servers forward it (log_route.h).
+  RegisterLogRoute(router, *agent_, *store_);
   router.Add("GET", "/healthz",
              [](net::Request&&, net::Responder r) { r.Send(net::Response::Text(200, "ok")); });
   router.Add("GET", "/readyz", [this](net::Request&&, net::Responder r) {
@@ -81,7 +84,9 @@ Status NodeProcess::Start() {
   obs::AddMetricsRoute(router);
   router.WrapAll([token = relay_token_](std::string_view, std::string_view pattern,
                                         net::RouteOptions&, net::Handler handler) -> net::Handler {
-    return pattern == "/metrics" ? RequireRelayCredential(token, std::move(handler)) : handler;
+    // /metrics and the log route (the relay's own routes carry the check already).
+    const bool guarded = pattern == "/metrics" || pattern.ends_with("/log");
+    return guarded ? RequireRelayCredential(token, std::move(handler)) : handler;
   });
   net::ServerOptions http;
   http.address = options_.address;

@@ -232,4 +232,19 @@ Status RelayClient::ApplyNetwork(const api::Object& sandbox) {
   return Call("POST", "/relay/v1/network", api::DumpJson(api::ObjectToJson(sandbox)), 30s).status();
 }
 
+Status RelayClient::Forward(net::Responder& responder, std::chrono::seconds idle) {
+  auto fd = net::DialTcp(endpoint_.host, endpoint_.port, 5s);
+  if (!fd.ok()) {
+    return UnavailableError(
+        fmt::format("node relay {} cannot be reached: {}", address_, fd.status().message()));
+  }
+  net::ProxyOptions options;
+  options.idle_timeout = idle;
+  options.set_request_headers.Set("Authorization", "Bearer " + token_);
+  options.set_request_headers.Set("Host", endpoint_.authority());
+  options.remove_request_headers.push_back("X-API-Key");
+  responder.Proxy(std::move(*fd), std::move(options));
+  return Status::Ok();
+}
+
 }  // namespace warren::node

@@ -13,6 +13,7 @@
 #include "net/dial.h"
 #include "net/http.h"
 #include "net/http_client.h"
+#include "net/router.h"
 #include "node/stats_ring.h"
 
 namespace warren::node {
@@ -47,6 +48,11 @@ class RelayClient {
   Result<std::vector<base::LogLine>> CommandLog(std::string_view sandbox_id,
                                                 const base::LogLineQuery& query);
   Status ApplyNetwork(const api::Object& sandbox);
+  // Relays the request `responder` answers, as it came (method, path, query), to the node's
+  // relay with the relay credential in place of the caller's key; the node's answer streams
+  // back (a followed log stays open while quiet for up to `idle`). Unavailable when the node
+  // cannot be reached (nothing was answered then).
+  Status Forward(net::Responder& responder, std::chrono::seconds idle);
 
  private:
   // One relay call; a non-2xx answer is the node's Status.

@@ -24,6 +24,8 @@ namespace warren::node {
 //   GET  /relay/v1/sandboxes/{id}/metrics                 the stats ring (relay_wire.h)
 //   GET  /relay/v1/sandboxes/{id}/commandlog?cursorMs=&backward=&limit=&search=&stderrOnly=
 //   POST /relay/v1/network                                NodeAgent::ApplyEgressPolicy(body)
+//   GET  /apis/agents.kruise.io/v1alpha1/namespaces/{ns}/sandboxes/{name}/log   `warren logs`
+//        (log_route.h), which a server forwards as it came (RelayClient::Forward)
 //
 // Errors are {"code": N, "message": "..."} with the Connect code name in "status"
 // (relay_client.h turns them back into the same Status). The agent outlives the router.

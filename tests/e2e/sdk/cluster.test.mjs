@@ -315,3 +315,31 @@ test('a drain of a node holding part of a group waits on the group budget and sa
         'podunavailablebudgets/groups', { method: 'DELETE' });
     }
   });
+
+test('warren logs through either replica reads the command log of a sandbox on a node',
+  { timeout: 120000 }, async () => {
+    const sandboxes = `${c.servers[0].apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes`;
+    const made = await c.apiFetch(sandboxes, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'agents.kruise.io/v1alpha1', kind: 'Sandbox',
+        metadata: { name: 'logged' },
+        spec: { template: { spec: { containers: [{ name: 'main', image: 'base',
+          command: ['/bin/sh', '-c', 'echo line-one; echo line-two; exec sleep 3600'] }] } } } }),
+    });
+    assert.equal(made.status, 201, await made.text());
+    try {
+      for (const s of [0, 1]) {
+        let out = '';
+        for (let i = 0; i < 100 && !out.includes('line-two'); i++) {
+          out = warrenCli(['-n', 'default', 'logs', 'logged'], s).out;
+          if (!out.includes('line-two')) await sleep(200);
+        }
+        assert.equal(out, 'line-one\nline-two\n', `through replica ${s}`);
+      }
+      // A key of another team still gets 404 (the replica checks before it relays).
+      const other = warrenCli(['-n', 'someone-else', 'logs', 'logged'], 0);
+      assert.notEqual(other.status, 0);
+    } finally {
+      await c.apiFetch(`${sandboxes}/logged`, { method: 'DELETE' });
+    }
+  });
