@@ -19,7 +19,9 @@
 namespace warren::apps {
 
 // Whether the scheduler runs: kAuto only when this server has no node agent of its own (a
-// local agent takes unplaced sandboxes itself, NodeAgentOptions::take_unplaced).
+// local agent takes unplaced sandboxes itself, NodeAgentOptions::take_unplaced) and shares an
+// etcd store with `warren node` processes (RegisterServerParts passes `local_node_agent` true on
+// the embedded store).
 inline bool SchedulerWanted(server::SchedulerMode mode, bool local_node_agent) {
   switch (mode) {
     case server::SchedulerMode::kOn:

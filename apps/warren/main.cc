@@ -477,7 +477,10 @@ warren::Status RegisterServerParts(warren::server::Server& server) {
   warren::server::quota::QuotaService* quota = &server.quota();
   bool elect = replica.elect;
   const bool local_agent = agent.options().enabled;
-  const bool scheduler = warren::apps::SchedulerWanted(server.options().scheduler, local_agent);
+  // The embedded store has one server and its own agent (or none, in tests of the control plane
+  // alone): nothing to place on. The scheduler's auto is for replicas on etcd.
+  const bool scheduler =
+      warren::apps::SchedulerWanted(server.options().scheduler, local_agent || !elect);
   const bool node_lifecycle = server.options().node_lifecycle;
   warren::controller::NodeLifecycleOptions lifecycle;
   if (local_agent) lifecycle.exempt_nodes.insert(agent.options().node_name);
