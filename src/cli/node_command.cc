@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 #include <signal.h>
 
-#include <fstream>
-
 #include "base/log.h"
+#include "base/small_file.h"
 #include "image/registry_allowlist.h"
 #include "node/node_process.h"
 #include "os/rlimit.h"
@@ -69,14 +68,8 @@ void RunNode(App& app, const NodeFlags& f) {
   if (!process.ok()) return app.Fail(process.status());
   if (Status s = (*process)->Start(); !s.ok()) return app.Fail(s);
   if (!f.port_file.empty()) {
-    std::string tmp = f.port_file + ".tmp";
-    {
-      std::ofstream out(tmp);
-      out << (*process)->port() << "\n";
-    }
-    if (std::rename(tmp.c_str(), f.port_file.c_str()) != 0) {
-      return app.Fail(ErrnoError(fmt::format("rename {}", tmp), errno));
-    }
+    Status s = base::WriteFileAtomically(f.port_file, fmt::format("{}\n", (*process)->port()));
+    if (!s.ok()) return app.Fail(s);
   }
   int sig = 0;
   sigwait(&signals, &sig);

@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 #include <signal.h>
 
-#include <cstdio>
-#include <fstream>
 #include <optional>
 
 #include "base/log.h"
 #include "base/scope_guard.h"
+#include "base/small_file.h"
 #include "obs/metrics.h"
 #include "os/rlimit.h"
 #include "server/leader_only.h"
@@ -48,19 +47,6 @@ struct ServerFlags {
   std::string tracing_service_name = "warren";
   std::string scheduler = "auto";
 };
-
-Status WritePortFile(const std::string& path, uint16_t port) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << port << "\n";
-    if (!f) return InternalError(fmt::format("write {}", tmp));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return ErrnoError(fmt::format("rename {} to {}", tmp, path), errno);
-  }
-  return Status::Ok();
-}
 
 void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
   base::SetLogLevel(f.log_level);
@@ -189,7 +175,7 @@ void RunServer(App& app, const ServerFlags& f, const ServerParts& parts) {
   Status started = (*server)->Start();
   if (!started.ok()) return app.Fail(started);
   if (!f.port_file.empty()) {
-    Status s = WritePortFile(f.port_file, (*server)->port());
+    Status s = base::WriteFileAtomically(f.port_file, fmt::format("{}\n", (*server)->port()));
     if (!s.ok()) return app.Fail(s);
   }
   int sig = 0;
