@@ -63,18 +63,21 @@ function pausedReason(o) {
 }
 
 // A Python counter keeps its count in memory: after a restore it goes on from where it was; a
-// process started afresh would count from 1 again.
+// process started afresh would count from 1 again. It renames each count into place: a reader
+// of a file truncated and rewritten can see it empty (read as 0, "the counter started over").
 const COUNTER = `python3 -c "
-import time
+import os, time
 i = 0
 while True:
     i += 1
-    open('/tmp/count', 'w').write(str(i))
+    open('/tmp/count.new', 'w').write(str(i))
+    os.replace('/tmp/count.new', '/tmp/count')
     time.sleep(0.05)
 "`;
 
+// 0 until the counter has written its first count (Python starts slowly under gVisor's ptrace).
 async function count(sbx) {
-  return Number((await sbx.commands.run('cat /tmp/count')).stdout);
+  return Number((await sbx.commands.run('cat /tmp/count 2>/dev/null || echo 0')).stdout);
 }
 
 test('pause writes a gvisor sandbox\'s processes and memory to disk; connect restores them',
