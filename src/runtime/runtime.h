@@ -57,7 +57,7 @@ struct SandboxStats {
 // What a runtime can keep of a sandbox beyond its processes (Runtime::SupportedState).
 struct StateSupport {
   bool filesystem = false;  // CaptureWritableLayer
-  bool memory = false;      // processes and memory captured for another sandbox (clones)
+  bool memory = false;      // CaptureMemory: processes and memory for new sandboxes (clones)
   bool hibernate = false;   // Hibernate: processes and memory to disk and back, same sandbox
 };
 
@@ -133,6 +133,22 @@ class Runtime {
     (void)read;
     return UnimplementedError(
         fmt::format("sandbox {}: this runtime cannot capture a writable layer", id));
+  }
+
+  // Writes the processes and memory of a running sandbox to `image_dir` (made here; it must
+  // not exist, its parent must): an image any number of new sandboxes start from
+  // (SandboxSpec::restore_image), each going on where the source was. `read` is called with
+  // the source's writable layer while its processes are stopped, so files and memory are one
+  // instant; the source then runs on where it was (it is down meanwhile: gVisor's checkpoint
+  // ends the container, which is restored from the same image). A failed capture leaves no
+  // image_dir; one that fails after the stop may end the source, reported through the exit
+  // callback (as Hibernate). `read` runs under the sandbox's lock: it must not call the
+  // runtime for this sandbox. Unimplemented when SupportedState(id).memory is false.
+  virtual Status CaptureMemory(std::string_view id, const std::string& image_dir,
+                               const std::function<Status(const WritableLayerView&)>& read) {
+    (void)image_dir;
+    (void)read;
+    return UnimplementedError(fmt::format("sandbox {}: this runtime cannot capture memory", id));
   }
 
   // Writes a running or paused sandbox's processes and memory to disk and frees them (the

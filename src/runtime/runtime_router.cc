@@ -203,6 +203,12 @@ Status RuntimeRouter::CaptureWritableLayer(
   return rt->CaptureWritableLayer(id, read);
 }
 
+Status RuntimeRouter::CaptureMemory(std::string_view id, const std::string& image_dir,
+                                    const std::function<Status(const WritableLayerView&)>& read) {
+  ASSIGN_OR_RETURN(Runtime * rt, Holder(id));
+  return rt->CaptureMemory(id, image_dir, read);
+}
+
 Status RuntimeRouter::UpdateEgress(std::string_view id, const sbnet::EgressPolicy& policy) {
   ASSIGN_OR_RETURN(Runtime * rt, Holder(id));
   return rt->UpdateEgress(id, policy);

@@ -53,6 +53,8 @@ class RuntimeRouter final : public Runtime {
   Status UpdateResources(std::string_view id, const Resources& resources) override;
   Status CaptureWritableLayer(std::string_view id,
                               const std::function<Status(const WritableLayerView&)>& read) override;
+  Status CaptureMemory(std::string_view id, const std::string& image_dir,
+                       const std::function<Status(const WritableLayerView&)>& read) override;
 
  private:
   // The runtime holding `id`: NotFound naming the sandbox when none does.

@@ -115,6 +115,10 @@ Status ValidateSpec(const SandboxSpec& spec) {
   if (!spec.log_path.empty()) {
     RETURN_IF_ERROR(CheckPath("log_path", spec.log_path).WithPrefix("sandbox " + spec.id));
   }
+  if (!spec.restore_image.empty()) {
+    RETURN_IF_ERROR(
+        CheckPath("restore_image", spec.restore_image).WithPrefix("sandbox " + spec.id));
+  }
   return Status::Ok();
 }
 

@@ -81,6 +81,12 @@ struct SandboxSpec {
   // A runtime refuses it when its node has no sandbox network.
   bool egress = false;
   sbnet::EgressPolicy egress_policy;
+  // A memory image Runtime::CaptureMemory wrote (absolute directory): the first Start restores
+  // its processes, where they were, instead of running `command`; a later Start (after a stop)
+  // runs `command`. The layers must be those the image was captured on, with its writable
+  // layer's files on top (the image holds open files by path). Runtimes without
+  // StateSupport::memory refuse it.
+  std::string restore_image;
 };
 
 // Checks the spec without touching the system: InvalidArgument naming the first bad field.

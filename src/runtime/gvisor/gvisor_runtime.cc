@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "base/log.h"
@@ -228,6 +229,25 @@ std::optional<ExitStatus> ReadExitFile(const std::string& path) {
   e.signal = static_cast<int>(*sig);
   if (e.signal != 0) e.exit_code = -1;
   return e;
+}
+
+// Hard links to every file of runsc's image directory `from` (flat: checkpoint.img and its
+// companions) in `to`.
+Status LinkFiles(const std::string& from, const std::string& to) {
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(from.c_str()), closedir);
+  if (!dir) return ErrnoError(fmt::format("open {}", from), errno);
+  while (dirent* e = readdir(dir.get())) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    if (e->d_type != DT_REG) {
+      return InternalError(
+          fmt::format("{}/{} is not a file: not an image runsc wrote", from, name));
+    }
+    if (link((from + "/" + name).c_str(), (to + "/" + name).c_str()) != 0) {
+      return ErrnoError(fmt::format("link {}/{} into {}", from, name, to), errno);
+    }
+  }
+  return Status::Ok();
 }
 
 bool IsMounted(const std::string& path) {
@@ -586,6 +606,13 @@ Status GvisorRuntime::Start(std::string_view id_view) {
   if (sb->record.state == SandboxState::kRunning || sb->record.state == SandboxState::kPaused) {
     return FailedPreconditionError(fmt::format("sandbox {} is already running", id));
   }
+  if (!spec.restore_image.empty() && sb->record.started_at == base::WallTime{}) {
+    // A clone: its first run goes on where the captured sandbox was.
+    RETURN_IF_ERROR(RestoreLocked(*sb, spec.restore_image, /*spent=*/false));
+    sb->record.started_at = clock_.Now();
+    sb->record.last_exit.reset();
+    return Persist(*sb);
+  }
   RETURN_IF_ERROR(PrepareBundleLocked(*sb));
   auto unmount = base::ScopeExit([&] { UnmountRootfs(id); });
   auto spawned = SpawnShim(spec, {"create", "--bundle", SandboxDir(id), RunscId(id)});
@@ -698,15 +725,19 @@ Status GvisorRuntime::HibernateLocked(Sandbox& sb, std::optional<ExitStatus>& en
   return Status::Ok();
 }
 
-Status GvisorRuntime::RestoreLocked(Sandbox& sb) {
+Status GvisorRuntime::RestoreLocked(Sandbox& sb, const std::string& image, bool spent) {
   auto t0 = SteadyClock::now();
   const SandboxSpec& spec = sb.record.spec;
   const std::string& id = spec.id;
+  if (!Exists(image + "/checkpoint.img")) {
+    return FailedPreconditionError(
+        fmt::format("sandbox {}: no memory image at {} to restore from", id, image));
+  }
   RETURN_IF_ERROR(PrepareBundleLocked(sb));
   auto unmount = base::ScopeExit([&] { UnmountRootfs(id); });
   // --detach: runsc returns once the container runs again; the shim then relays.
-  auto spawned = SpawnShim(spec, {"restore", "--detach", "--image-path", CheckpointDir(id),
-                                  "--bundle", SandboxDir(id), RunscId(id)});
+  auto spawned = SpawnShim(spec, {"restore", "--detach", "--image-path", image, "--bundle",
+                                  SandboxDir(id), RunscId(id)});
   if (!spawned.ok()) {
     // A restore cut short must not come back later unmanaged; the image stays for a retry.
     RemoveContainer(id);
@@ -715,13 +746,84 @@ Status GvisorRuntime::RestoreLocked(Sandbox& sb) {
   os::Pidfd shim = std::move(spawned).value();
   unmount.Dismiss();
   NoteRunningLocked(sb, std::move(shim));
-  // The image is spent: a second restore would fork the sandbox's history.
-  if (Status st = native::RemoveTree(CheckpointDir(id)); !st.ok()) {
+  // A hibernate's image is spent: a second restore would fork the sandbox's history.
+  if (Status st = spent ? native::RemoveTree(image) : Status::Ok(); !st.ok()) {
     Log()->warn("sandbox={} checkpoint not removed: {}", id, st.ToString());
   }
-  Log()->info("sandbox restored id={} ms={:.1f}", id,
+  Log()->info("sandbox restored id={} image={} ms={:.1f}", id, image,
               std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
   return Status::Ok();
+}
+
+Status GvisorRuntime::CaptureMemory(std::string_view id, const std::string& image_dir,
+                                    const std::function<Status(const WritableLayerView&)>& read) {
+  ASSIGN_OR_RETURN(SandboxPtr sb, Find(id));
+  std::optional<ExitStatus> ended;
+  Status st;
+  {
+    std::lock_guard lock(sb->mu);
+    if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id));
+    st = CaptureMemoryLocked(*sb, image_dir, read, ended);
+  }
+  NotifyExit(std::string(id), ended);
+  return st;
+}
+
+Status GvisorRuntime::CaptureMemoryLocked(
+    Sandbox& sb, const std::string& image_dir,
+    const std::function<Status(const WritableLayerView&)>& read, std::optional<ExitStatus>& ended) {
+  auto t0 = SteadyClock::now();
+  const std::string id = sb.record.spec.id;
+  if (sb.record.state != SandboxState::kRunning || !sb.shim) {
+    return FailedPreconditionError(
+        fmt::format("sandbox {} is {}, not running: nothing to capture", id,
+                    HibernatedLocked(sb) ? "hibernated" : SandboxStateName(sb.record.state)));
+  }
+  if (image_dir.empty() || image_dir.front() != '/' || !Exists(Parent(image_dir))) {
+    return InvalidArgumentError(
+        fmt::format("sandbox {}: memory image directory \"{}\" must be absolute, in a directory "
+                    "that exists",
+                    id, image_dir));
+  }
+  if (Exists(image_dir)) {
+    return AlreadyExistsError(fmt::format("sandbox {}: {} already exists", id, image_dir));
+  }
+  // Down from here to the restore: a kill -9 in between leaves it hibernated (adoption), to
+  // be resumed like any hibernated sandbox, and no image_dir (only its .partial).
+  RETURN_IF_ERROR(HibernateLocked(sb, ended));
+  const std::string image = CheckpointDir(id);
+  const std::string partial = image_dir + ".partial";
+  Status captured = native::RemoveTree(partial);
+  if (captured.ok() && mkdir(partial.c_str(), 0700) != 0) {
+    captured = ErrnoError(fmt::format("sandbox {}: mkdir {}", id, partial), errno);
+  }
+  // Hard links: the image is written once and never changed (the source's restore only reads
+  // it before it is removed), so each of image_dir and the source has it without a copy.
+  if (captured.ok()) captured = LinkFiles(image, partial);
+  if (captured.ok()) {
+    base::UniqueFd upper(
+        open((sb.record.spec.writable_dir + "/upper").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!upper) {
+      captured = ErrnoError(fmt::format("sandbox {}: open writable layer", id), errno);
+    } else {
+      captured = read(WritableLayerView{.fd = upper.get()});
+    }
+  }
+  if (captured.ok() && rename(partial.c_str(), image_dir.c_str()) != 0) {
+    captured = ErrnoError(fmt::format("sandbox {}: rename {}", id, partial), errno);
+  }
+  if (!captured.ok()) native::RemoveTree(partial).IgnoreError();
+  // The source runs on either way. A restore that fails leaves it hibernated (its image kept),
+  // to be resumed again by the caller; the capture itself is whole.
+  if (Status back = RestoreLocked(sb, image, /*spent=*/true); !back.ok()) {
+    Log()->warn("sandbox not restored after a memory capture id={} error=\"{}\"", id,
+                back.ToString());
+    if (captured.ok()) return Status::Ok();
+  }
+  Log()->info("sandbox memory captured id={} image={} ok={} ms={:.1f}", id, image_dir,
+              captured.ok(),
+              std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
+  return captured;
 }
 
 Status GvisorRuntime::Pause(std::string_view id) {
@@ -747,7 +849,7 @@ Status GvisorRuntime::Resume(std::string_view id) {
     return FailedPreconditionError(
         fmt::format("sandbox {} is {}, not paused", id, SandboxStateName(sb->record.state)));
   }
-  if (HibernatedLocked(*sb)) return RestoreLocked(*sb);
+  if (HibernatedLocked(*sb)) return RestoreLocked(*sb, CheckpointDir(id), /*spent=*/true);
   RETURN_IF_ERROR(Runsc(id, {"resume", RunscId(id)}, kRunscTimeout).status());
   sb->record.state = SandboxState::kRunning;
   return Persist(*sb);

@@ -40,8 +40,8 @@ struct GvisorRuntimeOptions {
 // runtime, to be adopted by the next one.
 //
 // Not (yet) there: egress (refused with FailedPrecondition), user namespaces (gVisor is the
-// boundary; the flag is ignored), capture of the writable layer, Rebase, UpdateResources,
-// UpdateEgress, DialNow, checkpoint/restore.
+// boundary; the flag is ignored), capture of the writable layer alone, Rebase,
+// UpdateResources, UpdateEgress, DialNow.
 class GvisorRuntime final : public Runtime {
  public:
   // FailedPrecondition when not root or runsc / warren-gvisor-init is missing.
@@ -67,7 +67,15 @@ class GvisorRuntime final : public Runtime {
   // checkpoint fails and ends the sandbox, which is reported through the exit callback with
   // an unknown exit (README "Hibernate").
   Status Hibernate(std::string_view id) override;
-  StateSupport SupportedState(std::string_view) const override { return {.hibernate = true}; }
+  // A hibernate (HibernateLocked) whose image is linked into `image_dir`, the writable layer
+  // read while the container is gone, then a restore of the source from the same image (runsc
+  // 20221219's --leave-running hangs, runtime-spikes.md §3.3). A spec's restore_image is
+  // restored by its first Start under the sandbox's own id, bundle and shim.
+  Status CaptureMemory(std::string_view id, const std::string& image_dir,
+                       const std::function<Status(const WritableLayerView&)>& read) override;
+  StateSupport SupportedState(std::string_view) const override {
+    return {.memory = true, .hibernate = true};
+  }
   Status Stop(std::string_view id, std::chrono::milliseconds grace) override;
   Status Destroy(std::string_view id) override;
   Result<SandboxStats> Stats(std::string_view id) override;
@@ -134,7 +142,12 @@ class GvisorRuntime final : public Runtime {
   bool HibernatedLocked(const Sandbox& sb) const;
   // The bundle (root mount, config.json) for a run of the container; unmounted on failure.
   Status PrepareBundleLocked(const Sandbox& sb);
-  Status RestoreLocked(Sandbox& sb);
+  // `runsc restore` of `image` into the sandbox under a new shim. A hibernated sandbox's own
+  // image is spent once restored (removed); a restore_image is shared by every clone (kept).
+  Status RestoreLocked(Sandbox& sb, const std::string& image, bool spent);
+  Status CaptureMemoryLocked(Sandbox& sb, const std::string& image_dir,
+                             const std::function<Status(const WritableLayerView&)>& read,
+                             std::optional<ExitStatus>& ended);
   // Hibernate under the sandbox's lock; `ended` is set when a failed checkpoint took the
   // container with it (an exit to report once the lock is released).
   Status HibernateLocked(Sandbox& sb, std::optional<ExitStatus>& ended);

@@ -325,6 +325,10 @@ Status NativeRuntime::Create(const SandboxSpec& spec) {
   RETURN_IF_ERROR(ValidateSpec(spec));
   const std::string& id = spec.id;
   if (spec.egress && options_.network == nullptr) return NoSandboxNetwork(id);
+  if (!spec.restore_image.empty()) {
+    return FailedPreconditionError(fmt::format(
+        "sandbox {}: the native runtime cannot restore processes from a memory image", id));
+  }
   RETURN_IF_ERROR(CheckUserInRange(spec));
   for (const std::string& layer : spec.layers) {
     RETURN_IF_ERROR(os::CheckLayerDir(layer).WithPrefix("sandbox " + id));

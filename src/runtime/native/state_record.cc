@@ -60,6 +60,7 @@ std::string EncodeRecord(const SandboxRecord& r) {
   }
   spec["rlimits"] = rl;
   spec["log_path"] = s.log_path;
+  if (!s.restore_image.empty()) spec["restore_image"] = s.restore_image;
   spec["egress"] = s.egress;
   spec["egress_policy"] = sbnet::EgressPolicyToJson(s.egress_policy);
 
@@ -122,6 +123,7 @@ Result<SandboxRecord> DecodeRecord(std::string_view text) {
                                           l.at("hard").get<uint64_t>()});
     }
     r.spec.log_path = s.value("log_path", std::string());
+    r.spec.restore_image = s.value("restore_image", std::string());
     r.spec.egress = s.value("egress", false);
     if (auto p = s.find("egress_policy"); p != s.end()) {
       auto policy = sbnet::EgressPolicyFromJson(*p);

@@ -494,6 +494,101 @@ TEST_F(GvisorTest, HibernateKeepsProcessesAndMemoryAcrossARestore) {
   EXPECT_THAT(Leftovers("counter"), ::testing::IsEmpty());
 }
 
+// A memory capture: the source is checkpointed, its writable layer read while nothing runs,
+// and it goes on as the same processes; every sandbox started from the image goes on from the
+// captured count (the counter lives in /dev/shm, the Sentry's memory), its own from then on.
+TEST_F(GvisorTest, CaptureMemoryGivesClonesThatGoOnWhereTheSourceWas) {
+  const std::string script =
+      "echo here > /marker; httpd -p 127.0.0.1:8080 -h /dev/shm; i=0; "
+      "while true; do i=$((i+1)); echo $i > /dev/shm/count; sleep 0.05; done";
+  ASSERT_OK(rt_->Create(ShellSpec("source", script)));
+  ASSERT_OK(rt_->Start("source"));
+  ASSERT_OK(WaitServing(*rt_, "source", 8080));
+  auto count = [&](const std::string& id) -> long {
+    auto fd = rt_->Dial(id, 8080, 5s);
+    if (!fd.ok()) return -1;
+    std::string r = Exchange(fd->get(), "GET /count HTTP/1.0\r\n\r\n");
+    size_t body = r.find("\r\n\r\n");
+    return body == std::string::npos ? -1 : std::atol(r.c_str() + body + 4);
+  };
+  std::this_thread::sleep_for(1s);
+  const long before = count("source");
+  ASSERT_GT(before, 3);
+  const std::string image = dir_->path() + "/memory";
+
+  // Bad input first: nothing is captured, the source is not disturbed.
+  auto no_read = [](const WritableLayerView&) { return Status::Ok(); };
+  EXPECT_EQ(rt_->CaptureMemory("nosuch", image, no_read).code(), StatusCode::kNotFound);
+  EXPECT_EQ(rt_->CaptureMemory("source", "relative/dir", no_read).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(rt_->CaptureMemory("source", dir_->path() + "/no/parent", no_read).code(),
+            StatusCode::kInvalidArgument);
+  ASSERT_EQ(mkdir(image.c_str(), 0700), 0);
+  EXPECT_EQ(rt_->CaptureMemory("source", image, no_read).code(), StatusCode::kAlreadyExists);
+  ASSERT_EQ(rmdir(image.c_str()), 0);
+  // A read that fails: no image, and the source runs on all the same.
+  EXPECT_EQ(rt_->CaptureMemory("source", image,
+                               [](const WritableLayerView&) { return InternalError("no room"); })
+                .code(),
+            StatusCode::kInternal);
+  EXPECT_FALSE(PathExists(image));
+  EXPECT_FALSE(PathExists(image + ".partial"));
+  ASSERT_OK(WaitServing(*rt_, "source", 8080));
+  EXPECT_GE(count("source"), before);
+
+  bool saw_marker = false;
+  ASSERT_OK(rt_->CaptureMemory("source", image, [&](const WritableLayerView& layer) {
+    struct stat st {};
+    saw_marker = fstatat(layer.fd, "marker", &st, AT_SYMLINK_NOFOLLOW) == 0;
+    return Status::Ok();
+  }));
+  EXPECT_TRUE(saw_marker) << "the read did not see the source's writable layer";
+  EXPECT_TRUE(PathExists(image + "/checkpoint.img"));
+  EXPECT_FALSE(PathExists(options_.state_dir + "/source/checkpoint")) << "the source's is spent";
+  EXPECT_EQ(rt_->Inspect("source")->state, SandboxState::kRunning);
+  ASSERT_OK(WaitServing(*rt_, "source", 8080));
+  const long captured = count("source");
+  EXPECT_GE(captured, before) << "the source started over";
+
+  for (const std::string id : {"clone-a", "clone-b"}) {
+    SandboxSpec spec = ShellSpec(id, "echo not restored; sleep 0.5; exit 3");
+    spec.restore_image = image;
+    ASSERT_OK(rt_->Create(spec));
+    ASSERT_OK(rt_->Start(id));
+    ASSERT_OK(WaitServing(*rt_, id, 8080));
+    const long n = count(id);
+    EXPECT_GE(n, before) << id << ": the counter started over";
+    std::this_thread::sleep_for(300ms);
+    EXPECT_GT(count(id), n) << id << " does not run on";
+  }
+  EXPECT_TRUE(PathExists(image + "/checkpoint.img")) << "one image serves every clone";
+  // Each its own: one stopped, the other and the source run on; a clone started again after
+  // a stop runs its command rather than the image.
+  ASSERT_OK(rt_->Stop("clone-a", 2s));
+  EXPECT_GT(count("clone-b"), 0);
+  EXPECT_GT(count("source"), captured);
+  ASSERT_OK(rt_->Start("clone-a"));
+  auto exited = rt_->Wait("clone-a", 20s);
+  ASSERT_TRUE(exited.ok()) << exited.status();
+  EXPECT_EQ(exited->exit_code, 3);
+  EXPECT_THAT(ReadLog("clone-a"), HasSubstr("not restored"));
+
+  // A clone whose image is gone is refused at its start, naming it.
+  SandboxSpec lost = ShellSpec("clone-c", "exit 0");
+  lost.restore_image = dir_->path() + "/gone";
+  ASSERT_OK(rt_->Create(lost));
+  Status started = rt_->Start("clone-c");
+  EXPECT_EQ(started.code(), StatusCode::kFailedPrecondition) << started;
+  EXPECT_THAT(started.message(), HasSubstr(dir_->path() + "/gone"));
+
+  for (const std::string id : {"source", "clone-a", "clone-b", "clone-c"}) {
+    ASSERT_OK(rt_->Destroy(id));
+  }
+  for (const std::string id : {"source", "clone-a", "clone-b", "clone-c"}) {
+    EXPECT_THAT(Leftovers(id), ::testing::IsEmpty());
+  }
+}
+
 // The class is offered only where runsc runs: a missing binary, and one that is there but
 // does not run, are both refused with what was wrong.
 TEST_F(GvisorTest, ARunscThatIsMissingOrDoesNotRunIsRefused) {
