@@ -6,7 +6,9 @@
 //   - the first command after a pause, seen by the caller while the gateway resumes the
 //     sandbox (memory kept: thaw; memory not kept: a boot on its files), beside the same
 //     command on a running sandbox; on gVisor (where runsc is installed) the pause is a
-//     hibernate and the parked command waits for the restore.
+//     hibernate and the parked command waits for the restore;
+//   - on gVisor, fork ×10 of a sandbox holding 100 MB in memory (every fork restored from it),
+//     beside one hibernate + restore of the same sandbox.
 //   node bench/lifecycle/lifecycle.mjs [--n 10] [--mb 100] [--quick]
 // --quick (what ctest runs) does 2 rounds of 4 MB, only to keep it working.
 
@@ -163,6 +165,32 @@ try {
     rows.push(row('gvisor: pause (hibernate: memory to disk) [pause()]', pauses));
     rows.push(row('gvisor: first command after pause (restore), parked', hibernated));
     rows.push(row('  reference: the same command, gvisor sandbox running', gvRunning));
+
+    // Forks restored from the source's memory, with `mb` MB held by a process in it; beside
+    // one hibernate + restore of the same sandbox (pause, then a parked command).
+    await gv.commands.run(`python3 -c "import os, time; x = os.urandom(${mb} << 20); ` +
+      `open('/tmp/held', 'w').write('1'); time.sleep(86400)"`, { background: true });
+    for (let i = 0; (await gv.commands.run('cat /tmp/held 2>/dev/null || true')).stdout !== '1'; i++) {
+      if (i > 600) throw new Error('the memory holder did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const gvForks = []; const gvCycle = [];
+    for (let i = 0; i < (quick ? 1 : 3); i++) {
+      let t0 = now();
+      await gv.pause();
+      await gv.commands.run('true');
+      gvCycle.push(now() - t0);
+      t0 = now();
+      const made = await gv.fork({ count: forks, timeoutMs: 600_000 });
+      for (const s of made) {
+        if (!(s instanceof Sandbox)) throw new Error(`a gvisor fork failed: ${s?.message}`);
+      }
+      await Promise.all(made.map((s) => s.commands.run('test -s /tmp/held')));
+      gvForks.push(now() - t0);
+      await Promise.all(made.map((s) => s.kill()));
+    }
+    rows.push(row(`gvisor: fork ×${forks} keeping ${mb} MB of memory, all answering (wall)`, gvForks));
+    rows.push(row('  reference: one hibernate + restore of it (pause, parked command)', gvCycle));
     await gv.kill();
   }
 } finally {

@@ -365,7 +365,7 @@ class Envd::Impl {
                                                  *init->default_user, user.status().message())));
       }
     }
-    e_.state_.ApplyInit(*init);
+    e_.state_.ApplyInit(*init, HasNodeSecret(req));
     r.Send(Response::Empty(204));
   }
 

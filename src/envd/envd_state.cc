@@ -20,7 +20,7 @@ Result<InitRequest> ParseInitRequest(std::string_view body) {
 
 EnvdState::EnvdState(EnvdDefaults defaults) : defaults_(defaults), current_(std::move(defaults)) {}
 
-void EnvdState::ApplyInit(const InitRequest& init) {
+void EnvdState::ApplyInit(const InitRequest& init, bool by_node) {
   std::lock_guard lock(mu_);
   if (init.env_vars) {
     for (const auto& [k, v] : *init.env_vars) current_.env_vars[k] = v;
@@ -40,8 +40,9 @@ void EnvdState::ApplyInit(const InitRequest& init) {
       current_.default_workdir = *init.default_workdir;
     }
   }
-  // The reset secret can be set once; a command-line secret always wins.
-  if (init.reset_secret && !init.reset_secret->empty() && !current_.reset_secret) {
+  // The reset secret can be set once, or replaced by its holder; a command-line secret wins
+  // over anyone else.
+  if (init.reset_secret && !init.reset_secret->empty() && (!current_.reset_secret || by_node)) {
     current_.reset_secret = *init.reset_secret;
   }
 }

@@ -36,8 +36,10 @@ class EnvdState {
   explicit EnvdState(EnvdDefaults defaults);
 
   // Merges env vars (a later value for a key wins) and replaces whatever else is set; a new
-  // access token replaces the old one, an empty one removes it. Idempotent.
-  void ApplyInit(const InitRequest& init);
+  // access token replaces the old one, an empty one removes it. Idempotent. The reset secret
+  // is set once, unless `by_node` (the caller showed the current one): a sandbox restored
+  // from another's memory image is given its own by the node that restored it.
+  void ApplyInit(const InitRequest& init, bool by_node = false);
   // Back to the command-line defaults (sandbox recycling).
   void Reset();
 

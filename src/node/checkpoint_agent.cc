@@ -11,7 +11,9 @@
 #include "api/types/sandbox.h"
 #include "base/log.h"
 #include "base/time_format.h"
+#include "node/memory_image.h"
 #include "node/node_agent.h"
+#include "runtime/native/dir_tree.h"
 
 namespace warren::node {
 namespace {
@@ -117,8 +119,8 @@ std::chrono::milliseconds CheckpointAgent::Capture(api::Object& cp) {
     return 500ms;  // not made yet
   }
   const auto& contents = spec->persistent_contents;
-  if (std::find(contents.begin(), contents.end(), "memory") != contents.end() &&
-      !agent_.runtime().SupportedState(id).memory) {
+  const bool memory = std::find(contents.begin(), contents.end(), "memory") != contents.end();
+  if (memory && !agent_.runtime().SupportedState(id).memory) {
     const std::string msg = fmt::format(
         "persistentContents names memory, which the runtime of sandbox {} cannot keep (only its "
         "file system)",
@@ -132,12 +134,14 @@ std::chrono::milliseconds CheckpointAgent::Capture(api::Object& cp) {
     if (!updated.ok()) return 200ms;
     cp = std::move(*updated);
   }
-  if (Status s = WritePhase(cp, phase::kCreating, "capturing the sandbox's file system"); !s.ok()) {
+  const char* what = memory ? "processes, memory and file system" : "file system";
+  if (Status s = WritePhase(cp, phase::kCreating, fmt::format("capturing the sandbox's {}", what));
+      !s.ok()) {
     return 200ms;
   }
   const std::string image = CheckpointImageName(cp.metadata.uid);
   const auto started = clock_.Monotonic();
-  auto captured = agent_.CaptureFilesystem(id, image, kCaptureTimeout);
+  auto captured = agent_.CaptureFilesystem(id, image, kCaptureTimeout, memory);
   if (!captured.ok() && captured.status().code() == StatusCode::kAlreadyExists) {
     captured = agent_.images().Get(image);  // made before a crash: ours
   }
@@ -150,7 +154,7 @@ std::chrono::milliseconds CheckpointAgent::Capture(api::Object& cp) {
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Monotonic() - started).count();
   const std::string msg =
-      fmt::format("file system of sandbox {} captured in {} ms", spec->sandbox_name, ms);
+      fmt::format("{} of sandbox {} captured in {} ms", what, spec->sandbox_name, ms);
   if (!WritePhase(cp, phase::kSucceeded, msg, image).ok()) return 200ms;
   events_.Normal(cp, "CheckpointSucceeded", msg);
   if (!spec->keep_running.value_or(true)) {
@@ -196,6 +200,13 @@ Status CheckpointAgent::Delete(api::Object& cp) {
   if (removed.ok()) {
     Log()->info("checkpoint deleted object={} image={} freed_bytes={}", cp.Key(), image,
                 removed->freed_bytes);
+  }
+  // Sandboxes restored from its memory have read it: nothing holds it after their start.
+  const std::string memory = MemoryImagePaths::For(agent_.options().root, image).dir;
+  if (Status gone = runtime::native::RemoveTree(memory); !gone.ok()) {
+    Log()->warn("removing checkpoint memory failed object={} dir={} error=\"{}\"", cp.Key(), memory,
+                gone.ToString());
+    return gone;
   }
   cp.RemoveFinalizer(api::finalizers::kCheckpoint);
   auto updated = store_.Update(cp);

@@ -28,12 +28,15 @@ bool IsCheckpointImageName(std::string_view image);
 //   Pending → Creating → Succeeded, with status.checkpointId = the image the sandbox's file
 //   system became (NodeAgent::CaptureFilesystem), completionTime, and an Event; Failed with a
 //   message naming the cause (no such sandbox, a sandbox that is not running here, contents
-//   the runtime cannot keep: `memory` on the native runtime).
+//   the runtime cannot keep: `memory` on the native runtime). With `memory` in
+//   persistentContents (gVisor), the processes and memory are kept too, from the same instant
+//   (memory_image.h); sandboxes started from it go on where the source was.
 //   keepRunning: false → after the capture the sandbox is paused, file system only
 //   (spec.paused with pauseStrategy Stop): its processes end, its files stay.
 //   ttlAfterFinished → the object is deleted that long after it finished.
-//   Deletion: the finalizer agents.kruise.io/checkpoint removes the image record; its layer
-//   stays while sandboxes started from it hold it (image leases), then the image GC frees it.
+//   Deletion: the finalizer agents.kruise.io/checkpoint removes the image record and the
+//   memory image; its layer stays while sandboxes started from it hold it (image leases),
+//   then the image GC frees it.
 // A checkpoint that finds its image already made (a crash after the commit, before the status
 // write) takes it as its result, so a restart never captures twice or leaks an image.
 //

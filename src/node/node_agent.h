@@ -144,9 +144,14 @@ class NodeAgent {
   // paused or stopped, as it was). NotFound when this node runs no such sandbox (or it is
   // destroyed meanwhile), Unimplemented when its runtime cannot capture, AlreadyExists when the
   // image name is taken, DeadlineExceeded after `timeout`.
+  // With `memory` (a runtime with StateSupport::memory), its processes and memory are kept
+  // too, at MemoryImagePaths::For(root, image_name), from the same instant as the files; the
+  // sandbox is down meanwhile (Runtime::CaptureMemory). A capture cut short by a crash is
+  // made again whole: what it left (the staging directory, the image) goes first.
   Result<image::ImageRecord> CaptureFilesystem(std::string_view sandbox_id,
                                                std::string_view image_name,
-                                               std::chrono::milliseconds timeout);
+                                               std::chrono::milliseconds timeout,
+                                               bool memory = false);
 
   // The host directory of an Available Volume on this node and the host uid of a sandbox's
   // root (what its ids are relative to); NotFound when it is not here.
@@ -278,6 +283,21 @@ class NodeAgent {
                                        std::string& network_text);
   // capture.cc: the captures asked for this sandbox, done now (from its reconcile).
   void RunCaptures(const std::string& id, const std::string& uid);
+  // The memory half of a capture: Runtime::CaptureMemory into MemoryImagePaths' staging, with
+  // the log directory and envd's secret, `commit` (the file system) in the same instant.
+  Status CaptureMemory(const std::string& id, const std::string& image_name,
+                       const std::function<Status(const runtime::WritableLayerView&)>& commit);
+  // A sandbox restored from another's memory image (kEnvdRekeyFile in its directory): gives its
+  // envd the sandbox's own node secret and a fresh token, with the secret it still holds.
+  Status RekeyRestoredEnvd(const std::string& id);
+  // RekeyRestoredEnvd's failure as the sandbox's (its envd cannot be reached as its own).
+  std::optional<Failure> RekeyFailure(const std::string& id);
+  // A sandbox made from a checkpoint that kept memory on this node, under a runtime class that
+  // restores it: the image in `spec`, the source's logs in its log directory, the secret its
+  // envd will hold in kEnvdRekeyFile. Nothing for any other sandbox.
+  std::optional<Failure> PrepareMemoryRestore(const std::string& image_name,
+                                              const SandboxPaths& paths,
+                                              runtime::SandboxSpec& spec);
   // Waits until envd answers /health, pid 1 exits, or the timeout passes.
   enum class Readiness { kReady, kExited, kTimeout, kStopping };
   Readiness WaitReady(const std::string& id, std::chrono::milliseconds timeout);

@@ -466,6 +466,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   }
   const uint32_t sandbox_root = options_.user_namespace ? options_.userns_host_id : 0;
   if (auto f = PrepareHostPaths(plan.host_paths, sandbox_root)) return Fail(obj, id, *f);
+  if (auto f = PrepareMemoryRestore(image_name, paths, plan.spec)) return Fail(obj, id, *f);
   {
     Local l;
     l.id = id;
@@ -544,6 +545,7 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
   }
   log->info("sandbox ready id={} object={} ms={}", id, obj.Key(),
             std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - started).count());
+  if (auto f = RekeyFailure(id)) return Fail(obj, id, *f);
   if (ReplayInit(obj, id) == Next::kRetry) return Next::kRetry;
   locals_.With(id, [](Local& l) { l.ready = true; });
   TrackProbes(obj, id);  // a fresh run of pid 1: fresh probe state
@@ -911,6 +913,8 @@ NodeAgent::Next NodeAgent::ReconcileRunning(api::Object& obj, const std::string&
                                         "log: {}",
                                         Seconds(options_.ready_timeout), EnvdLogTail(id))});
     }
+    // A clone adopted between its restore and its re-key.
+    if (auto f = RekeyFailure(id)) return Fail(obj, id, *f);
     locals_.With(id, [](Local& l) { l.ready = true; });
   }
   EnsureProbing(obj, id);

@@ -68,20 +68,15 @@ Status CheckCapturable(const api::Object& sandbox, std::string_view sandbox_id) 
   return Status::Ok();
 }
 
-// Copies of a gVisor sandbox would have to keep its memory (its processes live in the
-// Sentry); that is not done, and copying its files alone while the Sentry may still hold
-// writes would not be one instant of them: refused up front, naming why.
-Status CheckRuntimeCanCopy(const Json& pod_template, std::string_view sandbox_id) {
+// Copies of a gVisor sandbox keep its memory: its processes live in the Sentry (whose file
+// writes are one instant with its memory only when both are captured together), and the
+// runtime can restore them, so every copy goes on where the source was. Native copies keep
+// the files; their processes start afresh.
+bool CopiesKeepMemory(const Json& pod_template) {
   const Json* spec =
       pod_template.is_object() && pod_template.contains("spec") ? &pod_template["spec"] : nullptr;
-  if (spec != nullptr && spec->is_object() &&
-      spec->value("runtimeClassName", "") == api::kRuntimeGvisor) {
-    return FailedPreconditionError(fmt::format(
-        "sandbox \"{}\" runs under runtime class gvisor, which has no snapshots or forks yet "
-        "(its pause keeps memory: pause and connect instead)",
-        sandbox_id));
-  }
-  return Status::Ok();
+  return spec != nullptr && spec->is_object() &&
+         spec->value("runtimeClassName", "") == api::kRuntimeGvisor;
 }
 
 // The pod template copies start from: the sandbox's inline one, or (a warm-pool member) the
@@ -108,7 +103,7 @@ SnapshotService::SnapshotService(store::Store& store, SandboxService& sandboxes)
     : store_(store), sandboxes_(sandboxes) {}
 
 Result<api::Object> SnapshotService::Capture(
-    const api::Object& source, const std::string& name,
+    const api::Object& source, bool memory, const std::string& name,
     const std::map<std::string, std::string>& labels,
     const std::map<std::string, std::string>& annotations, const std::string& ttl,
     const std::function<Status(const api::Object&)>& alongside) {
@@ -119,12 +114,13 @@ Result<api::Object> SnapshotService::Capture(
   cp.metadata.namespace_ = source.metadata.namespace_;
   cp.metadata.labels = labels;
   cp.metadata.labels[api::labels::kSandboxName] = source.metadata.name;
-  cp.metadata.labels[api::labels::kCheckpointType] = "filesystem";
+  cp.metadata.labels[api::labels::kCheckpointType] = memory ? "memory" : "filesystem";
   cp.metadata.annotations = annotations;
   api::CheckpointSpec spec;
   spec.sandbox_name = source.metadata.name;
   spec.keep_running = true;
   spec.persistent_contents = {"filesystem"};
+  if (memory) spec.persistent_contents.push_back("memory");
   spec.ttl_after_finished = ttl;
   api::EncodeSpec(spec, cp);
   ASSIGN_OR_RETURN(api::Object created, store_.Create(std::move(cp)));
@@ -166,7 +162,6 @@ Result<SnapshotInfo> SnapshotService::Create(const auth::Principal& who,
   OperationRecorder recorded(E2bOperations().snapshot, source.metadata.namespace_);
   RETURN_IF_ERROR(CheckCapturable(source, sandbox_id));
   ASSIGN_OR_RETURN(Json pod_template, PodTemplateOf(store_, source));
-  RETURN_IF_ERROR(CheckRuntimeCanCopy(pod_template, sandbox_id));
   const std::string id = "snap-" + base::RandomHex(8);
   std::map<std::string, std::string> labels = {
       {kSnapshotLabel, "true"}, {api::labels::kSandboxId, Label(source, api::labels::kSandboxId)}};
@@ -188,7 +183,8 @@ Result<SnapshotInfo> SnapshotService::Create(const auth::Principal& who,
     return store_.Create(std::move(t)).status().WithPrefix("snapshot template");
   };
   ASSIGN_OR_RETURN(api::Object cp,
-                   Capture(source, id, labels, annotations, /*ttl=*/"", make_template));
+                   Capture(source, CopiesKeepMemory(pod_template), id, labels, annotations,
+                           /*ttl=*/"", make_template));
   Log()->info("snapshot created id={} sandbox={} namespace={} name=\"{}\"", id, sandbox_id,
               cp.metadata.namespace_, name);
   recorded.Succeeded();
@@ -276,14 +272,14 @@ Result<std::vector<Result<SandboxRecord>>> SnapshotService::Fork(const auth::Pri
   OperationRecorder recorded(E2bOperations().clone, source.metadata.namespace_);
   RETURN_IF_ERROR(CheckCapturable(source, sandbox_id));
   ASSIGN_OR_RETURN(Json pod_template, PodTemplateOf(store_, source));
-  RETURN_IF_ERROR(CheckRuntimeCanCopy(pod_template, sandbox_id));
   ASSIGN_OR_RETURN(SandboxRecord record, RecordFromObject(source));
   ASSIGN_OR_RETURN(auto env_vars, sandboxes_.EnvVarsOf(source));
   const std::string id = "fork-" + base::RandomHex(8);
   // Deleted below once the forks hold the layer; the TTL collects it if this process dies
   // before that.
   ASSIGN_OR_RETURN(api::Object cp,
-                   Capture(source, id, {{api::labels::kSandboxId, record.sandbox_id}},
+                   Capture(source, CopiesKeepMemory(pod_template), id,
+                           {{api::labels::kSandboxId, record.sandbox_id}},
                            {{api::annotations::kOwner, who.key_id}}, kForkCheckpointTtl, nullptr));
 
   ResolvedTemplate tpl;

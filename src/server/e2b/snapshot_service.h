@@ -62,8 +62,8 @@ class SnapshotService {
   // Creates a Checkpoint of `source`, then `alongside` (objects it owns, made before the wait
   // so that a crash of this process leaves a complete snapshot or none), and waits until the
   // node says it succeeded; deleted again on failure. `ttl`: the node deletes it that long
-  // after it finished ("" = never).
-  Result<api::Object> Capture(const api::Object& source, const std::string& name,
+  // after it finished ("" = never). `memory`: the processes and memory too (gVisor).
+  Result<api::Object> Capture(const api::Object& source, bool memory, const std::string& name,
                               const std::map<std::string, std::string>& labels,
                               const std::map<std::string, std::string>& annotations,
                               const std::string& ttl,

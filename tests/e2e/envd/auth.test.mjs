@@ -123,3 +123,22 @@ test('/reset kills every process and forgets token and env (sandbox recycling)',
   assert.equal((await init(envd, { accessToken: TOKEN, defaultUser: 'user' })).status, 204);
   assert.equal((await sbx.commands.run('whoami')).stdout, 'user\n');
 });
+
+// A gVisor clone restores its source's envd, secret included: the node that restored it gives
+// it the clone's own, which only a holder of the current secret may do.
+test('the node secret is replaced only by a caller showing the current one', async () => {
+  const NEXT = 'the-clone-secret';
+  const reset = (secret) => fetch(`${envd.url}/reset`, { method: 'POST',
+    headers: { 'x-warren-node-secret': secret } });
+  // The token's holder may change settings, not the node's credential.
+  assert.equal((await init(envd, { resetSecret: NEXT }, { 'x-access-token': TOKEN })).status, 204);
+  assert.equal((await reset(NEXT)).status, 401);
+  assert.equal((await init(envd, { accessToken: TOKEN, resetSecret: NEXT },
+    { 'x-warren-node-secret': NODE_SECRET })).status, 204);
+  assert.equal((await reset(NODE_SECRET)).status, 401);
+  assert.equal((await reset(NEXT)).status, 204);
+  // And back, so the file's other tests could run after this one.
+  assert.equal((await init(envd, { resetSecret: NODE_SECRET },
+    { 'x-warren-node-secret': NEXT })).status, 204);
+  assert.equal((await init(envd, { accessToken: TOKEN, defaultUser: 'user' })).status, 204);
+});

@@ -1,11 +1,13 @@
 // The stock E2B SDK on a template whose pod names runtimeClassName gvisor: the sandbox runs
 // under runsc (gVisor's kernel answers), commands and files work through envd over the gVisor
-// runtime's stdio channel, and a kill -9 of the server leaves it running for the next server to
-// adopt. Skipped where runsc is not installed.
+// runtime's stdio channel, a kill -9 of the server leaves it running for the next server to
+// adopt, and pause, snapshots and forks keep its processes and memory. Skipped where runsc is
+// not installed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { Sandbox, CommandExitError, SandboxError } from 'e2b';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { Sandbox, CommandExitError } from 'e2b';
 import { startWarren, useEnv } from './harness.mjs';
 
 const HAVE_RUNSC = existsSync('/usr/bin/runsc');
@@ -93,16 +95,6 @@ test('pause writes a gvisor sandbox\'s processes and memory to disk; connect res
       before = await count(sbx);
     }
 
-    // Copies keeping memory are not done on gVisor: refused, naming why, the source untouched.
-    for (const copy of [() => sbx.createSnapshot(), () => sbx.fork({ count: 1 })]) {
-      await assert.rejects(copy(), (e) => {
-        assert.ok(e instanceof SandboxError, `${e?.name}: ${e?.message}`);
-        assert.equal(e.statusCode, 409, e.message);
-        assert.match(e.message, /runtime class gvisor.*no snapshots or forks/);
-        return true;
-      });
-    }
-
     assert.equal(await sbx.pause(), true);
     assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused');
     const obj = await w.sandboxObject(sbx.sandboxId);
@@ -118,6 +110,127 @@ test('pause writes a gvisor sandbox\'s processes and memory to disk; connect res
     await new Promise((r) => setTimeout(r, 500));
     assert.ok(await count(again) > after, 'and it counts on');
     assert.equal(await again.files.read('/home/user/kept.txt'), 'files too');
+    await again.kill();
+  });
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const run = async (sbx, cmd) => (await sbx.commands.run(cmd)).stdout;
+
+// Each copy of a gVisor sandbox is restored from the source's memory: the same process (same
+// pid) counting on from where the source was, on the source's files, and its own from then on.
+async function assertGoesOn(copy, before, pid, what) {
+  const n = await count(copy);
+  assert.ok(n >= before, `${what}: the counter started over (${before} → ${n})`);
+  assert.equal(await run(copy, `kill -0 ${pid} && echo same`), 'same\n', what);
+  await sleep(500);
+  assert.ok(await count(copy) > n, `${what}: the counter stands still at ${n}`);
+  assert.equal(await copy.files.read('/home/user/kept.txt'), 'from the source', what);
+}
+
+test('a gvisor snapshot and a fork ×3 keep the running processes: each copy counts on',
+  { skip: !HAVE_RUNSC && 'runsc is not installed', timeout: 300_000 }, async () => {
+    const made = [];
+    try {
+      const sbx = await Sandbox.create('base-gvisor', { timeoutMs: 600_000 });
+      made.push(sbx);
+      const counter = await sbx.commands.run(COUNTER, { background: true });
+      await sbx.files.write('/home/user/kept.txt', 'from the source');
+      let before = 0;
+      for (let i = 0; before <= 3; i++) {
+        assert.ok(i < 300, `the counter did not run: ${before}`);
+        await sleep(100);
+        before = await count(sbx);
+      }
+
+      const snap = await sbx.createSnapshot();
+      // The source was down for the capture and runs on as the same process.
+      await assertGoesOn(sbx, before, counter.pid, 'the source after its snapshot');
+      const copies = [];
+      for (let i = 0; i < 2; i++) {
+        copies.push(await Sandbox.create(snap.snapshotId, { timeoutMs: 600_000 }));
+        made.push(copies[i]);
+      }
+      for (const [i, c] of copies.entries()) {
+        await assertGoesOn(c, before, counter.pid, `sandbox ${i} from the snapshot`);
+      }
+      await copies[0].files.write('/home/user/mine.txt', 'copy 0');
+      assert.equal(await copies[1].files.exists('/home/user/mine.txt'), false);
+      assert.equal(await sbx.files.exists('/home/user/mine.txt'), false);
+
+      const forked = await count(sbx);
+      const forks = await sbx.fork({ count: 3, timeoutMs: 600_000 });
+      for (const f of forks) if (f instanceof Sandbox) made.push(f);
+      assert.equal(forks.length, 3);
+      for (const [i, f] of forks.entries()) {
+        assert.ok(f instanceof Sandbox, `fork ${i} failed: ${f?.message}`);
+        await assertGoesOn(f, forked, counter.pid, `fork ${i}`);
+      }
+      assert.equal(new Set(forks.map((f) => f.sandboxId)).size, 3);
+      await assertGoesOn(sbx, forked, counter.pid, 'the source after its fork');
+
+      // A copy's envd was re-keyed to the copy: a connect (its own token) works.
+      const again = await Sandbox.connect(forks[0].sandboxId);
+      assert.equal(await run(again, 'echo mine'), 'mine\n');
+      assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), true);
+      assert.equal(await sbx.isRunning(), true);
+    } finally {
+      for (const s of made) await s.kill().catch(() => {});
+    }
+  });
+
+// The server killed while a fork is capturing the source's memory (the node's staging
+// directory exists): after the restart the source goes on where it was (restored if the crash
+// left it hibernated), any fork that exists goes on too, and once the fork's short-lived
+// checkpoint is collected nothing of the capture is left on the node.
+test('kill -9 of the server during a gvisor fork: the source goes on, nothing is left',
+  { skip: !HAVE_RUNSC && 'runsc is not installed', timeout: 300_000 }, async () => {
+    const sbx = await Sandbox.create('base-gvisor', { timeoutMs: 600_000 });
+    // 150 MB in memory makes the checkpoint last long enough to land in.
+    const counter = await sbx.commands.run(COUNTER.replace('i = 0',
+      'i = 0; held = os.urandom(150 << 20)'), { background: true });
+    await sbx.files.write('/home/user/kept.txt', 'from the source');
+    let before = 0;
+    for (let i = 0; before <= 3; i++) {
+      assert.ok(i < 600, `the counter did not run: ${before}`);
+      await sleep(100);
+      before = await count(sbx);
+    }
+    const known = new Set((await Sandbox.list().nextItems()).map((x) => x.sandboxId));
+    const memory = path.join(w.dataDir, 'node', 'memory');
+    const entries = () => (existsSync(memory) ? readdirSync(memory) : []);
+    const pending = w.api('POST', `/sandboxes/${sbx.sandboxId}/fork`,
+      { body: { count: 2, timeout: 600 } }).catch((e) => e);
+    for (let i = 0; !entries().some((n) => n.endsWith('.partial')); i++) {
+      assert.ok(i < 60_000, 'the capture never started');
+      await sleep(1);
+    }
+    await sleep(200);
+    let cut = [];
+    await w.crash({ whileDown: () => { cut = entries(); } });
+    await pending;
+    // The premise: the crash cut the capture short (its staging directory was still there).
+    assert.ok(cut.some((n) => n.endsWith('.partial')), `nothing was under way: ${cut}`);
+    useEnv(w);
+
+    const again = await Sandbox.connect(sbx.sandboxId);
+    await assertGoesOn(again, before, counter.pid, 'the source after the crash');
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const res = await w.apiFetch(`${w.apiUrl}/apis/agents.kruise.io/v1alpha1/checkpoints`);
+      const left = ((await res.json()).items ?? []).filter((c) => c.metadata.name.startsWith('fork-'));
+      if (left.length === 0 && entries().length === 0) break;
+      assert.ok(Date.now() < deadline,
+        `left after the crash: ${left.map((c) => c.metadata.name)} ${entries()}`);
+      await sleep(250);
+    }
+    const forks = (await Sandbox.list().nextItems()).filter((x) => !known.has(x.sandboxId));
+    assert.ok(forks.length <= 2, `${forks.length} forks`);
+    for (const f of forks) {
+      const copy = await Sandbox.connect(f.sandboxId);
+      await assertGoesOn(copy, before, counter.pid, `fork ${f.sandboxId}`);
+      await copy.kill();
+    }
+    await assertGoesOn(again, before, counter.pid, 'the source at the end');
     await again.kill();
   });
 
