@@ -13,7 +13,7 @@
 // --quick (what ctest runs) does 2 rounds of 4 MB, only to keep it working.
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -167,9 +167,11 @@ try {
     rows.push(row('  reference: the same command, gvisor sandbox running', gvRunning));
 
     // Forks restored from the source's memory, with `mb` MB held by a process in it; beside
-    // one hibernate + restore of the same sandbox (pause, then a parked command).
-    await gv.commands.run(`python3 -c "import os, time; x = os.urandom(${mb} << 20); ` +
-      `open('/tmp/held', 'w').write('1'); time.sleep(86400)"`, { background: true });
+    // one hibernate + restore of the same sandbox (pause, then a parked command). The holder
+    // is detached: a background command's open stream, cut by the pause, would reconnect and
+    // wake the sandbox (autoResume) before the pause is through.
+    await gv.commands.run(`nohup python3 -c "import os, time; x = os.urandom(${mb} << 20); ` +
+      `open('/tmp/held', 'w').write('1'); time.sleep(86400)" >/dev/null 2>&1 &`);
     for (let i = 0; (await gv.commands.run('cat /tmp/held 2>/dev/null || true')).stdout !== '1'; i++) {
       if (i > 600) throw new Error('the memory holder did not start');
       await new Promise((r) => setTimeout(r, 100));
@@ -193,6 +195,11 @@ try {
     rows.push(row('  reference: one hibernate + restore of it (pause, parked command)', gvCycle));
     await gv.kill();
   }
+} catch (e) {
+  const saved = path.join(tmpdir(), `lifecycle-server-${process.pid}.log`);
+  writeFileSync(saved, w.log());
+  console.error(`lifecycle: ${e?.message ?? e}; the server's log: ${saved}`);
+  throw e;
 } finally {
   await w.stop();
 }

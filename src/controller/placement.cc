@@ -14,6 +14,7 @@
 namespace warren::controller {
 namespace {
 
+constexpr const char* kNotTheCheckpointsNode = "node(s) did not hold the checkpoint it starts from";
 constexpr const char* kNotReady = "node(s) were not ready";
 constexpr const char* kUnschedulable = "node(s) were unschedulable";
 constexpr const char* kInsufficientCpu = "Insufficient cpu";
@@ -127,6 +128,10 @@ PlacementDecision Place(const SandboxDemand& sandbox, const std::vector<NodeFact
   using Score = std::tuple<bool, int64_t, int64_t, std::string>;
   std::optional<Score> best;
   for (const NodeFacts& node : nodes) {
+    if (!sandbox.node.empty() && node.name != sandbox.node) {
+      ++refused[kNotTheCheckpointsNode];
+      continue;
+    }
     if (!node.ready) {
       ++refused[kNotReady];
       continue;

@@ -32,6 +32,9 @@ struct SandboxDemand {
   std::string runtime_class;  // template runtimeClassName; "" = whatever the node's default is
   std::string image;          // the main container's image
   std::string pool;           // "<namespace>/<pool>" of a warm pool's sandbox; "" = none
+  // The only node it may run on: a sandbox started from a checkpoint runs where the
+  // checkpoint's images are (api::kCheckpointNodeAnnotation); "" = any.
+  std::string node;
 };
 
 // The demand of `sandbox` running `pod` (its resolved template; null when it cannot be
@@ -68,6 +71,7 @@ struct PlacementDecision {
 
 // Places one sandbox.
 // Filter (a node failing one step is counted under that step's reasons only, in this order):
+//   not the sandbox's `node`         "node(s) did not hold the checkpoint it starts from"
 //   not Ready                        "node(s) were not ready"
 //   spec.unschedulable               "node(s) were unschedulable"
 //   runtime class not offered        "node(s) did not offer runtime class \"<class>\""

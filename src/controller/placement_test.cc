@@ -126,6 +126,21 @@ TEST(PlaceTest, CordonedAndNotReadyNodesAreExcludedWithTheirReasons) {
   EXPECT_EQ(Place(Demand(), {cordoned, Node("e")}, {}).node, "e");
 }
 
+// A sandbox started from a checkpoint goes where the checkpoint's images are, or nowhere.
+TEST(PlaceTest, ASandboxFromACheckpointRunsOnlyOnTheNodeThatCapturedIt) {
+  SandboxDemand clone = Demand();
+  clone.node = "b";
+  EXPECT_EQ(Place(clone, {Node("a"), Node("b"), Node("c")}, {On("b"), On("b")}).node, "b")
+      << "the less loaded nodes are not its checkpoint's";
+  NodeFacts b = Node("b");
+  b.ready = false;
+  EXPECT_EQ(Place(clone, {Node("a"), b, Node("c")}, {}).message,
+            "0/3 nodes are available: 2 node(s) did not hold the checkpoint it starts from, 1 "
+            "node(s) were not ready.");
+  clone.node = "gone";
+  EXPECT_EQ(Place(clone, {Node("a")}, {}).node, "");
+}
+
 TEST(PlaceTest, NoNodes) {
   EXPECT_EQ(Place(Demand(), {}, {}).message, "0/0 nodes are available: no Node is registered.");
 }

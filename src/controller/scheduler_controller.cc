@@ -6,6 +6,8 @@
 
 #include "api/kinds.h"
 #include "api/typed_codec.h"
+#include "api/types/checkpoint.h"
+#include "api/types/labels.h"
 #include "api/types/sandbox.h"
 #include "api/types/sandbox_template.h"
 #include "base/log.h"
@@ -195,6 +197,17 @@ Status SchedulerController::Reconcile(const std::string& key) {
       if (entry.holds && !assumed_.contains(k)) placed.push_back(entry.placed);
     }
     for (const auto& [k, a] : assumed_) placed.push_back(a.placed);
+  }
+  // Outside the lock: a store read (rare, for sandboxes started from a checkpoint).
+  if (auto from = cached->metadata.annotations.find(api::annotations::kRestoreFrom);
+      from != cached->metadata.annotations.end()) {
+    auto cp = store_.Get(api::CheckpointKind(), ns, from->second);
+    if (cp.ok()) {
+      auto node = cp->metadata.annotations.find(api::kCheckpointNodeAnnotation);
+      if (node != cp->metadata.annotations.end()) demand.node = node->second;
+    } else if (cp.status().code() != StatusCode::kNotFound) {
+      return cp.status();  // retried; placing it anywhere could start it without its images
+    }
   }
   std::vector<NodeFacts> nodes;
   for (const auto& n : nodes_.List()) {

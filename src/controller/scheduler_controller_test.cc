@@ -7,6 +7,8 @@
 
 #include "api/kinds.h"
 #include "api/typed_codec.h"
+#include "api/types/checkpoint.h"
+#include "api/types/labels.h"
 #include "api/types/sandbox.h"
 #include "controller/testing/eventually.h"
 #include "controller/testing/test_nodes.h"
@@ -102,6 +104,32 @@ TEST_F(SchedulerControllerTest, NothingFitsThenANodeWithRoomAppears) {
   PutNode(store_.store(), {.name = "big"});
   ASSERT_TRUE(Eventually([&] { return NodeOf("s1") == "big"; })) << Scheduled("s1");
   EXPECT_EQ(Scheduled("s1"), "True/Scheduled/placed on node big");
+}
+
+// A sandbox restored from a checkpoint goes to the node holding the checkpoint's images, not
+// to the emptiest one.
+TEST_F(SchedulerControllerTest, ASandboxFromACheckpointGoesToTheNodeThatCapturedIt) {
+  PutNode(store_.store(), {.name = "a"});
+  PutNode(store_.store(), {.name = "b"});
+  api::Object cp;
+  cp.api_version = "agents.kruise.io/v1alpha1";
+  cp.kind = "Checkpoint";
+  cp.metadata.name = "snap-1";
+  cp.metadata.namespace_ = "default";
+  cp.metadata.annotations[api::kCheckpointNodeAnnotation] = "b";
+  cp.spec()["sandboxName"] = "source";
+  ASSERT_TRUE(store_->Create(cp).ok());
+  for (const char* name : {"c1", "c2", "c3"}) {
+    api::Object o = Sized(name);
+    o.metadata.annotations[api::annotations::kRestoreFrom] = "snap-1";
+    ASSERT_TRUE(store_->Create(o).ok());
+  }
+  for (const char* name : {"c1", "c2", "c3"}) {
+    ASSERT_TRUE(Eventually([&] { return !NodeOf(name).empty(); })) << Scheduled(name);
+    EXPECT_EQ(NodeOf(name), "b") << name;
+  }
+  CreateSandbox("plain");  // not from a checkpoint: where there is room
+  ASSERT_TRUE(Eventually([&] { return NodeOf("plain") == "a"; })) << NodeOf("plain");
 }
 
 TEST_F(SchedulerControllerTest, AnUncordonedNodeIsUsedAgain) {

@@ -22,8 +22,7 @@ using namespace std::chrono_literals;
 
 constexpr std::string_view kImagePrefix = "snapshot/";
 constexpr auto kCaptureTimeout = 10min;
-// The node that made a checkpoint's image (its store holds it): only that node deletes it.
-constexpr const char* kNodeAnnotation = "warren.dev/checkpoint-node";
+constexpr const char* kNodeAnnotation = api::kCheckpointNodeAnnotation;
 
 namespace phase {
 constexpr const char* kCreating = "Creating";

@@ -8,6 +8,11 @@
 
 namespace warren::api {
 
+// On a Checkpoint: the node that captured it, whose stores hold its images (file system, and
+// memory where kept). Only that node deletes them, and sandboxes started from it are placed
+// there.
+inline constexpr const char* kCheckpointNodeAnnotation = "warren.dev/checkpoint-node";
+
 // Checkpoint (agents.kruise.io/v1alpha1, cp): a saved sandbox state that clones restore from.
 struct CheckpointSpec {
   WARREN_API_STRUCT;

@@ -942,6 +942,9 @@ void GvisorRuntime::OnProcessExit(const std::string& id) {
 void GvisorRuntime::KillLocked(Sandbox& sb) {
   const std::string& id = sb.record.spec.id;
   sb.killed = true;
+  // pid 1 first: the container ends with it. `--all` alone finds nothing to signal in a clone:
+  // its restored processes belong to the container id of the sandbox it was captured from.
+  Runsc(id, {"kill", RunscId(id), "KILL"}, kRunscTimeout).status().IgnoreError();
   Runsc(id, {"kill", "--all", RunscId(id), "KILL"}, kRunscTimeout).status().IgnoreError();
   if (sb.shim && sb.shim->WaitForExit(options_.kill_timeout).ok()) return;
   // runsc could not: the Sentry and gofer are host processes of the sandbox's cgroup.

@@ -316,6 +316,42 @@ test('a drain of a node holding part of a group waits on the group budget and sa
     }
   });
 
+// A checkpoint's images are on the node that captured it: every copy is placed there, whichever
+// replica is asked and however loaded that node is.
+test('snapshots and forks through either replica run on the node holding the checkpoint',
+  { timeout: 240000 }, async () => {
+    const made = [];
+    let snap;
+    try {
+      const src = await Sandbox.create('base', { ...sdk(0), timeoutMs: 120000 });
+      made.push(src);
+      await src.files.write('/home/user/kept.txt', 'from the source');
+      const nodeOf = async (id) => (await c.items('sandboxes')).find((o) =>
+        o.metadata.labels?.['agents.kruise.io/sandbox-id'] === id)?.status?.nodeName;
+      const home = await nodeOf(src.sandboxId);
+      assert.match(home, /^node-\d$/);
+      snap = await Sandbox.createSnapshot(src.sandboxId, sdk(1));
+      const copies = [];
+      for (let i = 0; i < 3; i++) {
+        copies.push(await Sandbox.create(snap.snapshotId, { ...sdk(i % 2), timeoutMs: 120000 }));
+        made.push(copies[i]);
+      }
+      const forks = await Sandbox.fork(src.sandboxId, { ...sdk(1), count: 2, timeoutMs: 120000 });
+      for (const f of forks) if (f instanceof Sandbox) made.push(f);
+      for (const [i, copy] of [...copies, ...forks].entries()) {
+        assert.ok(copy instanceof Sandbox, `copy ${i} failed: ${copy?.message}`);
+        assert.equal(await copy.files.read('/home/user/kept.txt'), 'from the source');
+        assert.equal(await nodeOf(copy.sandboxId), home, `copy ${i} is not where its images are`);
+      }
+    } catch (e) {
+      console.log(c.logs());
+      throw e;
+    } finally {
+      for (const s of made) await s.kill().catch(() => {});
+      if (snap) await Sandbox.deleteSnapshot(snap.snapshotId, sdk(0)).catch(() => {});
+    }
+  });
+
 test('warren logs through either replica reads the command log of a sandbox on a node',
   { timeout: 120000 }, async () => {
     const sandboxes = `${c.servers[0].apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes`;

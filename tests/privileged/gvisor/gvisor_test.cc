@@ -562,6 +562,12 @@ TEST_F(GvisorTest, CaptureMemoryGivesClonesThatGoOnWhereTheSourceWas) {
     EXPECT_GT(count(id), n) << id << " does not run on";
   }
   EXPECT_TRUE(PathExists(image + "/checkpoint.img")) << "one image serves every clone";
+  // A clone hibernates and comes back like any sandbox.
+  const long hibernated_at = count("clone-b");
+  ASSERT_OK(rt_->Hibernate("clone-b"));
+  ASSERT_OK(rt_->Resume("clone-b"));
+  ASSERT_OK(WaitServing(*rt_, "clone-b", 8080));
+  EXPECT_GE(count("clone-b"), hibernated_at) << "the clone started over after its hibernate";
   // Each its own: one stopped, the other and the source run on; a clone started again after
   // a stop runs its command rather than the image.
   ASSERT_OK(rt_->Stop("clone-a", 2s));
@@ -581,8 +587,12 @@ TEST_F(GvisorTest, CaptureMemoryGivesClonesThatGoOnWhereTheSourceWas) {
   EXPECT_EQ(started.code(), StatusCode::kFailedPrecondition) << started;
   EXPECT_THAT(started.message(), HasSubstr(dir_->path() + "/gone"));
 
+  // Destroyed at once (a SIGKILL to every process of the container did not reach a clone's
+  // restored processes, which kept it up until its cgroup was killed 20 s later).
   for (const std::string id : {"source", "clone-a", "clone-b", "clone-c"}) {
+    const auto t0 = std::chrono::steady_clock::now();
     ASSERT_OK(rt_->Destroy(id));
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, options_.kill_timeout) << id;
   }
   for (const std::string id : {"source", "clone-a", "clone-b", "clone-c"}) {
     EXPECT_THAT(Leftovers(id), ::testing::IsEmpty());
