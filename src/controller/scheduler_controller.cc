@@ -198,13 +198,23 @@ Status SchedulerController::Reconcile(const std::string& key) {
     }
     for (const auto& [k, a] : assumed_) placed.push_back(a.placed);
   }
-  // Outside the lock: a store read (rare, for sandboxes started from a checkpoint).
+  // Outside the lock: a store read (rare, for sandboxes started from a checkpoint). Placed
+  // once the checkpoint is done, where its images are; a failed or missing one is the node's
+  // to report.
   if (auto from = cached->metadata.annotations.find(api::annotations::kRestoreFrom);
       from != cached->metadata.annotations.end()) {
     auto cp = store_.Get(api::CheckpointKind(), ns, from->second);
     if (cp.ok()) {
+      auto st = api::DecodeStatus<api::CheckpointStatus>(*cp);
+      const std::string phase = st.ok() ? st->phase : "";
+      if (phase != "Succeeded" && phase != "Failed") {
+        // Looked at again soon (checkpoints are not watched here): a capture takes seconds.
+        queue_.AddAfter(key, std::chrono::milliseconds(500));
+        return Status::Ok();
+      }
       auto node = cp->metadata.annotations.find(api::kCheckpointNodeAnnotation);
-      if (node != cp->metadata.annotations.end()) demand.node = node->second;
+      if (phase == "Succeeded" && node != cp->metadata.annotations.end())
+        demand.node = node->second;
     } else if (cp.status().code() != StatusCode::kNotFound) {
       return cp.status();  // retried; placing it anywhere could start it without its images
     }

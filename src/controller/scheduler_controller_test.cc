@@ -118,12 +118,21 @@ TEST_F(SchedulerControllerTest, ASandboxFromACheckpointGoesToTheNodeThatCaptured
   cp.metadata.namespace_ = "default";
   cp.metadata.annotations[api::kCheckpointNodeAnnotation] = "b";
   cp.spec()["sandboxName"] = "source";
-  ASSERT_TRUE(store_->Create(cp).ok());
+  auto created = store_->Create(cp);
+  ASSERT_TRUE(created.ok()) << created.status();
   for (const char* name : {"c1", "c2", "c3"}) {
     api::Object o = Sized(name);
     o.metadata.annotations[api::annotations::kRestoreFrom] = "snap-1";
     ASSERT_TRUE(store_->Create(o).ok());
   }
+  // Not placed while the checkpoint is being made (its node is not final until it is done).
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(NodeOf("c1"), "");
+  api::Object done = *created;
+  api::CheckpointStatus st;
+  st.phase = "Succeeded";
+  api::EncodeStatus(st, done);
+  ASSERT_TRUE(store_->UpdateStatus(done).ok());
   for (const char* name : {"c1", "c2", "c3"}) {
     ASSERT_TRUE(Eventually([&] { return !NodeOf(name).empty(); })) << Scheduled(name);
     EXPECT_EQ(NodeOf(name), "b") << name;

@@ -106,7 +106,7 @@ Status NodeAgent::CaptureMemory(
   auto secret = secret_->ForSandbox(id);
   Status s = runtime_->CaptureMemory(id, staging.image, [&](const runtime::WritableLayerView& l) {
     RETURN_IF_ERROR(CopyFlatDir(PathsFor(id).log_dir, staging.logs));
-    RETURN_IF_ERROR(base::WriteFileAtomically(staging.secret, secret));
+    RETURN_IF_ERROR(base::WriteFileAtomically(staging.secret, secret, false, 0600));
     return commit(l);
   });
   if (s.ok() && rename(staging.dir.c_str(), done.dir.c_str()) != 0) {
@@ -162,7 +162,7 @@ std::optional<Failure> NodeAgent::PrepareMemoryRestore(const std::string& image_
   Status s = CopyFlatDir(memory.logs, paths.log_dir);
   auto held = base::ReadSmallFile(memory.secret);
   if (s.ok()) s = held.status();
-  if (s.ok()) s = base::WriteFileAtomically(paths.dir + "/" + kEnvdRekeyFile, *held);
+  if (s.ok()) s = base::WriteFileAtomically(paths.dir + "/" + kEnvdRekeyFile, *held, false, 0600);
   if (!s.ok()) {
     return Failure{reasons::kStartError,
                    fmt::format("preparing its restore from {}: {}", memory.dir, s.message())};
