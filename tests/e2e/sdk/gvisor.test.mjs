@@ -179,6 +179,49 @@ test('a gvisor snapshot and a fork ×3 keep the running processes: each copy cou
     }
   });
 
+// The Checkpoint kind itself, as a user writes it: persistentContents [memory] on a gVisor
+// sandbox, and a SandboxTemplate restoring from it.
+test('a Checkpoint keeping memory, and a template restoring from it, give a copy that counts on',
+  { skip: !HAVE_RUNSC && 'runsc is not installed', timeout: 300_000 }, async () => {
+    const base = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default`;
+    const post = (plural, body) => w.apiFetch(`${base}/${plural}`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'agents.kruise.io/v1alpha1', ...body }) });
+    const made = [];
+    try {
+      const sbx = await Sandbox.create('base-gvisor', { timeoutMs: 600_000 });
+      made.push(sbx);
+      const counter = await sbx.commands.run(COUNTER, { background: true });
+      await sbx.files.write('/home/user/kept.txt', 'from the source');
+      const before = await counting(sbx);
+      const obj = await w.sandboxObject(sbx.sandboxId);
+      let res = await post('checkpoints', { kind: 'Checkpoint', metadata: { name: 'cp-gvisor' },
+        spec: { sandboxName: obj.metadata.name, persistentContents: ['filesystem', 'memory'] } });
+      assert.equal(res.status, 201, await res.text());
+      let cp;
+      for (let i = 0; !['Succeeded', 'Failed'].includes(cp?.status?.phase); i++) {
+        assert.ok(i < 600, `checkpoint still ${cp?.status?.phase}`);
+        await sleep(100);
+        cp = await (await w.apiFetch(`${base}/checkpoints/cp-gvisor`)).json();
+      }
+      assert.equal(cp.status.phase, 'Succeeded', cp.status.message);
+      assert.match(cp.status.message, /processes, memory and file system/);
+      res = await post('sandboxtemplates', { kind: 'SandboxTemplate',
+        metadata: { name: 'from-cp-gvisor', annotations: { 'agents.kruise.io/restore-from': 'cp-gvisor' } },
+        spec: { template: { spec: { runtimeClassName: 'gvisor',
+          containers: [{ name: 'main', image: 'base', workingDir: '/home/user' }] } } } });
+      assert.equal(res.status, 201, await res.text());
+      const copy = await Sandbox.create('from-cp-gvisor', { timeoutMs: 600_000 });
+      made.push(copy);
+      await assertGoesOn(copy, before, counter.pid, 'the sandbox from the Checkpoint');
+      await assertGoesOn(sbx, before, counter.pid, 'the source (keepRunning)');
+    } finally {
+      for (const s of made) await s.kill().catch(() => {});
+      await w.apiFetch(`${base}/sandboxtemplates/from-cp-gvisor`, { method: 'DELETE' });
+      await w.apiFetch(`${base}/checkpoints/cp-gvisor`, { method: 'DELETE' });
+    }
+  });
+
 // The server killed while a fork is capturing the source's memory (the node's staging
 // directory exists): after the restart the source goes on where it was (restored if the crash
 // left it hibernated), any fork that exists goes on too, and once the fork's short-lived
