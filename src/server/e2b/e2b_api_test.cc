@@ -33,7 +33,8 @@ using api::Json;
 using namespace std::chrono_literals;
 
 // Plays the node agent's part: Pending → Running+Ready, spec.paused → Paused and back. The
-// main container's image decides the rest: "nope" fails the sandbox, "slow" never starts it.
+// main container's image decides the rest: "nope" fails the sandbox, "slow" never starts it,
+// "nopause" never pauses (a pause still under way).
 class StatusWriter {
  public:
   explicit StatusWriter(store::Store& store) : store_(store) {
@@ -73,7 +74,7 @@ class StatusWriter {
           {.type = "Ready", .status = "False", .reason = "ImageNotFound", .message = want.message},
           base::RealClock().Now());
     } else {
-      want.phase = spec->paused ? "Paused" : "Running";
+      want.phase = spec->paused && image != "nopause" ? "Paused" : "Running";
       api::SetCondition(want.conditions, {.type = "Ready", .status = "True", .reason = "EnvdReady"},
                         base::RealClock().Now());
     }
@@ -463,6 +464,29 @@ TEST_F(E2bApiTest, KillIs204ThenGoneEverywhereAtOnce) {
   ExpectError(Call("DELETE", "/sandboxes/" + id, alpha_), 404, "not found");
   ExpectError(Call("POST", "/v2/sandboxes/" + id + "/connect", alpha_, "{}"), 404, "not found");
   EXPECT_EQ(routes_.Removed(), std::vector<std::string>{id}) << "the gateway hears at once";
+}
+
+// A request that wakes the sandbox (autoResume, a connect) while its pause is under way: the
+// pause says so at once, rather than a 504 once its wait for Paused runs out.
+TEST_F(E2bApiTest, APauseOvertakenByAResumeSaysSo) {
+  StartNode();
+  AddTemplate("nopause", "nopause");
+  std::string id = CreateSandbox(alpha_, R"({"templateID":"nopause","timeout":600})");
+  std::thread resumer([&] {
+    for (int i = 0; i < 200; ++i) {
+      auto o = Object("alpha", id);
+      if (o && std::as_const(*o).spec().value("paused", false)) {
+        (void)server_->store().Patch(api::SandboxKind(), "alpha", o->metadata.name,
+                                     Json{{"spec", {{"paused", false}}}});
+        return;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+  });
+  Reply r = Call("POST", "/sandboxes/" + id + "/pause", alpha_, "{}");
+  resumer.join();
+  ExpectError(r, 409, "was resumed before its pause finished");
+  EXPECT_EQ(Call("GET", "/sandboxes/" + id, alpha_).body["state"], "running");
 }
 
 TEST_F(E2bApiTest, PauseConnectAndTimeoutsFollowE2bSemantics) {

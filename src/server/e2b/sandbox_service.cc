@@ -556,7 +556,16 @@ Status SandboxService::Pause(const auth::Principal& who, std::string_view sandbo
           return InternalError(fmt::format("sandbox {} failed while pausing: {}", r.sandbox_id,
                                            r.message.empty() ? r.phase : r.message));
         }
-        return r.phase == api::sandbox_phase::kPaused;
+        if (r.phase == api::sandbox_phase::kPaused) return true;
+        // A request woke it (autoResume) or a connect resumed it meanwhile: it will not be.
+        const api::Json& spec = obj.spec();
+        if (spec.is_object() && !spec.value("paused", false)) {
+          return AbortedError(
+              fmt::format("sandbox {} was resumed before its pause finished (a request to it with "
+                          "autoResume, or a connect)",
+                          r.sandbox_id));
+        }
+        return false;
       },
       options_.pause_timeout, "Paused");
   if (!paused.ok()) return paused.status();
