@@ -6,6 +6,7 @@
 
 #include "api/kinds.h"
 #include "api/typed_codec.h"
+#include "api/types/labels.h"
 #include "api/types/node.h"
 #include "api/types/sandbox.h"
 #include "base/log.h"
@@ -139,12 +140,31 @@ bool NodeLifecycleController::MarkNodeLost(const api::Object& node, base::WallTi
   return true;
 }
 
+bool NodeLifecycleController::ReleaseDeleted(const api::Object& sandbox, const std::string& node) {
+  if (!sandbox.HasFinalizer(api::finalizers::kSandbox)) return true;
+  api::Object obj = sandbox;
+  obj.RemoveFinalizer(api::finalizers::kSandbox);
+  auto written = store_.Update(std::move(obj));
+  if (!written.ok() && written.status().code() != StatusCode::kNotFound) {
+    Log()->info("sandbox={} deleted on lost node={}, not released yet: {}", sandbox.Key(), node,
+                written.status().ToString());
+    return false;
+  }
+  Log()->warn("sandbox={} deleted on lost node={}: released without its node's teardown",
+              sandbox.Key(), node);
+  return true;
+}
+
 bool NodeLifecycleController::MarkSandboxesLost(const std::string& node, base::WallTime heartbeat) {
   const std::string message = SandboxMessage(node, heartbeat);
   bool all = true;
   for (const auto& sandbox : sandboxes_.List()) {
     auto status = api::DecodeStatus<api::SandboxStatus>(*sandbox);
     if (!status.ok() || status->node_name != node) continue;
+    if (sandbox->metadata.deletion_timestamp) {
+      if (!ReleaseDeleted(*sandbox, node)) all = false;
+      continue;
+    }
     if (status->phase == api::sandbox_phase::kSucceeded ||
         status->phase == api::sandbox_phase::kFailed) {
       continue;

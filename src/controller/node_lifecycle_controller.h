@@ -45,7 +45,10 @@ struct NodeLifecycleOptions {
 // Warning Event on the Node. Then every Sandbox whose status.nodeName is that node and that is
 // not Succeeded or Failed becomes phase Failed with condition Ready=False, reason NodeLost, a
 // message naming the node and the time, and a Warning Event NodeLost (pools replace their
-// Failed members; claims skip members on a node not Ready: claim/pool_index.h).
+// Failed members; claims skip members on a node not Ready: claim/pool_index.h). A Sandbox of
+// that node being deleted loses the node agent's finalizer, whose teardown the lost node cannot
+// run: it goes at once rather than staying Terminating until the node returns (Kubernetes' pod
+// GC does this for out-of-service nodes; here a lost node's sandboxes are lost already).
 //
 // A Node with no lastHeartbeatTime has never been heard from and is never judged. When the node
 // renews (a newer heartbeat; its agent writes Ready=True itself) nothing more is done: its lost
@@ -70,8 +73,11 @@ class NodeLifecycleController {
   void Check();
   // Marks the Node lost; false when the write failed (retried at the next check).
   bool MarkNodeLost(const api::Object& node, base::WallTime heartbeat);
-  // True when every sandbox of the node is marked.
+  // True when every sandbox of the node is marked (or released, when being deleted).
   bool MarkSandboxesLost(const std::string& node, base::WallTime heartbeat);
+  // A deleted sandbox of a lost node without the node agent's finalizer; false when the write
+  // failed (retried at the next check).
+  bool ReleaseDeleted(const api::Object& sandbox, const std::string& node);
 
   store::Store& store_;
   base::Clock& clock_;

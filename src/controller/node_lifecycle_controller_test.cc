@@ -7,6 +7,7 @@
 
 #include "api/kinds.h"
 #include "api/typed_codec.h"
+#include "api/types/labels.h"
 #include "api/types/node.h"
 #include "api/types/sandbox.h"
 #include "base/testing/fake_clock.h"
@@ -124,6 +125,35 @@ TEST_F(NodeLifecycleControllerTest, AStaleNodeIsUnknownAndItsSandboxesAreLost) {
   EXPECT_EQ(Events("NodeLost"),
             (std::vector<std::string>{"Sandbox/a: " + lost, "Sandbox/b: " + lost}));
   EXPECT_EQ(Events("NodeStatusUnknown"), (std::vector<std::string>{"Node/n1: " + node_message}));
+}
+
+// Deleting a lost node's sandbox does not wait for the node's teardown: its finalizer goes.
+TEST_F(NodeLifecycleControllerTest, ASandboxDeletedOnALostNodeGoesAtOnce) {
+  RunningOn("a", "n1");
+  RunningOn("c", "n2");
+  for (const char* name : {"a", "c"}) {
+    auto o = store_->Get(api::SandboxKind(), "default", name);
+    ASSERT_TRUE(o.ok());
+    o->AddFinalizer(api::finalizers::kSandbox);
+    ASSERT_TRUE(store_->Update(*o).ok());
+  }
+  StartController();
+  for (int i = 0; i < 6; ++i) {
+    AdvanceAndSettle(1s);
+    RenewNode(store_.store(), "n2", clock_.Now());
+  }
+  ASSERT_TRUE(Eventually([&] { return Sandbox("a").phase == "Failed"; }));
+  ASSERT_TRUE(store_->Delete(api::SandboxKind(), "default", "a").ok());
+  ASSERT_TRUE(store_->Delete(api::SandboxKind(), "default", "c").ok());
+  ASSERT_TRUE(Eventually([&] {
+    return store_->Get(api::SandboxKind(), "default", "a").status().code() == StatusCode::kNotFound;
+  })) << "the lost node's sandbox stayed Terminating";
+  // A live node's sandbox waits for its own node's teardown.
+  AdvanceAndSettle(1s);
+  auto c = store_->Get(api::SandboxKind(), "default", "c");
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->metadata.deletion_timestamp);
+  EXPECT_TRUE(c->HasFinalizer(api::finalizers::kSandbox));
 }
 
 TEST_F(NodeLifecycleControllerTest, FreshHeartbeatsChangeNothing) {

@@ -184,8 +184,16 @@ void NodeAgent::RunCaptures(const std::string& id, const std::string& uid) {
       pressure = DiskPressure(*disk, options_.storage);
     }
     Status s;
+    const char* short_of = "the node's image store";
+    if (!pressure && request->memory) {
+      // Memory images are kept under the node's root, which may be another file system.
+      if (auto disk = ReadDiskSpace(options_.root); disk.ok()) {
+        pressure = DiskPressure(*disk, options_.storage);
+        short_of = "the node's root (where memory images are kept)";
+      }
+    }
     if (pressure) {
-      s = ResourceExhaustedError("the node's image store is short of disk: " + *pressure);
+      s = ResourceExhaustedError(fmt::format("{} is short of disk: {}", short_of, *pressure));
     } else {
       auto commit = [&](const runtime::WritableLayerView& layer) {
         image::CopyLayerOptions options;
