@@ -33,6 +33,7 @@
 #include "node/log_route.h"
 #include "node/node_agent.h"
 #include "node/relay_client.h"
+#include "node/sandbox_object.h"
 #include "obs/metrics_route.h"
 #include "sbnet/sandbox_network.h"
 #include "server/cluster/node_router.h"
@@ -105,8 +106,7 @@ class SandboxNodes {
     return true;
   }
   warren::Status ApplyNetwork(const warren::api::Object& sandbox) {
-    auto id = sandbox.metadata.labels.find(warren::api::labels::kSandboxId);
-    ASSIGN_OR_RETURN(auto relay, Remote(id == sandbox.metadata.labels.end() ? "" : id->second));
+    ASSIGN_OR_RETURN(auto relay, Remote(warren::node::SandboxIdOf(sandbox)));
     if (relay) return relay->ApplyNetwork(sandbox);
     return agent_.ApplyEgressPolicy(sandbox);
   }
@@ -189,11 +189,9 @@ class AgentPoolAccess final : public warren::controller::claim::SandboxConnector
   }
   warren::Status Reset(const warren::api::Object& sandbox,
                        std::chrono::milliseconds timeout) override {
-    auto id = sandbox.metadata.labels.find(warren::api::labels::kSandboxId);
-    if (id == sandbox.metadata.labels.end()) {
-      return warren::FailedPreconditionError(sandbox.Key() + " has no sandbox id");
-    }
-    return nodes_.Reset(id->second, timeout);
+    const std::string id = warren::node::SandboxIdOf(sandbox);
+    if (id.empty()) return warren::FailedPreconditionError(sandbox.Key() + " has no sandbox id");
+    return nodes_.Reset(id, timeout);
   }
 
  private:

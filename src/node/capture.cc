@@ -114,9 +114,7 @@ Status NodeAgent::CaptureMemory(
   }
   if (!s.ok()) {
     runtime::native::RemoveTree(staging.dir).IgnoreError();
-    if (auto committed = images_->Get(image_name); committed.ok()) {
-      images_->Remove(image_name).status().IgnoreError();
-    }
+    images_->Remove(image_name).status().IgnoreError();  // a commit without its memory
   }
   return s;
 }

@@ -4,19 +4,13 @@
 
 #include "api/kinds.h"
 #include "api/typed_codec.h"
-#include "api/types/labels.h"
 #include "api/types/node.h"
 #include "api/types/sandbox.h"
+#include "node/sandbox_object.h"
 
 namespace warren::server::cluster {
-namespace {
 
-std::string SandboxIdOf(const api::Object& o) {
-  auto it = o.metadata.labels.find(api::labels::kSandboxId);
-  return it == o.metadata.labels.end() ? "" : it->second;
-}
-
-}  // namespace
+using node::SandboxIdOf;
 
 NodeRouter::NodeRouter(store::Store& store, std::string relay_token, std::string local_node)
     : relay_token_(std::move(relay_token)),

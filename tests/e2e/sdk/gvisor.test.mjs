@@ -122,6 +122,14 @@ test('pause writes a gvisor sandbox\'s processes and memory to disk; connect res
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const run = async (sbx, cmd) => (await sbx.commands.run(cmd)).stdout;
 
+// A gVisor sandbox whose counter is counting, with a file of its own: the source of copies.
+async function countingSource() {
+  const sbx = await Sandbox.create('base-gvisor', { timeoutMs: 600_000 });
+  const counter = await sbx.commands.run(COUNTER, { background: true });
+  await sbx.files.write('/home/user/kept.txt', 'from the source');
+  return { sbx, counter, before: await counting(sbx) };
+}
+
 // Each copy of a gVisor sandbox is restored from the source's memory: the same process (same
 // pid) counting on from where the source was, on the source's files, and its own from then on.
 async function assertGoesOn(copy, before, pid, what) {
@@ -137,11 +145,8 @@ test('a gvisor snapshot and a fork ×3 keep the running processes: each copy cou
   { skip: !HAVE_RUNSC && 'runsc is not installed', timeout: 300_000 }, async () => {
     const made = [];
     try {
-      const sbx = await Sandbox.create('base-gvisor', { timeoutMs: 600_000 });
+      const { sbx, counter, before } = await countingSource();
       made.push(sbx);
-      const counter = await sbx.commands.run(COUNTER, { background: true });
-      await sbx.files.write('/home/user/kept.txt', 'from the source');
-      const before = await counting(sbx);
 
       const snap = await sbx.createSnapshot();
       // The source was down for the capture and runs on as the same process.
@@ -189,11 +194,8 @@ test('a Checkpoint keeping memory, and a template restoring from it, give a copy
       body: JSON.stringify({ apiVersion: 'agents.kruise.io/v1alpha1', ...body }) });
     const made = [];
     try {
-      const sbx = await Sandbox.create('base-gvisor', { timeoutMs: 600_000 });
+      const { sbx, counter, before } = await countingSource();
       made.push(sbx);
-      const counter = await sbx.commands.run(COUNTER, { background: true });
-      await sbx.files.write('/home/user/kept.txt', 'from the source');
-      const before = await counting(sbx);
       const obj = await w.sandboxObject(sbx.sandboxId);
       let res = await post('checkpoints', { kind: 'Checkpoint', metadata: { name: 'cp-gvisor' },
         spec: { sandboxName: obj.metadata.name, persistentContents: ['filesystem', 'memory'] } });
