@@ -113,8 +113,13 @@ void PoolAutoscalerController::OnSandbox(const Informer::Change& c) {
   std::string_view pool = PoolOf(o);
   if (pool.empty()) return;
   const bool deleted = c.type == store::EventType::kDeleted;
-  bool was_available = c.old && ClassifyMember(*c.old) == MemberState::kAvailable;
-  bool is_available = !deleted && ClassifyMember(o) == MemberState::kAvailable;
+  // A hibernated member is stock too: a claim finds it (woken, not made).
+  auto stock = [](const api::Object& s) {
+    MemberState state = ClassifyMember(s);
+    return state == MemberState::kAvailable || state == MemberState::kHibernated;
+  };
+  bool was_available = c.old && stock(*c.old);
+  bool is_available = !deleted && stock(o);
   bool claimed_now = !deleted && IsClaimed(o) && !(c.old && IsClaimed(*c.old));
   std::string key = PoolKey(o.metadata.namespace_, pool);
   int32_t spec_replicas = 0;

@@ -26,6 +26,7 @@ PoolManager::PoolManager(store::Store& store, const api::SandboxSecrets& secrets
                                                                options.sandbox_claims);
     recycle_ = std::make_unique<RecycleController>(*informers_, resetter, connector, events_.get(),
                                                    options.recycle);
+    hibernator_ = std::make_unique<PoolHibernator>(*informers_, events_.get());
     status_metrics_ = std::make_unique<SandboxStatusMetrics>(store);
   }
 }
@@ -38,6 +39,7 @@ Status PoolManager::Start() {
   if (claimer_) RETURN_IF_ERROR(claimer_->Start());
   if (sandbox_claims_) RETURN_IF_ERROR(sandbox_claims_->Start());
   if (recycle_) RETURN_IF_ERROR(recycle_->Start());
+  if (hibernator_) RETURN_IF_ERROR(hibernator_->Start());
   if (status_metrics_) RETURN_IF_ERROR(status_metrics_->Start());
   started_ = true;
   return Status::Ok();
@@ -48,6 +50,7 @@ void PoolManager::Stop() {
   if (status_metrics_) status_metrics_->Stop();
   if (claimer_) claimer_->Stop();  // first: claims in flight (SandboxClaim workers) stop waiting
   if (recycle_) recycle_->Stop();
+  if (hibernator_) hibernator_->Stop();
   if (sandbox_claims_) sandbox_claims_->Stop();
   if (sets_) sets_->Stop();
   informers_->Stop();

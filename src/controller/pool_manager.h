@@ -5,6 +5,7 @@
 
 #include "base/status.h"
 #include "controller/claim/pool_claimer.h"
+#include "controller/pool_hibernator.h"
 #include "controller/pool_informers.h"
 #include "controller/recycle_controller.h"
 #include "controller/sandbox_status_metrics.h"
@@ -19,7 +20,7 @@ namespace warren::controller {
 enum class PoolParts {
   kAll,          // one server: everything over one set of caches
   kClaimer,      // every replica: the claimer (and its janitor)
-  kControllers,  // the leader: SandboxSet, SandboxClaim and recycling, the status gauges
+  kControllers,  // the leader: SandboxSet, SandboxClaim, recycling, idle pauses, status gauges
 };
 
 struct PoolManagerOptions {
@@ -64,6 +65,7 @@ class PoolManager {
   std::unique_ptr<claim::PoolClaimer> claimer_;
   std::unique_ptr<SandboxClaimController> sandbox_claims_;
   std::unique_ptr<RecycleController> recycle_;
+  std::unique_ptr<PoolHibernator> hibernator_;
   std::unique_ptr<SandboxStatusMetrics> status_metrics_;
   bool started_ = false;
 };

@@ -219,6 +219,7 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
           (updated ? new_creating : old_creating).push_back(m);
           break;
         case MemberState::kAvailable:
+        case MemberState::kHibernated:
           (updated ? new_available : old_available).push_back(m);
           break;
         case MemberState::kUsed:
@@ -528,6 +529,7 @@ api::Object SandboxSetController::WithStatus(const api::Object& latest, const ap
     st.available_replicas = t.available();
     st.updated_replicas = t.new_creating + t.new_available;
     st.updated_available_replicas = t.new_available;
+    st.hibernated_replicas = t.hibernated;
   }
   base::WallTime now = clock_.Now();
   bool full = st.available_replicas >= desired;

@@ -1,5 +1,7 @@
 #include "controller/sandboxset_member.h"
 
+#include <algorithm>
+
 #include "api/kinds.h"
 #include "api/types/labels.h"
 #include "api/types/sandbox.h"
@@ -13,6 +15,8 @@ std::string_view MemberStateName(MemberState state) {
       return "creating";
     case MemberState::kAvailable:
       return "available";
+    case MemberState::kHibernated:
+      return "hibernated";
     case MemberState::kUsed:
       return "used";
     case MemberState::kDead:
@@ -48,6 +52,13 @@ bool ReadyConditionTrue(const api::Object& sandbox) {
   return false;
 }
 
+bool SpecPaused(const api::Object& sandbox) {
+  const api::Json& spec = sandbox.spec();
+  if (!spec.is_object()) return false;
+  auto it = spec.find("paused");
+  return it != spec.end() && it->is_boolean() && it->get<bool>();
+}
+
 bool HasLabel(const api::Object& o, const char* key, std::string_view value) {
   auto it = o.metadata.labels.find(key);
   return it != o.metadata.labels.end() && it->second == value;
@@ -66,16 +77,35 @@ MemberState ClassifyMember(const api::Object& sandbox) {
   if (phase == api::sandbox_phase::kFailed || phase == api::sandbox_phase::kSucceeded) {
     return MemberState::kDead;
   }
-  if (IsRunningAndReady(sandbox) &&
-      !sandbox.metadata.annotations.contains(api::annotations::kLock) &&
-      !sandbox.metadata.annotations.contains(pool_annotations::kRecycling)) {
-    return MemberState::kAvailable;
+  const bool locked = sandbox.metadata.annotations.contains(api::annotations::kLock) ||
+                      sandbox.metadata.annotations.contains(pool_annotations::kRecycling);
+  if (SpecPaused(sandbox)) {
+    // Still running while its pause is under way: neither claimable nor gone (no refill).
+    if (!locked && phase == api::sandbox_phase::kPaused && !ReadyConditionTrue(sandbox)) {
+      return MemberState::kHibernated;
+    }
+    return MemberState::kCreating;
   }
+  if (!locked && IsRunningAndReady(sandbox)) return MemberState::kAvailable;
   return MemberState::kCreating;
 }
 
 bool IsClaimable(const api::Object& sandbox) {
   return SetOwnerUid(sandbox) != nullptr && ClassifyMember(sandbox) == MemberState::kAvailable;
+}
+
+bool IsHibernatedMember(const api::Object& sandbox) {
+  return SetOwnerUid(sandbox) != nullptr && ClassifyMember(sandbox) == MemberState::kHibernated;
+}
+
+int64_t IdlePauseSeconds(const api::Object& sandbox) {
+  const api::Json& spec = sandbox.spec();
+  if (!spec.is_object()) return 0;
+  auto strategy = spec.find("pauseStrategy");
+  if (strategy == spec.end() || !strategy->is_object()) return 0;
+  auto idle = strategy->find("idleSeconds");
+  if (idle == strategy->end() || !idle->is_number_integer()) return 0;
+  return std::max<int64_t>(0, idle->get<int64_t>());
 }
 
 const std::string* SetOwnerUid(const api::Object& sandbox) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,8 @@ inline constexpr const char* kRecycling = "warren.dev/recycling";
 enum class MemberState {
   kCreating,     // not yet Running and Ready (or Paused, Recycling...): will become available
   kAvailable,    // Running, Ready, unclaimed, unlocked: can be claimed
+  kHibernated,   // paused while unclaimed (idle, spec.pauseStrategy.idleSeconds): stock that a
+                 // claim takes when no member is running, waking it
   kUsed,         // claimed (no longer counted by its set)
   kDead,         // Failed or Succeeded: to be deleted and replaced
   kTerminating,  // being deleted
@@ -40,6 +43,10 @@ MemberState ClassifyMember(const api::Object& sandbox);
 bool IsRunningAndReady(const api::Object& sandbox);
 // Claimable: kAvailable, and owned by a SandboxSet (its controller reference).
 bool IsClaimable(const api::Object& sandbox);
+// Claimable once woken: kHibernated, and owned by a SandboxSet.
+bool IsHibernatedMember(const api::Object& sandbox);
+// spec.pauseStrategy.idleSeconds, or 0 (never paused for idleness).
+int64_t IdlePauseSeconds(const api::Object& sandbox);
 // The uid of the SandboxSet that controls `sandbox` (its member), or null.
 const std::string* SetOwnerUid(const api::Object& sandbox);
 // The pool (SandboxSet name) a sandbox belongs to by label, or "".

@@ -70,7 +70,10 @@ MemberTally SetMemberIndex::TallyOf(const std::string& set_uid, std::string_view
     bool current = hash == revision;
     t.dead += at(counts, MemberState::kDead);
     (current ? t.new_creating : t.old_creating) += at(counts, MemberState::kCreating);
-    (current ? t.new_available : t.old_available) += at(counts, MemberState::kAvailable);
+    const int hibernated = at(counts, MemberState::kHibernated);
+    (current ? t.new_available : t.old_available) +=
+        at(counts, MemberState::kAvailable) + hibernated;
+    t.hibernated += hibernated;
   }
   return t;
 }

@@ -17,6 +17,8 @@ struct MemberTally {
   int dead = 0;
   int old_creating = 0, old_available = 0;  // another template hash
   int new_creating = 0, new_available = 0;  // the current one
+  // Of the available ones (both hashes), how many are hibernated: claimable, but woken first.
+  int hibernated = 0;
 
   int creating() const { return old_creating + new_creating; }
   int available() const { return old_available + new_available; }
@@ -40,7 +42,8 @@ class SetMemberIndex {
   MemberTally TallyOf(const std::string& set_uid, std::string_view revision) const;
 
  private:
-  static constexpr size_t kStates = 5;  // MemberState values
+  static constexpr size_t kStates = 6;  // MemberState values
+  static_assert(static_cast<size_t>(MemberState::kTerminating) + 1 == kStates);
   struct Entry {
     std::string set_uid, hash;
     MemberState state;

@@ -21,6 +21,7 @@ struct Shape {
   bool claimed = false;
   bool locked = false;
   bool deleting = false;
+  bool paused = false;  // spec.paused
 };
 
 ObjectPtr Make(const std::string& name, const Shape& s) {
@@ -36,6 +37,7 @@ ObjectPtr Make(const std::string& name, const Shape& s) {
   o.metadata.labels[labels::kSandboxClaimed] = s.claimed ? "true" : "false";
   if (s.locked) o.metadata.annotations[api::annotations::kLock] = "a-lock";
   if (s.deleting) o.metadata.deletion_timestamp = base::WallTime{};
+  if (s.paused) o.spec()["paused"] = true;
   if (!s.phase.empty()) {
     o.status()["phase"] = s.phase;
     o.status()["conditions"] =
@@ -59,6 +61,10 @@ MemberTally Walk(const SetMemberIndex& index, const std::string& set_uid,
         break;
       case MemberState::kAvailable:
         ++(current ? t.new_available : t.old_available);
+        break;
+      case MemberState::kHibernated:
+        ++(current ? t.new_available : t.old_available);
+        ++t.hibernated;
         break;
       default:
         break;
@@ -95,11 +101,38 @@ TEST(SetMemberIndexTest, ACountedMemberMovesBetweenStatesAndLeavesItsSetOnAClaim
   EXPECT_TRUE(index.MembersOf("u1").empty());
 }
 
+TEST(SetMemberIndexTest, AHibernatedMemberIsStockAndCountedAsSuch) {
+  SetMemberIndex index;
+  // Pausing (spec.paused, still Running): neither claimable nor gone.
+  index.Upsert(
+      "default/a",
+      Make("a",
+           {.set_uid = "u1", .hash = "h1", .phase = "Running", .ready = true, .paused = true}));
+  EXPECT_EQ(ClassifyMember(*index.MembersOf("u1")[0]), MemberState::kCreating);
+  EXPECT_EQ(index.TallyOf("u1", "h1"), (MemberTally{.new_creating = 1}));
+  // Paused by the node: available stock, hibernated.
+  index.Upsert("default/a",
+               Make("a", {.set_uid = "u1", .hash = "h1", .phase = "Paused", .paused = true}));
+  EXPECT_EQ(ClassifyMember(*index.MembersOf("u1")[0]), MemberState::kHibernated);
+  EXPECT_EQ(index.TallyOf("u1", "h1"), (MemberTally{.new_available = 1, .hibernated = 1}));
+  EXPECT_EQ(index.TallyOf("u1", "h2"), (MemberTally{.old_available = 1, .hibernated = 1}));
+  // Locked by a claim (its compare-and-swap unpauses it), or paused but not by its spec (a
+  // resume under way): not stock to take again.
+  index.Upsert(
+      "default/a",
+      Make("a",
+           {.set_uid = "u1", .hash = "h1", .phase = "Paused", .locked = true, .paused = true}));
+  EXPECT_EQ(index.TallyOf("u1", "h1"), (MemberTally{.new_creating = 1}));
+  index.Upsert("default/a", Make("a", {.set_uid = "u1", .hash = "h1", .phase = "Paused"}));
+  EXPECT_EQ(index.TallyOf("u1", "h1"), (MemberTally{.new_creating = 1}));
+}
+
 TEST(SetMemberIndexTest, CountsEqualAWalkOfTheMembersAfterAnyChanges) {
   SetMemberIndex index;
   std::mt19937 rng(20261204);
   const std::vector<std::string> sets = {"", "u1", "u2"}, hashes = {"h1", "h2"},
-                                 phases = {"", "Pending", "Running", "Failed", "Succeeded"};
+                                 phases = {"",       "Pending", "Running",
+                                           "Paused", "Failed",  "Succeeded"};
   auto pick = [&](const auto& v) { return v[rng() % v.size()]; };
   for (int step = 0; step < 5000; ++step) {
     std::string name = "s" + std::to_string(rng() % 40);
@@ -112,7 +145,8 @@ TEST(SetMemberIndexTest, CountsEqualAWalkOfTheMembersAfterAnyChanges) {
                                                   .ready = rng() % 2 == 0,
                                                   .claimed = rng() % 5 == 0,
                                                   .locked = rng() % 7 == 0,
-                                                  .deleting = rng() % 9 == 0}));
+                                                  .deleting = rng() % 9 == 0,
+                                                  .paused = rng() % 3 == 0}));
     }
     for (const std::string uid : {"u1", "u2"}) {
       for (const auto& revision : hashes) {

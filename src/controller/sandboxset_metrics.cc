@@ -16,6 +16,8 @@ SandboxSetMetrics::SandboxSetMetrics(obs::Metrics& m)
                                  "Available pool members at the update revision.", kSource)),
       created_(m.Gauge("sandboxset_created", "Creation time of the SandboxSet (Unix seconds).",
                        kSource)),
+      hibernated_(m.Gauge("sandboxset_hibernated_replicas",
+                          "Available pool members paused while idle (woken by a claim).", kSource)),
       sandboxes_created_(m.Counter("sandboxset_sandboxes_created_total",
                                    "Sandboxes the SandboxSet controller created.", kSource)) {}
 
@@ -25,9 +27,9 @@ SandboxSetMetrics::Series& SandboxSetMetrics::SeriesFor(const std::string& ns,
   auto it = series_.find(key);
   if (it != series_.end()) return it->second;
   obs::Labels l = {{"namespace", ns}, {"name", name}};
-  Series s{&replicas_.Add(l),         &available_.Add(l),         &desired_.Add(l),
-           &updated_.Add(l),          &updated_available_.Add(l), &created_.Add(l),
-           &sandboxes_created_.Add(l)};
+  Series s{&replicas_.Add(l),   &available_.Add(l),         &desired_.Add(l),
+           &updated_.Add(l),    &updated_available_.Add(l), &created_.Add(l),
+           &hibernated_.Add(l), &sandboxes_created_.Add(l)};
   return series_.emplace(key, s).first->second;
 }
 
@@ -41,6 +43,7 @@ void SandboxSetMetrics::Set(const std::string& ns, const std::string& name, int3
   s.updated->Set(status.updated_replicas);
   s.updated_available->Set(status.updated_available_replicas);
   s.created->Set(std::chrono::duration<double>(created.time_since_epoch()).count());
+  s.hibernated->Set(status.hibernated_replicas);
 }
 
 void SandboxSetMetrics::Created(const std::string& ns, const std::string& name, int count) {
@@ -59,6 +62,7 @@ void SandboxSetMetrics::Remove(const std::string& ns, const std::string& name) {
   updated_.Remove(s.updated);
   updated_available_.Remove(s.updated_available);
   created_.Remove(s.created);
+  hibernated_.Remove(s.hibernated);
   sandboxes_created_.Remove(s.sandboxes_created);
   series_.erase(it);
 }

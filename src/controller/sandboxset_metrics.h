@@ -13,7 +13,8 @@ namespace warren::controller {
 // The reference's SandboxSet series (openkruise-agents.md §5.1), labelled {namespace, name},
 // constant label source="k8s": gauges sandboxset_replicas, _available_replicas,
 // _desired_replicas, _updated_replicas, _updated_available_replicas, sandboxset_created
-// (creation time, Unix seconds); counter sandboxset_sandboxes_created_total. A deleted set's
+// (creation time, Unix seconds); counter sandboxset_sandboxes_created_total; and Warren's
+// sandboxset_hibernated_replicas (of the available, those paused while idle). A deleted set's
 // series are removed. Thread-safe.
 class SandboxSetMetrics {
  public:
@@ -26,12 +27,14 @@ class SandboxSetMetrics {
 
  private:
   struct Series {
-    prometheus::Gauge *replicas, *available, *desired, *updated, *updated_available, *created;
+    prometheus::Gauge *replicas, *available, *desired, *updated, *updated_available, *created,
+        *hibernated;
     prometheus::Counter* sandboxes_created;
   };
   Series& SeriesFor(const std::string& ns, const std::string& name);  // mu_ held
 
-  obs::GaugeFamily &replicas_, &available_, &desired_, &updated_, &updated_available_, &created_;
+  obs::GaugeFamily &replicas_, &available_, &desired_, &updated_, &updated_available_, &created_,
+      &hibernated_;
   obs::CounterFamily& sandboxes_created_;
   std::mutex mu_;
   std::map<std::pair<std::string, std::string>, Series> series_;  // guarded by mu_

@@ -56,6 +56,9 @@ struct SandboxSetStatus {
   std::string current_revision;
   int32_t updated_replicas = 0;
   int32_t updated_available_replicas = 0;
+  // Warren's: of availableReplicas, the members paused while idle (spec.pauseStrategy
+  // .idleSeconds); a claim takes one only when no member is running, and wakes it.
+  int32_t hibernated_replicas = 0;
   std::vector<Condition> conditions;
   std::string selector;
 
@@ -68,6 +71,7 @@ struct SandboxSetStatus {
     v("currentRevision", s.current_revision);
     v("updatedReplicas", s.updated_replicas);
     v("updatedAvailableReplicas", s.updated_available_replicas);
+    v("hibernatedReplicas", s.hibernated_replicas);
     v("conditions", s.conditions);
     v("selector", s.selector);
   }

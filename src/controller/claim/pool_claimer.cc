@@ -146,14 +146,16 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
     }
     // One span per attempt: a lost race shows as a failed infra.lock beside the one that won.
     std::optional<trace::Span> lock_span(std::in_place, "infra.lock");
-    ObjectPtr member = index_.Take(request.namespace_, request.pool, revision);
+    // An in-place update is not made while a member wakes: such a claim takes running ones.
+    const bool may_wake = !request.inplace_update;
+    ObjectPtr member = index_.Take(request.namespace_, request.pool, revision, may_wake);
     if (!member) {
       lock_span->SetAttribute("warren.stock", false);
       lock_span.reset();
       if (request.create_on_no_stock) {
         return ColdCreate(request, *set, deadline, pending_deadline, lock, deferred);
       }
-      if (!index_.WaitForStock(request.namespace_, request.pool, deadline)) {
+      if (!index_.WaitForStock(request.namespace_, request.pool, deadline, may_wake)) {
         if (cancelled_) return UnavailableError("the server is shutting down");
         return ResourceExhaustedError(
             fmt::format("no sandbox available in pool {}/{} within {} ms (createOnNoStock is "
@@ -163,9 +165,11 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
       continue;
     }
     api::Object claimed = *member;
+    const bool wake = ClassifyMember(claimed) == MemberState::kHibernated;
     // A recycled member holds a secret pool token: envd wants it to accept the new one.
     std::string pool_token = informers_.secrets().AccessToken(claimed).value_or("");
     ApplyClaim(claimed, request, lock, clock_.Now(), pending_deadline, informers_.secrets());
+    if (wake) claimed.spec()["paused"] = false;
     std::string inplace_revision;
     if (request.inplace_update) {
       const api::Json& spec = claimed.spec();
@@ -205,6 +209,10 @@ Result<ClaimResult> PoolClaimer::DoClaim(const ClaimRequest& request, Deadline d
     lock_span->SetAttribute("warren.sandbox", written->metadata.name);
     lock_span.reset();
     api::Object ready = std::move(*written);
+    if (wake) {
+      trace::Span wake_span("infra.resumeSandbox");
+      ASSIGN_OR_RETURN(ready, WaitRunning(ready, request, deadline, "woken for the claim"));
+    }
     if (!inplace_revision.empty()) {
       trace::Span update_span("infra.inplaceUpdate");
       ASSIGN_OR_RETURN(ready, WaitInplaceUpdated(ready, inplace_revision, request, deadline));
@@ -253,16 +261,25 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
   ASSIGN_OR_RETURN(auto created, store_.Create(std::move(fresh)));
   reservation.Keep();
   step.emplace("infra.waitReady");
-  std::string ns = created.metadata.namespace_, name = created.metadata.name;
+  auto ready = WaitRunning(created, request, deadline, "created for the claim");
+  step.reset();
+  if (!ready.ok()) return ready.status();
+  ASSIGN_OR_RETURN(auto committed, Finish(*ready, request, deadline, lock, "", deferred));
+  return ClaimResult{std::move(committed), false, lock_type::kCreate, 0};
+}
 
+Result<api::Object> PoolClaimer::WaitRunning(const api::Object& written,
+                                             const ClaimRequest& request, Deadline deadline,
+                                             std::string_view what) {
+  const std::string ns = written.metadata.namespace_, name = written.metadata.name;
   auto wait = std::min(Remaining(deadline), request.wait_ready_timeout);
   Informer& cache = informers_.sandboxes();
   // From here on a sandbox missing from the cache was deleted, not "not seen yet".
-  cache.WaitForRevision(created.metadata.resource_version, wait);
+  cache.WaitForRevision(written.metadata.resource_version, wait);
   ObjectPtr latest;
   auto settle = [&] {
     latest = cache.Get(ns, name);
-    if (!latest || latest->metadata.uid != created.metadata.uid) return true;  // deleted
+    if (!latest || latest->metadata.uid != written.metadata.uid) return true;  // deleted
     if (IsRunningAndReady(*latest)) return true;
     // Dead or being deleted: it will not become ready.
     MemberState state = ClassifyMember(*latest);
@@ -271,29 +288,26 @@ Result<ClaimResult> PoolClaimer::ColdCreate(const ClaimRequest& request, const a
     return state == MemberState::kTerminating || phase == "Failed" || phase == "Succeeded";
   };
   bool settled = WaitSettled(cache, settle, wait);
-  step.reset();
   if (cancelled_ && !settled) {
     Status why = UnavailableError("the server is shutting down");
     if (latest) DeleteFailed(*latest, "wait_ready", why);
     return why;
   }
-  if (!latest || latest->metadata.uid != created.metadata.uid) {
-    return UnavailableError(
-        fmt::format("sandbox {}/{} created for the claim was deleted", ns, name));
+  if (!latest || latest->metadata.uid != written.metadata.uid) {
+    return UnavailableError(fmt::format("sandbox {}/{} {} was deleted", ns, name, what));
   }
   if (!settled || !IsRunningAndReady(*latest)) {
     Status why =
-        settled ? UnavailableError(fmt::format("sandbox {}/{} created for the claim failed: {}", ns,
-                                               name, FailureOf(*latest)))
-                : DeadlineExceededError(
-                      fmt::format("sandbox {}/{} created for the claim was not ready within {} ms "
-                                  "({})",
-                                  ns, name, wait.count(), FailureOf(*latest)));
+        settled
+            ? UnavailableError(
+                  fmt::format("sandbox {}/{} {} failed: {}", ns, name, what, FailureOf(*latest)))
+            : DeadlineExceededError(fmt::format("sandbox {}/{} {} was not ready within {} ms "
+                                                "({})",
+                                                ns, name, what, wait.count(), FailureOf(*latest)));
     DeleteFailed(*latest, "wait_ready", why);
     return why;
   }
-  ASSIGN_OR_RETURN(auto committed, Finish(*latest, request, deadline, lock, "", deferred));
-  return ClaimResult{std::move(committed), false, lock_type::kCreate, 0};
+  return *latest;
 }
 
 bool PoolClaimer::WaitSettled(Informer& cache, const std::function<bool()>& settle,

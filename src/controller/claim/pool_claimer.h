@@ -62,6 +62,9 @@ struct PoolClaimerOptions {
 //   - any other (ours, or one naming no replica) once its deadline passes.
 // Every janitor write is a compare-and-swap, so of several janitors one resolves a claim. So a
 // claim never strands a member, and a sandbox is handed out once.
+// With no running member but a hibernated one (paused while idle), step 1 takes that one and
+// step 2's compare-and-swap also unpauses it; the claim waits until the node has woken it
+// (Running, Ready) before step 3. A claim with an in-place update never takes one.
 // With nothing in stock the claim creates a sandbox from the pool's template
 // (createOnNoStock, lock type "create"), waits for it to be Ready, and finishes the same way.
 // A failure after step 2 (envd /init, the deadline) deletes the sandbox: the pool refills.
@@ -98,6 +101,11 @@ class PoolClaimer final : public Claimer {
   Result<ClaimResult> ColdCreate(const ClaimRequest& request, const api::Object& set,
                                  Deadline deadline, base::WallTime pending_deadline,
                                  const std::string& lock, bool* deferred);
+  // Waits until the node has the sandbox it was just written as Running and Ready (a cold
+  // create, a hibernated member woken): the sandbox as it is then. On a failure the sandbox is
+  // deleted and the error names why, calling it the sandbox `what` ("created for the claim").
+  Result<api::Object> WaitRunning(const api::Object& written, const ClaimRequest& request,
+                                  Deadline deadline, std::string_view what);
   // Steps 3-5 for a sandbox claimed under `lock`.
   // Waits in slices (a shutdown is noticed) until `settle` holds on the cache, at most `wait`;
   // whether it held (it is asked once more at the end).

@@ -54,10 +54,12 @@ void PoolIndex::OnNode(const Informer::Change& c) {
       if (!unready_nodes_.insert(node).second) return;
       // Set aside what it holds: placement_ does not say where members run, so walk them.
       std::vector<std::pair<std::string, ObjectPtr>> moving;
-      for (const auto& [pool_key, pool] : pools_) {
-        for (const auto& [revision, bucket] : pool.by_revision) {
-          for (const ObjectPtr& m : bucket.items) {
-            if (NodeOf(*m) == node) moving.emplace_back(ObjectKey(*m), m);
+      for (const Pools* tier : {&pools_, &hibernated_}) {
+        for (const auto& [pool_key, pool] : *tier) {
+          for (const auto& [revision, bucket] : pool.by_revision) {
+            for (const ObjectPtr& m : bucket.items) {
+              if (NodeOf(*m) == node) moving.emplace_back(ObjectKey(*m), m);
+            }
           }
         }
       }
@@ -97,7 +99,7 @@ void PoolIndex::OnChange(const Informer::Change& c) {
         if (o.metadata.resource_version <= taken->second) return;
         taken_.erase(taken);
       }
-      if (IsClaimable(o)) {
+      if (IsClaimable(o) || IsHibernatedMember(o)) {
         InsertLocked(key, c.object);
         notify = true;
       }
@@ -119,12 +121,13 @@ void PoolIndex::InsertLocked(const std::string& key, const ObjectPtr& object) {
 void PoolIndex::InsertClaimableLocked(const std::string& key, const ObjectPtr& object) {
   std::string pool_key = fmt::format("{}/{}", object->metadata.namespace_, PoolOf(*object));
   std::string revision = RevisionOf(*object);
-  Pool& pool = pools_[pool_key];
+  const bool hibernated = ClassifyMember(*object) == MemberState::kHibernated;
+  Pool& pool = (hibernated ? hibernated_ : pools_)[pool_key];
   Bucket& bucket = pool.by_revision[revision];
   bucket.position[key] = bucket.items.size();
   bucket.items.push_back(object);
   ++pool.size;
-  placement_[key] = Placement{std::move(pool_key), std::move(revision)};
+  placement_[key] = Placement{std::move(pool_key), std::move(revision), hibernated};
 }
 
 void PoolIndex::EraseLocked(const std::string& key) {
@@ -139,8 +142,9 @@ void PoolIndex::EraseLocked(const std::string& key) {
   }
   auto where = placement_.find(key);
   if (where == placement_.end()) return;
-  auto pool_it = pools_.find(where->second.pool_key);
-  if (pool_it != pools_.end()) {
+  Pools& tier = where->second.hibernated ? hibernated_ : pools_;
+  auto pool_it = tier.find(where->second.pool_key);
+  if (pool_it != tier.end()) {
     Pool& pool = pool_it->second;
     auto bucket_it = pool.by_revision.find(where->second.revision);
     if (bucket_it != pool.by_revision.end()) {
@@ -158,16 +162,23 @@ void PoolIndex::EraseLocked(const std::string& key) {
       }
       if (bucket.items.empty()) pool.by_revision.erase(bucket_it);
     }
-    if (pool.size == 0) pools_.erase(pool_it);
+    if (pool.size == 0) tier.erase(pool_it);
   }
   placement_.erase(where);
 }
 
 ObjectPtr PoolIndex::Take(std::string_view ns, std::string_view pool_name,
-                          std::string_view revision) {
+                          std::string_view revision, bool wake) {
+  std::string pool_key = fmt::format("{}/{}", ns, pool_name);
   std::lock_guard lock(mu_);
-  auto pool_it = pools_.find(fmt::format("{}/{}", ns, pool_name));
-  if (pool_it == pools_.end()) return nullptr;
+  if (ObjectPtr running = TakeLocked(pools_, pool_key, revision)) return running;
+  return wake ? TakeLocked(hibernated_, pool_key, revision) : nullptr;
+}
+
+ObjectPtr PoolIndex::TakeLocked(Pools& tier, const std::string& pool_key,
+                                std::string_view revision) {
+  auto pool_it = tier.find(pool_key);
+  if (pool_it == tier.end()) return nullptr;
   Pool& pool = pool_it->second;
   Bucket* bucket = nullptr;
   auto preferred = pool.by_revision.find(std::string(revision));
@@ -199,11 +210,14 @@ void PoolIndex::Return(const ObjectPtr& member) {
 }
 
 bool PoolIndex::WaitForStock(std::string_view ns, std::string_view pool_name,
-                             std::chrono::steady_clock::time_point deadline) {
+                             std::chrono::steady_clock::time_point deadline, bool wake) {
   std::string pool_key = fmt::format("{}/{}", ns, pool_name);
   std::unique_lock lock(mu_);
-  stock_cv_.wait_until(lock, deadline, [&] { return shut_down_ || pools_.contains(pool_key); });
-  return !shut_down_ && pools_.contains(pool_key);
+  auto stocked = [&] {
+    return pools_.contains(pool_key) || (wake && hibernated_.contains(pool_key));
+  };
+  stock_cv_.wait_until(lock, deadline, [&] { return shut_down_ || stocked(); });
+  return !shut_down_ && stocked();
 }
 
 void PoolIndex::Shutdown() {
@@ -218,6 +232,12 @@ size_t PoolIndex::Available(std::string_view ns, std::string_view pool_name) con
   std::lock_guard lock(mu_);
   auto it = pools_.find(fmt::format("{}/{}", ns, pool_name));
   return it == pools_.end() ? 0 : it->second.size;
+}
+
+size_t PoolIndex::Hibernated(std::string_view ns, std::string_view pool_name) const {
+  std::lock_guard lock(mu_);
+  auto it = hibernated_.find(fmt::format("{}/{}", ns, pool_name));
+  return it == hibernated_.end() ? 0 : it->second.size;
 }
 
 }  // namespace warren::controller::claim

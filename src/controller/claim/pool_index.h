@@ -30,20 +30,28 @@ namespace warren::controller::claim {
 // not ready) is set aside: never taken, not counted as stock, back when its node is Ready again.
 // A member whose node has no Node object is claimable (one process without Nodes, tests).
 //
+// Hibernated members (paused while idle, MemberState::kHibernated) are a second tier: taken
+// only when the pool has no running member, since the claim must wake them first.
+//
 // Thread-safe. Borrows the informers; the handlers are added in the constructor, so construct
 // the index before the informers start (nodes before sandboxes, as PoolInformers does).
 class PoolIndex {
  public:
   explicit PoolIndex(Informer& sandboxes, Informer* nodes = nullptr);
 
-  // A claimable member of ns/pool, preferring template hash `revision`; null when none.
-  ObjectPtr Take(std::string_view ns, std::string_view pool, std::string_view revision);
+  // A claimable member of ns/pool, preferring template hash `revision`, then a running member
+  // over a hibernated one (only when `wake` allows it); null when none.
+  ObjectPtr Take(std::string_view ns, std::string_view pool, std::string_view revision,
+                 bool wake = true);
   // Gives back a member whose claim did not change it.
   void Return(const ObjectPtr& member);
-  // Waits until ns/pool has a claimable member (true) or `deadline` passes (false).
+  // Waits until ns/pool has a claimable member, running or (when `wake`) hibernated (true), or
+  // `deadline` passes (false).
   bool WaitForStock(std::string_view ns, std::string_view pool,
-                    std::chrono::steady_clock::time_point deadline);
+                    std::chrono::steady_clock::time_point deadline, bool wake = true);
+  // Running claimable members of ns/pool; hibernated ones.
   size_t Available(std::string_view ns, std::string_view pool) const;
+  size_t Hibernated(std::string_view ns, std::string_view pool) const;
   // Ends every WaitForStock (they return false) now and from now on (server shutdown).
   void Shutdown();
 
@@ -56,8 +64,10 @@ class PoolIndex {
     std::unordered_map<std::string, Bucket> by_revision;  // template hash → members
     size_t size = 0;
   };
+  using Pools = std::unordered_map<std::string, Pool>;  // by "ns/pool"
   struct Placement {
     std::string pool_key, revision;
+    bool hibernated = false;
   };
 
   void OnChange(const Informer::Change& change);
@@ -66,10 +76,12 @@ class PoolIndex {
   void InsertLocked(const std::string& key, const ObjectPtr& object);
   void InsertClaimableLocked(const std::string& key, const ObjectPtr& object);
   void EraseLocked(const std::string& key);
+  ObjectPtr TakeLocked(Pools& tier, const std::string& pool_key, std::string_view revision);
 
   mutable std::mutex mu_;
   std::condition_variable stock_cv_;
-  std::unordered_map<std::string, Pool> pools_;           // "ns/pool"; guarded by mu_
+  Pools pools_;                                           // running; guarded by mu_
+  Pools hibernated_;                                      // guarded by mu_
   std::unordered_map<std::string, Placement> placement_;  // object key; guarded by mu_
   std::unordered_map<std::string, int64_t> taken_;        // object key → version taken at
   std::unordered_set<std::string> unready_nodes_;         // guarded by mu_

@@ -10,6 +10,18 @@
 
 namespace warren::controller::testing {
 
+namespace {
+
+// Running with spec.paused, or Paused without it: the node has a pause or a resume to make.
+bool PauseDiffers(const api::Object& sandbox) {
+  const api::Json& st = sandbox.status();
+  std::string phase = st.is_object() ? st.value("phase", "") : "";
+  bool paused = sandbox.spec().is_object() && sandbox.spec().value("paused", false);
+  return (paused && phase == "Running") || (!paused && phase == "Paused");
+}
+
+}  // namespace
+
 struct PoolTestNode::Queue {
   WorkQueue queue;
 };
@@ -23,7 +35,9 @@ PoolTestNode::PoolTestNode(store::Store& store) : store_(store), queue_(std::mak
   sandboxes_->AddHandler([this](const Informer::Change& c) {
     if (c.type == store::EventType::kDeleted) return;
     const api::Json& st = c.object->status();
-    if (st.is_object() && st.contains("phase")) return;
+    if (st.is_object() && st.contains("phase") && !(follow_pause_ && PauseDiffers(*c.object))) {
+      return;
+    }
     queue_->queue.Add(c.object->metadata.namespace_ + "/" + c.object->metadata.name);
   });
   CHECK_OK(sandboxes_->Start());
@@ -31,6 +45,7 @@ PoolTestNode::PoolTestNode(store::Store& store) : store_(store), queue_(std::mak
     while (auto key = queue_->queue.Get()) {
       auto slash = key->find('/');
       if (!hold_) MarkReady(key->substr(0, slash), key->substr(slash + 1));
+      if (follow_pause_) FollowPause(key->substr(0, slash), key->substr(slash + 1));
       queue_->queue.Done(*key);
     }
   });
@@ -55,6 +70,20 @@ void PoolTestNode::MarkReady(const std::string& ns, const std::string& name) {
                         {"status", "True"},
                         {"reason", "PodReady"},
                         {"lastTransitionTime", now}}}}};
+    auto r = store_.UpdateStatus(*sbx);
+    if (r.ok() || r.status().code() != StatusCode::kAborted) return;
+  }
+}
+
+void PoolTestNode::FollowPause(const std::string& ns, const std::string& name) {
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    auto sbx = store_.Get(api::SandboxKind(), ns, name);
+    if (!sbx.ok() || !PauseDiffers(*sbx)) return;
+    const bool pause = sbx->spec().value("paused", false);
+    sbx->status()["phase"] = pause ? "Paused" : "Running";
+    sbx->status()["conditions"] = {{{"type", "Ready"},
+                                    {"status", pause ? "False" : "True"},
+                                    {"reason", pause ? "SandboxPaused" : "PodReady"}}};
     auto r = store_.UpdateStatus(*sbx);
     if (r.ok() || r.status().code() != StatusCode::kAborted) return;
   }

@@ -16,18 +16,19 @@ const SETS = '/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets';
 
 after(async () => {
   // The pools go first, or they would refill what the harness deletes.
-  for (const name of ['pool-base', 'pool-recycle']) {
+  for (const name of ['pool-base', 'pool-recycle', 'pool-idle-memory', 'pool-idle-files']) {
     await w.apiFetch(`${w.apiUrl}${SETS}/${name}`, { method: 'DELETE' }).catch(() => {});
   }
   await w?.stop();
 });
 
-async function applySet(name, replicas, { recycle = false } = {}) {
+async function applySet(name, replicas, { recycle = false, pauseStrategy } = {}) {
   const body = {
     apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxSet',
     metadata: { name, annotations: recycle ? { 'agents.kruise.io/cleanup-enabled': 'true' } : {} },
     spec: { replicas, template: { spec: { containers: [{ name: 'main', image: 'base' }] } } },
   };
+  if (pauseStrategy) body.spec.pauseStrategy = pauseStrategy;
   const res = await w.apiFetch(w.apiUrl + SETS, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
   });
@@ -133,3 +134,67 @@ test('a recycled sandbox keeps no file, process, env or token of its previous us
     await second.kill();
   }
 });
+
+async function setStatus(name) {
+  return (await (await w.apiFetch(`${w.apiUrl}${SETS}/${name}`)).json()).status ?? {};
+}
+
+// Seconds pid 1 of the sandbox has been running (the host's clock: no time namespace).
+async function pid1Age(sbx) {
+  const out = (await sbx.commands.run(
+    "echo $(cut -d' ' -f1 /proc/uptime) $(cut -d' ' -f22 /proc/1/stat)")).stdout.trim();
+  const [uptime, startTicks] = out.split(' ').map(Number);
+  return uptime - startTicks / 100;
+}
+
+for (const [kind, pauseStrategy] of [
+  ['memory', { idleSeconds: 1 }],
+  ['files', { type: 'Stop', idleSeconds: 1 }],
+]) {
+  test(`an idle pool pauses its members (${kind}); a create wakes one for the caller`,
+    async () => {
+      const name = `pool-idle-${kind}`;
+      await applySet(name, 2, { pauseStrategy });
+      await waitFor(`both members of ${name} hibernated`, async () => {
+        const st = await setStatus(name);
+        return st.hibernatedReplicas === 2 && st.availableReplicas === 2;
+      });
+      const members = (await w.sandboxObjects()).filter(
+        (o) => o.metadata.labels?.['agents.kruise.io/sandbox-pool'] === name &&
+          o.metadata.labels['agents.kruise.io/sandbox-claimed'] === 'false');
+      assert.equal(members.length, 2, 'stock, not refilled: nothing was made beside them');
+      for (const m of members) {
+        assert.equal(m.spec.paused, true);
+        assert.equal(m.status.phase, 'Paused', JSON.stringify(m.status));
+      }
+      const ids = members.map((m) => m.metadata.labels['agents.kruise.io/sandbox-id']);
+      // Each member ran at least its idle second before this.
+      const hibernatedAt = Date.now();
+
+      const sbx = await Sandbox.create(name, { envs: { GREETING: 'woken' } });
+      try {
+        assert.ok(ids.includes(sbx.sandboxId), `${sbx.sandboxId} is not one of ${ids}`);
+        assert.equal((await sbx.commands.run('echo $GREETING')).stdout, 'woken\n');
+        await sbx.files.write('/home/user/after.txt', 'awake');
+        assert.equal(await sbx.files.read('/home/user/after.txt'), 'awake');
+        const age = await pid1Age(sbx);
+        if (kind === 'memory') {
+          // Thawed: the same pid 1 that started with the member, before its idle second.
+          assert.ok(age > (Date.now() - hibernatedAt) / 1000 + 0.5,
+            `pid 1 is ${age.toFixed(1)} s old: restarted, not thawed`);
+        } else {
+          // Files only: its processes ended, the claim booted it again.
+          assert.ok(age < (Date.now() - hibernatedAt) / 1000 + 0.5,
+            `pid 1 is ${age.toFixed(1)} s old: it was not stopped`);
+        }
+        const o = await objectOf(sbx.sandboxId);
+        assert.equal(o.metadata.labels['agents.kruise.io/sandbox-claimed'], 'true');
+        assert.notEqual(o.spec.paused, true);
+        // The pool made one to replace it, which pauses in turn.
+        await waitFor(`${name} back to two hibernated`, async () =>
+          (await setStatus(name)).hibernatedReplicas === 2);
+      } finally {
+        await sbx.kill();
+      }
+    });
+}
