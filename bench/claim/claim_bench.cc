@@ -3,7 +3,7 @@
 // same run. See README.md.
 //
 //   claim_bench [--pool 50] [--claims 2000] [--concurrency 1,16] [--rates 500] [--cold 20]
-//               [--idle-seconds 10]
+//               [--idle-seconds 10] [--hibernated 20]
 //   claim_bench --tracing ROUNDS [--pool 50] [--claims 1000]   # the claim path, tracing off vs on
 //
 // Needs root (real sandboxes); exits 77 (skipped) otherwise.
@@ -55,6 +55,7 @@ struct Options {
   int cold = 20;
   int idle_seconds = 10;
   std::vector<int> rates = {500};  // open-loop runs (claims/s)
+  int hibernated = 20;             // claims that wake an idle-paused member, per pause kind
 };
 
 struct Summary {
@@ -222,6 +223,54 @@ RunResult RunCold(E2bClient& e2b, int n) {
     result.ms.push_back(ms);
     e2b.Kill(*id).IgnoreError();
   }
+  return result;
+}
+
+int HibernatedReplicas(WarrenServer& server, const std::string& set) {
+  auto r = server.http().Do(
+      {.method = "GET",
+       .target = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets/" + set});
+  if (!r.ok() || r->status != 200) return -1;
+  auto doc = api::ParseJson(r->body);
+  if (!doc.ok() || !(*doc)["status"].is_object()) return -1;
+  return (*doc)["status"].value("hibernatedReplicas", 0);
+}
+
+// `n` claims at c=1 from a pool of `n` whose members all paused while idle
+// (spec.pauseStrategy `strategy`, idleSeconds 1), so each claim wakes one: refills are stopped
+// once all are paused (scaleStrategy.maxUnavailable 0), or a refill's running member would be
+// taken instead. Each sandbox is killed as its claim returns.
+RunResult RunWokenClaims(WarrenServer& server, E2bClient& e2b, const std::string& set, int n,
+                         const std::string& strategy) {
+  RunResult result;
+  const std::string pause = fmt::format("  pauseStrategy: {}\n", strategy);
+  server.Apply(pool_testing::PoolManifest(set, n, pause));
+  if (!Eventually([&] { return HibernatedReplicas(server, set) >= n; }, 600s)) {
+    result.first_error = "the pool's members did not all pause within 10 minutes";
+    ++result.errors;
+    return result;
+  }
+  server.Apply(
+      pool_testing::PoolManifest(set, n, pause + "  scaleStrategy:\n    maxUnavailable: 0\n"));
+  Reaper reaper(e2b);
+  for (int i = 0; i < n; ++i) {
+    auto t0 = Clock::now();
+    auto id = CreateSandbox(e2b, set, /*create_on_no_stock=*/false);
+    double ms = Ms(Clock::now() - t0);
+    result.busy_seconds += ms / 1000;
+    if (!id.ok()) {
+      if (result.errors++ == 0) result.first_error = id.status().ToString();
+      continue;
+    }
+    result.ms.push_back(ms);
+    reaper.Add(*id);
+  }
+  reaper.Drain();
+  server.http()
+      .Do({.method = "DELETE",
+           .target = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets/" + set})
+      .status()
+      .IgnoreError();
   return result;
 }
 
@@ -470,6 +519,8 @@ int Main(int argc, char** argv) {
       o.rates = ParseList(value());
     } else if (a == "--idle-seconds") {
       o.idle_seconds = std::stoi(value());
+    } else if (a == "--hibernated") {
+      o.hibernated = std::stoi(value());
     } else if (a == "--tracing") {
       tracing_rounds = std::stoi(value());
     } else if (a == "--smoke") {
@@ -479,6 +530,7 @@ int Main(int argc, char** argv) {
       o.cold = 2;
       o.idle_seconds = 1;
       o.rates = {100};
+      o.hibernated = 2;
     } else {
       fmt::print(stderr, "unknown flag {}\n", a);
       return 2;
@@ -529,6 +581,15 @@ int Main(int argc, char** argv) {
     PrintRow(fmt::format("pool claim {:.0f}/s open loop, kills after", rate), alone);
     RunResult busy = RunClaims(server, e2b, set, o.pool, o.claims, 8, true, rate);
     PrintRow(fmt::format("pool claim {:.0f}/s open loop, kills during", rate), busy);
+  }
+  if (o.hibernated > 0) {
+    // Beside the running pool's c=1 claims above: the same claim, waking its member first.
+    RunResult thawed =
+        RunWokenClaims(server, e2b, "bench-idle-memory", o.hibernated, "{idleSeconds: 1}");
+    PrintRow("claim waking a paused member (thaw)", thawed);
+    RunResult booted = RunWokenClaims(server, e2b, "bench-idle-files", o.hibernated,
+                                      "{type: Stop, idleSeconds: 1}");
+    PrintRow("claim waking a stopped member (boot)", booted);
   }
   if (o.idle_seconds > 0) {
     CHECK(Eventually([&] { return AvailableReplicas(server, set) >= o.pool; }, 600s));

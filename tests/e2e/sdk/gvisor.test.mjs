@@ -345,3 +345,54 @@ test('an idle gvisor sandbox hibernates; the next request is parked while it is 
     await sbx.kill();
     await w.apiFetch(`${ns}/sandboxtemplates/gvisor-idle-2s`, { method: 'DELETE' });
   });
+
+test('an idle gvisor pool hibernates its member to disk; a create restores it for the caller',
+  { skip: !HAVE_RUNSC && 'runsc is not installed' }, async () => {
+    const sets = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets`;
+    const res = await w.apiFetch(sets, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        apiVersion: 'agents.kruise.io/v1alpha1', kind: 'SandboxSet',
+        metadata: { name: 'gvisor-idle-pool' },
+        spec: {
+          replicas: 1,
+          pauseStrategy: { idleSeconds: 1 },
+          template: { spec: { runtimeClassName: 'gvisor',
+            containers: [{ name: 'main', image: 'base', workingDir: '/home/user' }] } },
+        },
+      }),
+    });
+    assert.equal(res.status, 201, await res.text());
+    const memberOf = async () => (await w.sandboxObjects()).find(
+      (o) => o.metadata.labels?.['agents.kruise.io/sandbox-pool'] === 'gvisor-idle-pool' &&
+        o.metadata.labels['agents.kruise.io/sandbox-claimed'] === 'false');
+    let member;
+    for (let i = 0; ; i++) {
+      member = await memberOf();
+      if (pausedReason(member) === 'HibernatePauseSucceed') break;
+      assert.ok(i < 1200, `the idle member was not hibernated: ${JSON.stringify(member?.status)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // HibernatePauseSucceed: runsc wrote its processes and memory to disk and it holds none.
+    const id = member.metadata.labels['agents.kruise.io/sandbox-id'];
+    const status = await (await w.apiFetch(`${sets}/gvisor-idle-pool`)).json();
+    assert.equal(status.status.hibernatedReplicas, 1, JSON.stringify(status.status));
+
+    // Stop refills: the next create must find the hibernated member, not a fresh one.
+    const patched = await w.apiFetch(`${sets}/gvisor-idle-pool`, {
+      method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ spec: { scaleStrategy: { maxUnavailable: 0 } } }),
+    });
+    assert.equal(patched.status, 200, await patched.text());
+    const sbx = await Sandbox.create('gvisor-idle-pool', { envs: { GREETING: 'restored' } });
+    try {
+      assert.equal(sbx.sandboxId, id, 'the create did not get the hibernated member');
+      assert.equal((await sbx.commands.run('echo $GREETING')).stdout, 'restored\n');
+      const o = await w.sandboxObject(id);
+      assert.equal(o.status.phase, 'Running');
+      assert.equal(pausedReason(o), 'ResumeSucceed');
+    } finally {
+      await sbx.kill();
+      await w.apiFetch(`${sets}/gvisor-idle-pool`, { method: 'DELETE' });
+    }
+  });
