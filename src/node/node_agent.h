@@ -308,8 +308,8 @@ class NodeAgent {
   // Everything of the sandbox whose object is gone (deleted without our finalizer).
   void CleanupGoneKey(const std::string& key);
   // Reads the status, lets `fn` change it and writes it when anything changed (the object is
-  // updated in place). Sets nodeName and observedGeneration. A conflict with a change to the
-  // object's metadata only is retried on the fresh object (twice at most).
+  // updated in place). Sets nodeName and observedGeneration (alone, not written). A conflict
+  // with a change to the object's metadata only is retried on the fresh object (twice at most).
   Status WriteStatus(api::Object& obj,
                      const std::function<void(api::SandboxStatus&, api::Json& raw)>& fn);
   Status EnsureFinalizer(api::Object& obj);

@@ -192,6 +192,20 @@ void NodeAgent::CleanupGoneKey(const std::string& key) {
   }
 }
 
+namespace {
+
+bool OnlyObservedGenerationMoved(const api::Json& before, const api::Json& after) {
+  if (!before.is_object() || !after.is_object() || !before.contains("observedGeneration")) {
+    return false;
+  }
+  api::Json a = before, b = after;
+  a.erase("observedGeneration");
+  b.erase("observedGeneration");
+  return a == b;
+}
+
+}  // namespace
+
 Status NodeAgent::WriteStatus(api::Object& obj,
                               const std::function<void(api::SandboxStatus&, api::Json& raw)>& fn) {
   const int64_t generation = obj.metadata.generation;
@@ -205,6 +219,12 @@ Status NodeAgent::WriteStatus(api::Object& obj,
     obj.status() = std::move(raw);
     api::EncodeStatus(status, obj);
     if (obj.status() == before) return Status::Ok();
+    if (OnlyObservedGenerationMoved(before, obj.status())) {
+      // A spec change the node has nothing to do for (a claim's timers, a pause time): not
+      // worth a write and a round of every watcher; it is recorded with the next real change.
+      obj.status() = before;
+      return Status::Ok();
+    }
     auto written = store_.UpdateStatus(obj);
     if (written.ok()) {
       obj = std::move(*written);

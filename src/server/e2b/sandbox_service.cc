@@ -115,12 +115,25 @@ Result<api::Object> SandboxService::Find(const auth::Principal& who, std::string
   std::string_view id = CanonicalId(sandbox_id);
   if (!base::IsValidSandboxId(id)) return NotFound(sandbox_id);
   std::optional<api::Object> found;
+  auto carries_id = [&](const api::Object& o) {
+    auto it = o.metadata.labels.find(api::labels::kSandboxId);
+    return it != o.metadata.labels.end() && it->second == id;
+  };
+  if (auto hint = locator_.Hint(id); hint && Sees(who, hint->first)) {
+    auto got = store_.Get(api::SandboxKind(), hint->first, hint->second);
+    if (got.ok() && carries_id(*got)) {
+      found = std::move(*got);
+    } else if (!got.ok() && got.status().code() != StatusCode::kNotFound) {
+      return got.status();
+    } else {
+      locator_.Forget(id);
+    }
+  }
   // Sandboxes made by create are named by their id; claimed pool members keep their name.
-  if (!who.admin) {
+  if (!found && !who.admin) {
     auto got = store_.Get(api::SandboxKind(), who.team, id);
     if (got.ok()) {
-      auto it = got->metadata.labels.find(api::labels::kSandboxId);
-      if (it != got->metadata.labels.end() && it->second == id) found = std::move(*got);
+      if (carries_id(*got)) found = std::move(*got);
     } else if (got.status().code() != StatusCode::kNotFound) {
       return got.status();
     }
@@ -133,6 +146,7 @@ Result<api::Object> SandboxService::Find(const auth::Principal& who, std::string
     ASSIGN_OR_RETURN(auto list, store_.List(api::SandboxKind(), options));
     for (auto& o : list.items) {
       if (Sees(who, o.metadata.namespace_)) {
+        locator_.Remember(id, o.metadata.namespace_, o.metadata.name);
         found = std::move(o);
         break;
       }
@@ -203,12 +217,16 @@ Result<SandboxRecord> SandboxService::Create(const auth::Principal& who,
   // claim's own write (its route was closed until then), and its network policy before the
   // create answers (CreateFromPool), so no code of the caller runs without them.
   // A running member cannot gain mounts: a create with volumes makes its own sandbox.
+  auto located = [&](Result<SandboxRecord> r) {
+    if (r.ok()) locator_.Remember(r->sandbox_id, r->namespace_, r->name);
+    return r;
+  };
   if (tpl.kind == ResolvedTemplate::Kind::kSandboxSet && claimer_ != nullptr &&
       (who.admin || tpl.namespace_ == ns) && request.volume_mounts.empty()) {
-    return CreateFromPool(who, request, tpl);
+    return located(CreateFromPool(who, request, tpl));
   }
   RETURN_IF_ERROR(CheckVolumes(ns, request));
-  return CreateFrom(who, request, tpl, abandoned);
+  return located(CreateFrom(who, request, tpl, abandoned));
 }
 
 Status SandboxService::CheckVolumes(const std::string& ns, const CreateRequest& request) {

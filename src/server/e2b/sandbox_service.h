@@ -19,6 +19,7 @@
 #include "server/e2b/node_access.h"
 #include "server/e2b/requests.h"
 #include "server/e2b/route_notifier.h"
+#include "server/e2b/sandbox_locator.h"
 #include "server/e2b/sandbox_record.h"
 #include "store/store.h"
 
@@ -143,6 +144,7 @@ class SandboxService {
   const E2bOptions options_;
   controller::claim::Claimer* claimer_ = nullptr;  // set before serving
   controller::QuotaGate* quota_ = nullptr;         // set before serving
+  SandboxLocator locator_;
 };
 
 }  // namespace warren::server::e2b

@@ -111,11 +111,22 @@ spec:
   EXPECT_GE(samples.back().pids, 2u);  // envd and sleep
   EXPECT_LE(samples.front().time, samples.back().time);
 
+  // A spec change the node has nothing to do for (a claim's shutdown time) costs no status
+  // write: observedGeneration goes with the next real change (the pause below).
+  const int64_t observed = running.metadata.generation;
+  Patch("life", R"({"spec":{"shutdownTime":"2099-01-01T00:00:00Z"}})");
+  std::this_thread::sleep_for(500ms);
+  auto timed = store_->store().Get(api::SandboxKind(), "default", "life");
+  ASSERT_TRUE(timed.ok()) << timed.status();
+  ASSERT_GT(timed->metadata.generation, observed);
+  EXPECT_EQ(timed->status()["observedGeneration"], observed);
+
   // Pause: every process frozen, envd silent, dialing refused.
   const std::vector<int> pids = SandboxPids(Options(), id);
   ASSERT_FALSE(pids.empty());
   Patch("life", R"({"spec":{"paused":true}})");
   api::Object paused = WaitPhase("life", "Paused");
+  EXPECT_EQ(paused.status()["observedGeneration"], paused.metadata.generation);
   EXPECT_EQ(ConditionStatus(paused, "SandboxPaused"), "True");
   EXPECT_EQ(ConditionStatus(paused, "Ready"), "False");
   EXPECT_EQ(FreezerState(Options(), id), "FROZEN");
