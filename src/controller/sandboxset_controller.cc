@@ -175,6 +175,7 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
     metrics_.Remove(std::string(ns), std::string(name));
     std::lock_guard lock(mu_);
     written_sets_.erase(KeyOf(ns, name));
+    status_written_at_.erase(KeyOf(ns, name));
     return Status::Ok();
   }
   if (set->metadata.deletion_timestamp) return Status::Ok();
@@ -478,6 +479,19 @@ Status SandboxSetController::WriteStatus(const api::Object& set, const TemplateR
                                          int32_t desired, const std::string& failure_reason,
                                          const std::string& failure_message) {
   const std::string key = KeyOf(set.metadata.namespace_, set.metadata.name);
+  if (failure_reason.empty() && options_.claim_status_interval.count() > 0) {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mu_);
+    auto claimed = last_claim_.find(key);
+    auto wrote = status_written_at_.find(key);
+    if (claimed != last_claim_.end() && now - claimed->second < options_.refill_quiet &&
+        wrote != status_written_at_.end() && now - wrote->second < options_.claim_status_interval) {
+      // Claims are arriving: their counts go out together, a little later.
+      queue_.AddAfter(key, std::chrono::ceil<std::chrono::milliseconds>(
+                               options_.claim_status_interval - (now - wrote->second)));
+      return Status::Ok();
+    }
+  }
   ObjectPtr latest = informers_.sets().Get(set.metadata.namespace_, set.metadata.name);
   {
     // Our previous status write may not have reached the cache yet: writing over the cached
@@ -499,6 +513,7 @@ Status SandboxSetController::WriteStatus(const api::Object& set, const TemplateR
     if (r.ok()) {
       std::lock_guard lock(mu_);
       written_sets_[key] = std::make_shared<const api::Object>(std::move(*r));
+      status_written_at_[key] = std::chrono::steady_clock::now();
       return Status::Ok();
     }
     if (r.status().code() == StatusCode::kNotFound) return Status::Ok();

@@ -36,6 +36,11 @@ struct SandboxSetControllerOptions {
   // with its own refills. Zero refills at once.
   std::chrono::milliseconds refill_quiet{100};
   std::chrono::milliseconds refill_max_delay{1000};
+  // While claims arrive (within refill_quiet of the last), the set's status is written at most
+  // this often: every claim changes its counts, and a write per claim costs the store and every
+  // watcher more than the claim's own. The counts then lag the claims by at most this much.
+  // Zero writes after every change.
+  std::chrono::milliseconds claim_status_interval{100};
   // Every member made reserves its CPU and memory here first (a pool holds them from the
   // start). Borrowed; null = no quota.
   QuotaGate* quota = nullptr;
@@ -126,6 +131,8 @@ class SandboxSetController {
       refill_deferred_since_;  // guarded by mu_
   // By set key: the set as our last status write left it, until the cache catches up.
   std::unordered_map<std::string, ObjectPtr> written_sets_;  // guarded by mu_
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point>
+      status_written_at_;  // guarded by mu_
 
   std::vector<std::thread> workers_;
   std::thread resync_;

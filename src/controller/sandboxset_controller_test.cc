@@ -177,6 +177,28 @@ TEST_F(SandboxSetRefillTest, RefillsWaitForABurstOfClaimsToPause) {
   ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 4); }));
 }
 
+class SandboxSetClaimStatusTest : public SandboxSetControllerTest {
+  SandboxSetControllerOptions ControllerOptions() override {
+    return {.refill_quiet = std::chrono::milliseconds(5000),
+            .refill_max_delay = std::chrono::milliseconds(20000),
+            .claim_status_interval = std::chrono::milliseconds(3000)};
+  }
+};
+
+TEST_F(SandboxSetClaimStatusTest, ABurstOfClaimsIsCountedInOneStatusWriteSoonAfter) {
+  CreateSet("py", 6);
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 6); }));
+  auto members = Members("py");
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Claim(members[i]).ok());
+  // The status was written a moment ago (the pool filled): the claims' counts wait...
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(Status("py").available_replicas, 6);
+  // ...and go out together within the interval, before any refill starts.
+  ASSERT_TRUE(Eventually([&] { return Status("py").available_replicas == 1; }));
+  EXPECT_EQ(Members("py").size(), 1u);
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 6); }, 30s));
+}
+
 TEST_F(SandboxSetControllerTest, ScaleDownNeverDeletesAMemberClaimedMeanwhile) {
   // Claims race the scale-down many times over; every claim that succeeded must survive.
   std::mt19937 rng(42);
