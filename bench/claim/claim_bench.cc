@@ -46,6 +46,7 @@ using pool_testing::AvailableReplicas;
 using pool_testing::E2bClient;
 using pool_testing::Eventually;
 using pool_testing::ListSandboxes;
+using pool_testing::SetStatusCount;
 using pool_testing::WarrenServer;
 
 struct Options {
@@ -209,31 +210,30 @@ RunResult RunClaims(WarrenServer& server, E2bClient& e2b, const std::string& set
   return result;
 }
 
+// One create from `template_id`, timed into `result`; the sandbox id, or nullopt (counted as
+// an error).
+std::optional<std::string> TimedCreate(RunResult& result, E2bClient& e2b,
+                                       const std::string& template_id, bool create_on_no_stock) {
+  auto t0 = Clock::now();
+  auto id = CreateSandbox(e2b, template_id, create_on_no_stock);
+  double ms = Ms(Clock::now() - t0);
+  result.busy_seconds += ms / 1000;
+  if (!id.ok()) {
+    if (result.errors++ == 0) result.first_error = id.status().ToString();
+    return std::nullopt;
+  }
+  result.ms.push_back(ms);
+  return *id;
+}
+
 RunResult RunCold(E2bClient& e2b, int n) {
   RunResult result;
   for (int i = 0; i < n; ++i) {
-    auto t0 = Clock::now();
-    auto id = CreateSandbox(e2b, "base", /*create_on_no_stock=*/true);
-    double ms = Ms(Clock::now() - t0);
-    result.busy_seconds += ms / 1000;
-    if (!id.ok()) {
-      if (result.errors++ == 0) result.first_error = id.status().ToString();
-      continue;
+    if (auto id = TimedCreate(result, e2b, "base", /*create_on_no_stock=*/true)) {
+      e2b.Kill(*id).IgnoreError();
     }
-    result.ms.push_back(ms);
-    e2b.Kill(*id).IgnoreError();
   }
   return result;
-}
-
-int HibernatedReplicas(WarrenServer& server, const std::string& set) {
-  auto r = server.http().Do(
-      {.method = "GET",
-       .target = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets/" + set});
-  if (!r.ok() || r->status != 200) return -1;
-  auto doc = api::ParseJson(r->body);
-  if (!doc.ok() || !(*doc)["status"].is_object()) return -1;
-  return (*doc)["status"].value("hibernatedReplicas", 0);
 }
 
 // `n` claims at c=1 from a pool of `n` whose members all paused while idle
@@ -245,7 +245,7 @@ RunResult RunWokenClaims(WarrenServer& server, E2bClient& e2b, const std::string
   RunResult result;
   const std::string pause = fmt::format("  pauseStrategy: {}\n", strategy);
   server.Apply(pool_testing::PoolManifest(set, n, pause));
-  if (!Eventually([&] { return HibernatedReplicas(server, set) >= n; }, 600s)) {
+  if (!Eventually([&] { return SetStatusCount(server, set, "hibernatedReplicas") >= n; }, 600s)) {
     result.first_error = "the pool's members did not all pause within 10 minutes";
     ++result.errors;
     return result;
@@ -254,16 +254,9 @@ RunResult RunWokenClaims(WarrenServer& server, E2bClient& e2b, const std::string
       pool_testing::PoolManifest(set, n, pause + "  scaleStrategy:\n    maxUnavailable: 0\n"));
   Reaper reaper(e2b);
   for (int i = 0; i < n; ++i) {
-    auto t0 = Clock::now();
-    auto id = CreateSandbox(e2b, set, /*create_on_no_stock=*/false);
-    double ms = Ms(Clock::now() - t0);
-    result.busy_seconds += ms / 1000;
-    if (!id.ok()) {
-      if (result.errors++ == 0) result.first_error = id.status().ToString();
-      continue;
+    if (auto id = TimedCreate(result, e2b, set, /*create_on_no_stock=*/false)) {
+      reaper.Add(*id);
     }
-    result.ms.push_back(ms);
-    reaper.Add(*id);
   }
   reaper.Drain();
   server.http()

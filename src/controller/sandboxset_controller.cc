@@ -479,7 +479,9 @@ Status SandboxSetController::WriteStatus(const api::Object& set, const TemplateR
                                          int32_t desired, const std::string& failure_reason,
                                          const std::string& failure_message) {
   const std::string key = KeyOf(set.metadata.namespace_, set.metadata.name);
-  if (failure_reason.empty() && options_.claim_status_interval.count() > 0) {
+  // Never when the pool ran dry: a count of stock that is not there would send claims after it.
+  if (failure_reason.empty() && options_.claim_status_interval.count() > 0 && revision != nullptr &&
+      members_.TallyOf(set.metadata.uid, revision->hash).available() > 0) {
     const auto now = std::chrono::steady_clock::now();
     std::lock_guard lock(mu_);
     auto claimed = last_claim_.find(key);

@@ -38,8 +38,8 @@ struct SandboxSetControllerOptions {
   std::chrono::milliseconds refill_max_delay{1000};
   // While claims arrive (within refill_quiet of the last), the set's status is written at most
   // this often: every claim changes its counts, and a write per claim costs the store and every
-  // watcher more than the claim's own. The counts then lag the claims by at most this much.
-  // Zero writes after every change.
+  // watcher more than the claim's own. The counts then lag the claims by at most this much,
+  // and never once the pool has no member left to claim. Zero writes after every change.
   std::chrono::milliseconds claim_status_interval{100};
   // Every member made reserves its CPU and memory here first (a pool holds them from the
   // start). Borrowed; null = no quota.

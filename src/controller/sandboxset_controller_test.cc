@@ -196,6 +196,9 @@ TEST_F(SandboxSetClaimStatusTest, ABurstOfClaimsIsCountedInOneStatusWriteSoonAft
   // ...and go out together within the interval, before any refill starts.
   ASSERT_TRUE(Eventually([&] { return Status("py").available_replicas == 1; }));
   EXPECT_EQ(Members("py").size(), 1u);
+  // The last member claimed: an empty pool is said at once, interval or not.
+  ASSERT_TRUE(Claim(Members("py").at(0)).ok());
+  ASSERT_TRUE(Eventually([&] { return Status("py").available_replicas == 0; }, 1500ms));
   ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 6); }, 30s));
 }
 

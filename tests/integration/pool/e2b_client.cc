@@ -66,7 +66,7 @@ Result<std::vector<api::Json>> ListSandboxes(WarrenServer& server, const std::st
   return out;
 }
 
-int AvailableReplicas(WarrenServer& server, const std::string& set) {
+int SetStatusCount(WarrenServer& server, const std::string& set, const std::string& field) {
   auto r = server.http().Do(
       {.method = "GET",
        .target = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets/" + set});
@@ -74,7 +74,11 @@ int AvailableReplicas(WarrenServer& server, const std::string& set) {
   auto doc = api::ParseJson(r->body);
   if (!doc.ok()) return -1;
   const api::Json& status = (*doc)["status"];
-  return status.is_object() ? status.value("availableReplicas", 0) : 0;
+  return status.is_object() ? status.value(field, 0) : 0;
+}
+
+int AvailableReplicas(WarrenServer& server, const std::string& set) {
+  return SetStatusCount(server, set, "availableReplicas");
 }
 
 std::string PoolManifest(const std::string& name, int replicas, const std::string& extra_spec) {

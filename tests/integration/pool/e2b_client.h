@@ -28,7 +28,9 @@ class E2bClient {
 
 // Sandbox objects through the resource API.
 Result<std::vector<api::Json>> ListSandboxes(WarrenServer& server, const std::string& selector);
-// status.availableReplicas of a SandboxSet in "default" (-1 when it cannot be read).
+// The integer status.<field> of a SandboxSet in "default" (0 when absent, -1 when the set
+// cannot be read); AvailableReplicas is its availableReplicas.
+int SetStatusCount(WarrenServer& server, const std::string& set, const std::string& field);
 int AvailableReplicas(WarrenServer& server, const std::string& set);
 
 // A SandboxSet manifest on the cached `base` image.
