@@ -6,7 +6,10 @@
 // What the root span does not account for in its children is printed as "(root, not in a
 // child)". See README.md.
 //
-//   sudo node bench/claim/claim_steps.mjs [--pool 50] [--claims 500] [--no-refill]
+//   sudo node bench/claim/claim_steps.mjs [--pool 50] [--claims 500] [--no-refill] [--no-tracing]
+//
+// With CLAIM_STEPS_MARK=1 in the environment each burst's start is printed with the server's
+// pid ("burst start pid N"), for `perf record -p N` to attach.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { startWarren } from '../../tests/e2e/sdk/harness.mjs';
@@ -16,10 +19,10 @@ const arg = (name, dflt) => {
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 };
 const POOL = arg('pool', 50);
-const CLAIMS = arg('claims', 500);
 // One burst with refills stopped (scaleStrategy.maxUnavailable 0) once the pool is full: the
 // claims alone, for a profiler attached during it.
 const NO_REFILL = process.argv.includes('--no-refill');
+const CLAIMS = NO_REFILL ? Math.min(arg('claims', 500), POOL) : arg('claims', 500);
 
 const spans = [];
 const receiver = http.createServer((req, res) => {
@@ -85,7 +88,7 @@ try {
       await sleep(500);
     }
     const ids = [];
-    if (process.env.CLAIM_STEPS_MARK) console.log(`burst start pid ${w.pid ?? ''}`);
+    if (process.env.CLAIM_STEPS_MARK) console.log(`burst start pid ${w.child.pid}`);
     const burst = Math.min(POOL, CLAIMS - done);
     const before = await revision();
     const cpuBefore = cpuMs();
