@@ -114,12 +114,8 @@ void PoolAutoscalerController::OnSandbox(const Informer::Change& c) {
   if (pool.empty()) return;
   const bool deleted = c.type == store::EventType::kDeleted;
   // A hibernated member is stock too: a claim finds it (woken, not made).
-  auto stock = [](const api::Object& s) {
-    MemberState state = ClassifyMember(s);
-    return state == MemberState::kAvailable || state == MemberState::kHibernated;
-  };
-  bool was_available = c.old && stock(*c.old);
-  bool is_available = !deleted && stock(o);
+  bool was_available = c.old && IsStock(ClassifyMember(*c.old));
+  bool is_available = !deleted && IsStock(ClassifyMember(o));
   bool claimed_now = !deleted && IsClaimed(o) && !(c.old && IsClaimed(*c.old));
   std::string key = PoolKey(o.metadata.namespace_, pool);
   int32_t spec_replicas = 0;

@@ -2,20 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "api/object.h"
 #include "base/log.h"
 #include "controller/sandboxset_member.h"
 
 namespace warren::controller {
 namespace {
-
-std::string KeyOf(const api::Object& o) {
-  return fmt::format("{}/{}", o.metadata.namespace_, o.metadata.name);
-}
-
-std::pair<std::string, std::string> SplitKey(const std::string& key) {
-  auto slash = key.find('/');
-  return {key.substr(0, slash), key.substr(slash + 1)};
-}
 
 // An unclaimed member that should be paused when it has been available this long; 0: never.
 std::chrono::seconds IdleLimit(const api::Object& sandbox) {
@@ -35,7 +27,7 @@ PoolHibernator::PoolHibernator(PoolInformers& informers, obs::EventRecorder* eve
 PoolHibernator::~PoolHibernator() { Stop(); }
 
 void PoolHibernator::OnSandbox(const Informer::Change& c) {
-  std::string key = KeyOf(*c.object);
+  std::string key = c.object->Key();
   auto limit =
       c.type == store::EventType::kDeleted ? std::chrono::seconds(0) : IdleLimit(*c.object);
   std::lock_guard lock(mu_);
@@ -74,7 +66,7 @@ void PoolHibernator::Worker() {
 }
 
 Status PoolHibernator::Reconcile(const std::string& key) {
-  auto [ns, name] = SplitKey(key);
+  auto [ns, name] = api::SplitKey(key);
   ObjectPtr member = informers_.sandboxes().Get(ns, name);
   if (!member) return Status::Ok();
   auto limit = IdleLimit(*member);

@@ -94,8 +94,8 @@ bool IsClaimable(const api::Object& sandbox) {
   return SetOwnerUid(sandbox) != nullptr && ClassifyMember(sandbox) == MemberState::kAvailable;
 }
 
-bool IsHibernatedMember(const api::Object& sandbox) {
-  return SetOwnerUid(sandbox) != nullptr && ClassifyMember(sandbox) == MemberState::kHibernated;
+bool IsStock(MemberState state) {
+  return state == MemberState::kAvailable || state == MemberState::kHibernated;
 }
 
 int64_t IdlePauseSeconds(const api::Object& sandbox) {

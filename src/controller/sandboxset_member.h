@@ -43,8 +43,9 @@ MemberState ClassifyMember(const api::Object& sandbox);
 bool IsRunningAndReady(const api::Object& sandbox);
 // Claimable: kAvailable, and owned by a SandboxSet (its controller reference).
 bool IsClaimable(const api::Object& sandbox);
-// Claimable once woken: kHibernated, and owned by a SandboxSet.
-bool IsHibernatedMember(const api::Object& sandbox);
+// The pool's stock: a member a claim can take, running (kAvailable) or to be woken
+// (kHibernated).
+bool IsStock(MemberState state);
 // spec.pauseStrategy.idleSeconds, or 0 (never paused for idleness).
 int64_t IdlePauseSeconds(const api::Object& sandbox);
 // The uid of the SandboxSet that controls `sandbox` (its member), or null.

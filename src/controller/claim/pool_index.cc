@@ -99,7 +99,7 @@ void PoolIndex::OnChange(const Informer::Change& c) {
         if (o.metadata.resource_version <= taken->second) return;
         taken_.erase(taken);
       }
-      if (IsClaimable(o) || IsHibernatedMember(o)) {
+      if (SetOwnerUid(o) != nullptr && IsStock(ClassifyMember(o))) {
         InsertLocked(key, c.object);
         notify = true;
       }
