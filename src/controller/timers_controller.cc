@@ -72,41 +72,58 @@ void TimersController::Track(const api::Object& o) {
   auto spec = api::DecodeSpec<api::SandboxSpec>(o);
   if (o.metadata.deletion_timestamp || !spec.ok() ||
       (!spec->shutdown_time && !(spec->pause_time && !spec->paused))) {
-    timers_.erase(key);
+    if (auto it = timers_.find(key); it != timers_.end()) Untrack(it);
     return;
   }
   Timers& t = timers_[key];
-  if (t.uid != o.metadata.uid) t = Timers{};
+  if (t.uid != o.metadata.uid) t = Timers{.queued = t.queued};
   t.uid = o.metadata.uid;
   t.shutdown = spec->shutdown_time;
   t.pause = spec->paused ? std::nullopt : spec->pause_time;
+  Requeue(key, t);
+}
+
+void TimersController::Requeue(const Key& key, Timers& t) {
+  std::optional<base::WallTime> due;
+  for (const auto& when : {t.shutdown, t.pause}) {
+    if (when && (!due || *when < *due)) due = *when;
+  }
+  if (due) due = std::max(*due, t.not_before);
+  if (due == t.queued) return;
+  if (t.queued) due_.erase({*t.queued, key});
+  if (due) due_.emplace(*due, key);
+  t.queued = due;
+}
+
+void TimersController::Untrack(std::map<Key, Timers>::iterator it) {
+  if (it->second.queued) due_.erase({*it->second.queued, it->first});
+  timers_.erase(it);
 }
 
 void TimersController::OnEvent(const store::WatchEvent& event) {
   {
     std::lock_guard lock(mu_);
+    const std::optional<base::WallTime> before = NextDueLocked();
     const api::Object& o = *event.object;
     if (event.type == store::EventType::kDeleted) {
       auto it = timers_.find({o.metadata.namespace_, o.metadata.name});
-      if (it != timers_.end() && it->second.uid == o.metadata.uid) timers_.erase(it);
+      if (it != timers_.end() && it->second.uid == o.metadata.uid) Untrack(it);
     } else {
       Track(o);
     }
+    // The worker sleeps until the earliest due time: only an earlier one needs it awake now (a
+    // later head just finds nothing due when it wakes). Most events, a claim's among them,
+    // change no timer or set one later than the head.
+    const std::optional<base::WallTime> after = NextDueLocked();
+    if (!after || (before && *after >= *before)) return;
     kicked_ = true;
   }
   wake_.notify_all();
 }
 
 std::optional<base::WallTime> TimersController::NextDueLocked() const {
-  std::optional<base::WallTime> next;
-  for (const auto& [key, t] : timers_) {
-    for (const auto& when : {t.shutdown, t.pause}) {
-      if (!when) continue;
-      base::WallTime due = std::max(*when, t.not_before);
-      if (!next || due < *next) next = due;
-    }
-  }
-  return next;
+  if (due_.empty()) return std::nullopt;
+  return due_.begin()->first;
 }
 
 bool TimersController::Fire(const Key& key, const std::string& uid) {
@@ -164,11 +181,8 @@ void TimersController::Run() {
     base::WallTime now = clock_.Now();
     // Everything due now, then act without the lock (writes block).
     std::vector<std::pair<Key, Timers>> due;
-    for (const auto& [key, t] : timers_) {
-      if (t.not_before > now) continue;
-      if ((t.shutdown && *t.shutdown <= now) || (t.pause && *t.pause <= now)) {
-        due.emplace_back(key, t);
-      }
+    for (auto it = due_.begin(); it != due_.end() && it->first <= now; ++it) {
+      due.emplace_back(it->second, timers_.at(it->second));
     }
     if (!due.empty()) {
       lock.unlock();
@@ -185,11 +199,15 @@ void TimersController::Run() {
             t.shutdown.reset();
           }
           if (t.pause == due[i].second.pause && t.pause && *t.pause <= now) t.pause.reset();
-          if (!t.shutdown && !t.pause) timers_.erase(it);
+          if (!t.shutdown && !t.pause) {
+            Untrack(it);
+            continue;
+          }
         } else {
           ++stats_.failures;
           t.not_before = clock_.Now() + options_.retry_delay;
         }
+        Requeue(it->first, t);
       }
       continue;
     }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -58,13 +59,17 @@ class TimersController {
   struct Timers {
     std::string uid;
     std::optional<base::WallTime> shutdown;
-    std::optional<base::WallTime> pause;  // only while not paused
-    base::WallTime not_before{};          // retry backoff after a failed write
+    std::optional<base::WallTime> pause;   // only while not paused
+    base::WallTime not_before{};           // retry backoff after a failed write
+    std::optional<base::WallTime> queued;  // its entry in due_
   };
   using Key = std::pair<std::string, std::string>;  // namespace, name
 
   void OnEvent(const store::WatchEvent& event);
   void Track(const api::Object& sandbox);  // under mu_
+  // Puts the timer's due time into due_ after a change of it; drops it with its entry. Under mu_.
+  void Requeue(const Key& key, Timers& t);
+  void Untrack(std::map<Key, Timers>::iterator it);
   void Run();
   // The earliest time anything is due. Under mu_.
   std::optional<base::WallTime> NextDueLocked() const;
@@ -80,7 +85,10 @@ class TimersController {
   bool stopping_ = false;         // guarded by mu_
   bool kicked_ = false;           // re-evaluate now (Kick, or the index changed); guarded by mu_
   std::map<Key, Timers> timers_;  // guarded by mu_
-  TimersStats stats_;             // guarded by mu_
+  // Every timer that is set, by when it is due: the worker looks at the head instead of walking
+  // every sandbox on each change (a pool's claims change one timer each). Guarded by mu_.
+  std::set<std::pair<base::WallTime, Key>> due_;
+  TimersStats stats_;  // guarded by mu_
   std::unique_ptr<store::Subscription> subscription_;
   std::thread worker_;
 };

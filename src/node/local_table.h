@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,16 +98,33 @@ class LocalTable {
     std::lock_guard lock(mu_);
     for (const auto& [id, local] : map_) fn(local);
   }
+  // Runs fn(const LocalSandbox&) on every entry of the object `key` ("namespace/name"; more than
+  // one while an older object's sandbox under the same name is still being destroyed). Costs
+  // what those entries cost, not a walk over the table: each reconcile asks.
+  template <class Fn>
+  void ForEachOfKey(std::string_view key, Fn&& fn) const {
+    std::lock_guard lock(mu_);
+    auto ids = by_key_.find(key);
+    if (ids == by_key_.end()) return;
+    for (const std::string& id : ids->second) {
+      auto it = map_.find(id);
+      if (it != map_.end()) fn(it->second);
+    }
+  }
 
   bool Contains(std::string_view id) const;
-  // Inserts or replaces the entry of local.id.
+  // Inserts or replaces the entry of local.id. An entry's key is fixed from here on (functions
+  // given to With must not change it).
   void Put(LocalSandbox local);
   // Removes the entry when it is still the incarnation `uid`; whether it did.
   bool Erase(std::string_view id, std::string_view uid);
 
  private:
+  void Unindex(const std::string& key, const std::string& id);
+
   mutable std::mutex mu_;
-  std::map<std::string, LocalSandbox, std::less<>> map_;  // guarded by mu_
+  std::map<std::string, LocalSandbox, std::less<>> map_;              // guarded by mu_
+  std::map<std::string, std::set<std::string>, std::less<>> by_key_;  // key → ids; guarded by mu_
 };
 
 }  // namespace warren::node

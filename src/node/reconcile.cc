@@ -141,8 +141,8 @@ void NodeAgent::ReconcileKey(const std::string& key) {
   // Sandboxes of an older object under the same name (deleted without our finalizer).
   {
     std::vector<std::pair<std::string, std::string>> stale;
-    locals_.ForEach([&](const Local& l) {
-      if (l.key == key && l.uid != obj->metadata.uid) stale.emplace_back(l.id, l.uid);
+    locals_.ForEachOfKey(key, [&](const Local& l) {
+      if (l.uid != obj->metadata.uid) stale.emplace_back(l.id, l.uid);
     });
     for (const auto& [id, uid] : stale) (void)DestroyLocal(id, uid, /*keep_files=*/false);
   }
@@ -175,9 +175,7 @@ void NodeAgent::ReconcileKey(const std::string& key) {
 
 void NodeAgent::CleanupGoneKey(const std::string& key) {
   std::vector<std::pair<std::string, std::string>> gone;
-  locals_.ForEach([&](const Local& l) {
-    if (l.key == key) gone.emplace_back(l.id, l.uid);
-  });
+  locals_.ForEachOfKey(key, [&](const Local& l) { gone.emplace_back(l.id, l.uid); });
   {
     std::lock_guard lock(mu_);
     retries_.erase(key);

@@ -313,6 +313,12 @@ std::optional<uint64_t> FlatKeyedValue(std::string_view text, std::string_view k
   return std::nullopt;
 }
 
+Result<uint64_t> Cgroup::CpuUsageNs() const {
+  if (h_.version == CgroupVersion::kV1) return ReadUint(V1Dir("cpuacct") + "/cpuacct.usage");
+  ASSIGN_OR_RETURN(std::string cpu, base::ReadSmallFile(UnifiedDir() + "/cpu.stat"));
+  return FlatKeyedValue(cpu, "usage_usec").value_or(0) * 1000;
+}
+
 Result<CgroupStats> Cgroup::Stats() const {
   CgroupStats s;
   if (h_.version == CgroupVersion::kV1) {

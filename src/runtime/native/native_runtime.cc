@@ -508,6 +508,7 @@ Status NativeRuntime::Rebase(const SandboxSpec& spec, bool discard_writable) {
       return LimitError(st, id);
     }
   }
+  sb->last_stats.reset();  // new limits and perhaps new files, with no CPU spent on either
   if (discard_writable) {
     RETURN_IF_ERROR(MakeWritableLayer(id, current.writable_dir, current.user_namespace));
   }
@@ -537,6 +538,7 @@ Status NativeRuntime::UpdateResources(std::string_view id, const Resources& reso
     }
   }
   sb->record.spec.resources = resources;
+  sb->last_stats.reset();
   return Persist(*sb).WithPrefix("sandbox " + next.id);
 }
 
@@ -550,6 +552,7 @@ Status NativeRuntime::Start(std::string_view id_view) {
   if (sb->record.state == SandboxState::kRunning || sb->record.state == SandboxState::kPaused) {
     return FailedPreconditionError(fmt::format("sandbox {} is already running", id));
   }
+  sb->last_stats.reset();
   if (sb->cgroup.relative().empty()) {
     // Adopted after its cgroup vanished (e.g. a reboot): make it again.
     ASSIGN_OR_RETURN(os::Cgroup cg, os::Cgroup::Create(hierarchies_, CgroupPath(id)));
@@ -829,6 +832,15 @@ Result<SandboxStats> NativeRuntime::Stats(std::string_view id) {
   ASSIGN_OR_RETURN(SandboxPtr sb, Find(id));
   std::lock_guard lock(sb->mu);
   if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id));
+  // An idle sandbox (a pool member) is sampled every few seconds for as long as it waits; a
+  // full read now and then still catches what changes without its CPU (reclaim of its cache).
+  constexpr auto kMaxIdleStatsAge = std::chrono::seconds(60);
+  const auto now = std::chrono::steady_clock::now();
+  if (sb->last_stats && !sb->cgroup.relative().empty() &&
+      now - sb->last_stats_at < kMaxIdleStatsAge) {
+    auto cpu = sb->cgroup.CpuUsageNs();
+    if (cpu.ok() && *cpu == sb->last_stats->cpu_usage_ns) return *sb->last_stats;
+  }
   SandboxStats s;
   if (!sb->cgroup.relative().empty()) {
     auto cg = sb->cgroup.Stats();
@@ -842,6 +854,8 @@ Result<SandboxStats> NativeRuntime::Stats(std::string_view id) {
   }
   auto disk = DiskUsage(sb->record.spec.writable_dir + "/upper");
   if (disk.ok()) s.disk_bytes = *disk;
+  sb->last_stats = s;
+  sb->last_stats_at = now;
   return s;
 }
 

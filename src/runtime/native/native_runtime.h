@@ -97,6 +97,11 @@ class NativeRuntime final : public Runtime {
     // The egress address of its last run: its next Start asks for it again, so a restart,
     // reset or in-place update keeps the address others know it by.
     std::optional<os::Ipv4> last_address;  // guarded by mu
+    // The last full Stats and when it was read: while the group's CPU time stands still nothing
+    // in it moved (processes, memory, files all take CPU to change), so Stats reads one file
+    // instead of six and a walk of the upper directory. Cleared when a limit changes.
+    std::optional<SandboxStats> last_stats;               // guarded by mu
+    std::chrono::steady_clock::time_point last_stats_at;  // guarded by mu
   };
   using SandboxPtr = std::shared_ptr<Sandbox>;
 

@@ -28,6 +28,40 @@ TEST_F(SandboxTest, MemoryHogIsOomKilledAtItsLimit) {
   EXPECT_EQ(stats->memory_limit_bytes, uint64_t{32} << 20);
 }
 
+TEST_F(SandboxTest, StatsOfAnIdleSandboxFollowWhatChangesIt) {
+  // Idle for 1.5 s (Stats then reads its CPU time alone), then it writes 2 MiB and idles again.
+  SandboxSpec spec =
+      ShellSpec("idle", "sleep 1.5; head -c 2097152 /dev/urandom > /root/blob; sleep 100");
+  spec.resources.memory_bytes = 64 << 20;
+  ASSERT_OK(rt_->Create(spec));
+  ASSERT_OK(rt_->Start("idle"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto first = rt_->Stats("idle");
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto again = rt_->Stats("idle");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->cpu_usage_ns, first->cpu_usage_ns) << "sleep spends no CPU";
+  EXPECT_LT(again->disk_bytes, uint64_t{1} << 20);
+  EXPECT_EQ(again->memory_limit_bytes, uint64_t{64} << 20);
+  // A limit changed from outside, with no CPU spent inside, shows at once.
+  Resources bigger = spec.resources;
+  bigger.memory_bytes = 96 << 20;
+  ASSERT_OK(rt_->UpdateResources("idle", bigger));
+  auto updated = rt_->Stats("idle");
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(updated->memory_limit_bytes, uint64_t{96} << 20);
+  // What it does when it wakes shows in the next sample.
+  Result<SandboxStats> after = InternalError("not yet");
+  for (int i = 0; i < 250; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    after = rt_->Stats("idle");
+    if (after.ok() && after->disk_bytes >= (uint64_t{2} << 20)) break;
+  }
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_GE(after->disk_bytes, uint64_t{2} << 20);
+  EXPECT_GT(after->cpu_usage_ns, first->cpu_usage_ns);
+}
+
 TEST_F(SandboxTest, PidOneKilledByTheOomKillerIsReportedAsSuch) {
   SandboxSpec spec = ShellSpec("hog1", "x=$(head -c 200000000 /dev/zero | tr '\\0' a)");
   spec.resources.memory_bytes = 16 << 20;
