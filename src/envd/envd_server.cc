@@ -457,8 +457,13 @@ net::Router Envd::BuildRouter() {
       "GET", "/envs", [impl](Request&& req, Responder r) { impl->Envs(req, r); }, small);
   router.Add(
       "GET", "/metrics", [impl](Request&& req, Responder r) { impl->Metrics(req, r); }, small);
+  // /init is the one call on a pool claim's path: it runs on the loop (a parse, a lookup in two
+  // small files, a lock) instead of waking — in a fresh sandbox, first starting — a worker
+  // thread, which cost a claim more than the handler itself.
+  net::RouteOptions on_loop;
+  on_loop.max_body_bytes = 1024 * 1024;
   router.Add(
-      "POST", "/init", [impl](Request&& req, Responder r) { impl->Init(req, r); }, small);
+      "POST", "/init", [impl](Request&& req, Responder r) { impl->Init(req, r); }, on_loop);
   router.Add(
       "POST", "/reset", [impl](Request&& req, Responder r) { impl->ResetRoute(req, r); }, small);
   router.Add(
