@@ -34,6 +34,7 @@ int64_t KindWatch::Relist() {
                                 list.status().ToString());
     return 0;
   }
+  if (objects_.on_list) objects_.on_list(list->items);
   for (const api::Object& obj : list->items) on_key_(obj.Key());
   if (after_list_) after_list_();
   return list->resource_version;
@@ -67,6 +68,7 @@ void KindWatch::Loop(int64_t revision) {
       }
       if (!ev->has_value()) continue;
       revision = (*ev)->revision;
+      if (objects_.on_event) objects_.on_event(**ev);
       on_key_((*ev)->object->Key());
     }
     if (!stopping_) revision = Relist();

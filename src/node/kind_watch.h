@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "api/kinds.h"
 #include "store/store.h"
@@ -29,6 +30,14 @@ class KindWatch {
   KindWatch(const KindWatch&) = delete;
   KindWatch& operator=(const KindWatch&) = delete;
 
+  // Hands the objects too, each before the key that names them: every list's items, and every
+  // watch event. Call before Start.
+  struct ObjectHandlers {
+    std::function<void(const std::vector<api::Object>& items)> on_list;
+    std::function<void(const store::WatchEvent& event)> on_event;
+  };
+  void HandObjects(ObjectHandlers handlers) { objects_ = std::move(handlers); }
+
   void Start();
   void Stop();
 
@@ -40,6 +49,7 @@ class KindWatch {
   const api::KindInfo& kind_;
   const std::function<void(const std::string&)> on_key_;
   const std::function<void()> after_list_;
+  ObjectHandlers objects_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
   std::mutex mu_;

@@ -168,6 +168,16 @@ Status NodeAgent::Start() {
   watch_ = std::make_unique<KindWatch>(
       store_, api::SandboxKind(), [this](const std::string& key) { queue_.Add(key); },
       [this] { locals_.ForEach([&](const Local& l) { queue_.Add(l.key); }); });
+  watch_->HandObjects(
+      {.on_list = [this](const std::vector<api::Object>& items) { watched_.Listed(items); },
+       .on_event =
+           [this](const store::WatchEvent& e) {
+             if (e.type == store::EventType::kDeleted) {
+               watched_.Deleted(e.object->Key());
+             } else {
+               watched_.Saw(e.object->Key(), e.object);
+             }
+           }});
   watch_->Start();
   prober_ = std::make_unique<Prober>(
       clock_, std::max(1, options_.probe_threads),

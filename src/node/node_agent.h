@@ -37,6 +37,7 @@
 #include "node/stats_ring.h"
 #include "node/template_resolver.h"
 #include "node/volume_agent.h"
+#include "node/watched_sandboxes.h"
 #include "node/work_queue.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_router.h"
@@ -364,6 +365,7 @@ class NodeAgent {
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;                  // sampler's sleep; with mu_
   std::map<std::string, int, std::less<>> retries_;  // guarded by mu_; by key
+  WatchedSandboxes watched_;  // what watch_ delivered, for reconciles to start from
   std::unique_ptr<KindWatch> watch_;                 // set by Start: Sandbox keys → queue_
 };
 

@@ -128,7 +128,13 @@ std::chrono::milliseconds NodeAgent::RetryDelay(const std::string& key) {
 void NodeAgent::ReconcileKey(const std::string& key) {
   auto slash = key.find('/');
   if (slash == std::string::npos) return;
-  auto obj = store_.Get(api::SandboxKind(), key.substr(0, slash), key.substr(slash + 1));
+  // The watch's copy when it is fresh enough (WatchedSandboxes), else a read of the store.
+  Result<api::Object> obj = InternalError("unread");
+  if (auto seen = watched_.Fresh(key)) {
+    obj = *seen;
+  } else {
+    obj = store_.Get(api::SandboxKind(), key.substr(0, slash), key.substr(slash + 1));
+  }
   if (!obj.ok()) {
     if (obj.status().code() == StatusCode::kNotFound) {
       CleanupGoneKey(key);
@@ -158,6 +164,7 @@ void NodeAgent::ReconcileKey(const std::string& key) {
     }
   }
   Next next = Reconcile(*obj);
+  watched_.Acted(key, obj->metadata.resource_version);
   switch (next) {
     case Next::kDone: {
       std::lock_guard lock(mu_);
@@ -180,6 +187,7 @@ void NodeAgent::CleanupGoneKey(const std::string& key) {
     std::lock_guard lock(mu_);
     retries_.erase(key);
   }
+  watched_.Forget(key);
   for (const auto& [id, uid] : gone) {
     Log()->warn("sandbox object vanished without its finalizer; destroying id={} object={}", id,
                 key);
