@@ -365,8 +365,8 @@ class NodeAgent {
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;                  // sampler's sleep; with mu_
   std::map<std::string, int, std::less<>> retries_;  // guarded by mu_; by key
-  WatchedSandboxes watched_;  // what watch_ delivered, for reconciles to start from
-  std::unique_ptr<KindWatch> watch_;                 // set by Start: Sandbox keys → queue_
+  WatchedSandboxes watched_;          // what watch_ delivered, for reconciles to start from
+  std::unique_ptr<KindWatch> watch_;  // set by Start: Sandbox keys → queue_
 };
 
 }  // namespace warren::node
