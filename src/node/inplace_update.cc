@@ -60,6 +60,22 @@ std::string Millis(base::MonoTime since, base::MonoTime now) {
                      std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count());
 }
 
+// Whether two specs are the same but for the fields timers set.
+bool SameBesidesTimers(const api::Json& a, const api::Json& b) {
+  if (!a.is_object() || !b.is_object()) return a == b;
+  auto timer = [](const std::string& k) { return k == "shutdownTime" || k == "pauseTime"; };
+  size_t compared = 0;
+  for (auto it = a.begin(); it != a.end(); ++it) {
+    if (timer(it.key())) continue;
+    auto other = b.find(it.key());
+    if (other == b.end() || *other != it.value()) return false;
+    ++compared;
+  }
+  size_t others = 0;
+  for (auto it = b.begin(); it != b.end(); ++it) others += timer(it.key()) ? 0 : 1;
+  return compared == others;
+}
+
 }  // namespace
 
 Status NodeAgent::RunUpgradeHook(const std::string& id, const char* name,
@@ -89,12 +105,26 @@ Status NodeAgent::RunUpgradeHook(const std::string& id, const char* name,
 std::optional<NodeAgent::Next> NodeAgent::UpdateTemplateIfChanged(api::Object& obj,
                                                                   const std::string& id) {
   int64_t checked = -1;
-  locals_.With(id, [&](const Local& l) { checked = l.template_checked_generation; });
+  bool only_timers_moved = false;
+  locals_.With(id, [&](const Local& l) {
+    checked = l.template_checked_generation;
+    only_timers_moved =
+        l.template_checked_spec && SameBesidesTimers(*l.template_checked_spec, obj.spec());
+  });
   const int64_t generation = obj.metadata.generation;
   if (checked == generation) return std::nullopt;
   auto mark = [&] {
-    locals_.With(id, [&](Local& l) { l.template_checked_generation = generation; });
+    locals_.With(id, [&](Local& l) {
+      l.template_checked_generation = generation;
+      l.template_checked_spec = obj.spec();
+    });
   };
+  // Every claim and timeout moves the generation through spec.shutdownTime / pauseTime; resolving
+  // the template again (a read of its SandboxTemplate) for those is work for nothing.
+  if (only_timers_moved) {
+    mark();
+    return std::nullopt;
+  }
   TemplateOutcome tmpl = ResolveTemplate(store_, obj);
   if (!tmpl.resolved || tmpl.resolved->pod.spec.containers.empty()) {
     // The sandbox keeps running what it runs; the template's trouble is the next create's.
@@ -170,7 +200,10 @@ NodeAgent::Next NodeAgent::UpdateInPlace(api::Object& obj, const std::string& id
   const std::string uid = obj.metadata.uid;
   const std::string next_lease = LeaseId(uid) + ".next";
   auto mark = [&] {
-    locals_.With(id, [&](Local& l) { l.template_checked_generation = obj.metadata.generation; });
+    locals_.With(id, [&](Local& l) {
+      l.template_checked_generation = obj.metadata.generation;
+      l.template_checked_spec = obj.spec();
+    });
   };
 
   if (change.image) {
@@ -331,7 +364,10 @@ NodeAgent::Next NodeAgent::FailUpdate(api::Object& obj, const std::string& id,
     if (ready) ApplyProbeStatus(st, id, now);
   });
   if (!s.ok()) return AfterWriteError(s);
-  locals_.With(id, [&](Local& l) { l.template_checked_generation = obj.metadata.generation; });
+  locals_.With(id, [&](Local& l) {
+    l.template_checked_generation = obj.metadata.generation;
+    l.template_checked_spec = obj.spec();
+  });
   return Next::kDone;
 }
 

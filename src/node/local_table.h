@@ -57,6 +57,9 @@ struct LocalSandbox {
   std::optional<api::PodTemplateSpec> running_template;
   std::string revision;
   int64_t template_checked_generation = -1;
+  // The spec that generation had: a later generation whose spec differs only in its timers (a
+  // claim's or a timeout's shutdownTime / pauseTime) needs no new comparison.
+  std::optional<api::Json> template_checked_spec;
 };
 
 // The node agent's sandboxes by sandbox id, behind one lock that every access takes: callers

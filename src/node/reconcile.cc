@@ -510,6 +510,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     l.running_template = tmpl.resolved->pod;
     l.revision = api::PodTemplateHash(tmpl.resolved->pod);
     l.template_checked_generation = obj.metadata.generation;
+    l.template_checked_spec = obj.spec();
     locals_.Put(std::move(l));
     detach_on_exit.Dismiss();
   }
