@@ -27,7 +27,10 @@ AuthedHandler Audited(std::shared_ptr<audit::Journal> journal,
     if (named.empty() && resp.status == 201) {
       auto body = api::ParseJson(resp.body);
       if (body.ok() && body->is_object() && (*body)["sandboxID"].is_string()) {
-        if (auto o = service->Lookup(who, (*body)["sandboxID"].get<std::string>()); o.ok()) {
+        std::string id = (*body)["sandboxID"].get<std::string>();
+        if (auto ns = service->NamespaceOfCreated(id)) {
+          key = std::pair{std::move(*ns), std::move(id)};
+        } else if (auto o = service->Lookup(who, id); o.ok()) {
           key = JournalKeyOf(*o);
         }
       }

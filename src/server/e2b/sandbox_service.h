@@ -67,6 +67,13 @@ class SandboxService {
   Result<api::Object> Lookup(const auth::Principal& who, std::string_view sandbox_id) {
     return Find(who, sandbox_id, false);
   }
+  // The namespace of a sandbox a create just answered with, as that create recorded it (no read
+  // of the object: the audit journal of every create asks); nullopt when nothing is recorded.
+  std::optional<std::string> NamespaceOfCreated(std::string_view sandbox_id) const {
+    auto where = locator_.Hint(sandbox_id);
+    if (!where) return std::nullopt;
+    return std::move(where->first);
+  }
   // The env vars the sandbox's envd was initialised with (the sealed /init body).
   Result<std::map<std::string, std::string>> EnvVarsOf(const api::Object& sandbox) const;
   Result<SandboxRecord> Get(const auth::Principal& who, std::string_view sandbox_id);
