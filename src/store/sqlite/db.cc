@@ -111,6 +111,11 @@ Status Connection::Exec(std::string_view sql) {
   return Status(CodeFor(rc), fmt::format("sqlite \"{}\": {}", sql.substr(0, 60), msg));
 }
 
+Status Connection::Run(const std::string& sql) {
+  ASSIGN_OR_RETURN(Query q, Prepare(sql));
+  return q.Run();
+}
+
 Result<Query> Connection::Prepare(const std::string& sql) {
   auto it = cache_.find(sql);
   if (it == cache_.end()) {

@@ -78,6 +78,9 @@ class Connection {
 
   // Runs one or more statements without results.
   Status Exec(std::string_view sql);
+  // Runs one statement without results, prepared on first use and kept: for the transaction
+  // control every read and write runs ("BEGIN", "COMMIT"), which Exec would parse each time.
+  Status Run(const std::string& sql);
   // A cached prepared statement for `sql` (prepared on first use).
   Result<Query> Prepare(const std::string& sql);
   // Reads the single integer result of `sql` (a PRAGMA or a SELECT).

@@ -69,12 +69,12 @@ class ReadTransaction {
  public:
   explicit ReadTransaction(Connection& conn) : conn_(conn) {}
   Status Begin() {
-    RETURN_IF_ERROR(conn_.Exec("BEGIN"));
+    RETURN_IF_ERROR(conn_.Run("BEGIN"));
     open_ = true;
     return Status::Ok();
   }
   ~ReadTransaction() {
-    if (open_) conn_.Exec("COMMIT").IgnoreError();
+    if (open_) conn_.Run("COMMIT").IgnoreError();
   }
 
  private:
@@ -304,7 +304,7 @@ void SqliteStoreImpl::RunBatch(std::vector<std::unique_ptr<PendingWrite>>& batch
   pending_compacted_ = 0;
   std::vector<std::optional<Result<api::Object>>> results(batch.size());
   Txn txn(*this, *writer_, revision_, clock_->Now());
-  Status failure = writer_->Exec("BEGIN IMMEDIATE");
+  Status failure = writer_->Run("BEGIN IMMEDIATE");
   if (failure.ok()) {
     for (size_t i = 0; i < batch.size() && !txn.broken(); ++i) {
       try {
@@ -321,7 +321,7 @@ void SqliteStoreImpl::RunBatch(std::vector<std::unique_ptr<PendingWrite>>& batch
     auto q = writer_->Prepare("UPDATE meta SET value = ?1 WHERE key = 'revision'");
     failure = q.ok() ? q->Bind(1, revision_).Run() : q.status();
   }
-  if (failure.ok()) failure = writer_->Exec("COMMIT");
+  if (failure.ok()) failure = writer_->Run("COMMIT");
   if (!failure.ok()) {
     writer_->Exec("ROLLBACK").IgnoreError();
     revision_ = start_revision;
