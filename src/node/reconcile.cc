@@ -268,6 +268,10 @@ Status NodeAgent::RemoveFinalizer(api::Object& obj) {
   if (!obj.RemoveFinalizer(api::finalizers::kSandbox)) return Status::Ok();
   auto updated = store_.Update(obj);
   if (!updated.ok() && updated.status().code() != StatusCode::kNotFound) return updated.status();
+  // The version that removed it: the watch's copies from before it (still holding the finalizer)
+  // are then older than what this agent acted on, so the next pass reads the store, finds the
+  // object gone and does not tear the sandbox down a second time.
+  if (updated.ok()) obj = std::move(*updated);
   return Status::Ok();
 }
 
