@@ -199,11 +199,6 @@ int main(int argc, char** argv) {
   std::cout << "warren-envd listening on " << server_options.address << ":" << (*server)->port()
             << std::endl;
 
-  // A pool member's first request is its claim's /init, which looks a user up: done once here,
-  // the process's first file stream (the C++ locale's set-up, ~0.5 ms on a slow host) is paid
-  // while the member boots instead of inside the claim.
-  (void)os::UserDb().LookupUser(default_user);
-
   envd::CommandSupervisor supervisor(agent.command_log());
   std::atomic<bool> command_ended{false};
   std::thread command_watcher;

@@ -3,20 +3,22 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
+#include "base/small_file.h"
 #include "base/strings.h"
 
 namespace warren::os {
 namespace {
 
-Result<std::string> ReadSmallFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return UnavailableError(fmt::format("cannot read {}", path));
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+// A missing or unreadable user database is the machine's state, not the caller's mistake, so it
+// is Unavailable whatever errno said. Read with read(2), not a file stream: a stream's first use
+// in a process sets up the C++ locale, which envd would otherwise pay inside a claim's /init.
+Result<std::string> ReadUserDbFile(const std::string& path) {
+  auto text = base::ReadSmallFile(path, 64 << 20);
+  if (!text.ok()) {
+    return UnavailableError(text.status().message());
+  }
+  return text;
 }
 
 template <typename Fn>
@@ -59,7 +61,7 @@ std::optional<GroupEntry> ParseGroupLine(std::string_view line) {
 
 Result<UserInfo> UserDb::Find(std::optional<std::string_view> name,
                               std::optional<uid_t> uid) const {
-  ASSIGN_OR_RETURN(std::string passwd, ReadSmallFile(passwd_path_));
+  ASSIGN_OR_RETURN(std::string passwd, ReadUserDbFile(passwd_path_));
   std::optional<UserInfo> found;
   ForEachLine(passwd, [&](std::string_view line) {
     auto u = ParsePasswdLine(line);
@@ -76,7 +78,7 @@ Result<UserInfo> UserDb::Find(std::optional<std::string_view> name,
   }
   found->groups.push_back(found->gid);
   // A missing /etc/group only means no supplementary groups.
-  auto groups = ReadSmallFile(group_path_);
+  auto groups = ReadUserDbFile(group_path_);
   if (groups.ok()) {
     ForEachLine(*groups, [&](std::string_view line) {
       auto g = ParseGroupLine(line);
@@ -95,7 +97,7 @@ Result<UserInfo> UserDb::LookupUser(std::string_view name) const { return Find(n
 Result<UserInfo> UserDb::LookupUid(uid_t uid) const { return Find({}, uid); }
 
 std::string UserDb::UserName(uid_t uid) const {
-  auto passwd = ReadSmallFile(passwd_path_);
+  auto passwd = ReadUserDbFile(passwd_path_);
   std::string out = std::to_string(uid);
   if (!passwd.ok()) return out;
   ForEachLine(*passwd, [&](std::string_view line) {
@@ -110,7 +112,7 @@ std::string UserDb::UserName(uid_t uid) const {
 }
 
 std::string UserDb::GroupName(gid_t gid) const {
-  auto groups = ReadSmallFile(group_path_);
+  auto groups = ReadUserDbFile(group_path_);
   std::string out = std::to_string(gid);
   if (!groups.ok()) return out;
   ForEachLine(*groups, [&](std::string_view line) {
