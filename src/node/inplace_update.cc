@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "node/image_step.h"
+#include "node/json_fields.h"
 #include "node/node_agent.h"
 #include "node/probe_runner.h"
 #include "node/reasons.h"
@@ -60,22 +61,6 @@ std::string Millis(base::MonoTime since, base::MonoTime now) {
                      std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count());
 }
 
-// Whether two specs are the same but for the fields timers set.
-bool SameBesidesTimers(const api::Json& a, const api::Json& b) {
-  if (!a.is_object() || !b.is_object()) return a == b;
-  auto timer = [](const std::string& k) { return k == "shutdownTime" || k == "pauseTime"; };
-  size_t compared = 0;
-  for (auto it = a.begin(); it != a.end(); ++it) {
-    if (timer(it.key())) continue;
-    auto other = b.find(it.key());
-    if (other == b.end() || *other != it.value()) return false;
-    ++compared;
-  }
-  size_t others = 0;
-  for (auto it = b.begin(); it != b.end(); ++it) others += timer(it.key()) ? 0 : 1;
-  return compared == others;
-}
-
 }  // namespace
 
 Status NodeAgent::RunUpgradeHook(const std::string& id, const char* name,
@@ -109,7 +94,8 @@ std::optional<NodeAgent::Next> NodeAgent::UpdateTemplateIfChanged(api::Object& o
   locals_.With(id, [&](const Local& l) {
     checked = l.template_checked_generation;
     only_timers_moved =
-        l.template_checked_spec && SameBesidesTimers(*l.template_checked_spec, obj.spec());
+        l.template_checked_spec &&
+        EqualExceptKeys(*l.template_checked_spec, obj.spec(), {"shutdownTime", "pauseTime"});
   });
   const int64_t generation = obj.metadata.generation;
   if (checked == generation) return std::nullopt;

@@ -19,6 +19,7 @@
 #include "image/safe_fs.h"
 #include "node/egress.h"
 #include "node/image_step.h"
+#include "node/json_fields.h"
 #include "node/node_agent.h"
 #include "node/reasons.h"
 #include "node/sandbox_files.h"
@@ -198,20 +199,6 @@ void NodeAgent::CleanupGoneKey(const std::string& key) {
   }
 }
 
-namespace {
-
-bool OnlyObservedGenerationMoved(const api::Json& before, const api::Json& after) {
-  if (!before.is_object() || !after.is_object() || !before.contains("observedGeneration")) {
-    return false;
-  }
-  api::Json a = before, b = after;
-  a.erase("observedGeneration");
-  b.erase("observedGeneration");
-  return a == b;
-}
-
-}  // namespace
-
 Status NodeAgent::WriteStatus(api::Object& obj,
                               const std::function<void(api::SandboxStatus&, api::Json& raw)>& fn) {
   const int64_t generation = obj.metadata.generation;
@@ -225,7 +212,9 @@ Status NodeAgent::WriteStatus(api::Object& obj,
     obj.status() = std::move(raw);
     api::EncodeStatus(status, obj);
     if (obj.status() == before) return Status::Ok();
-    if (OnlyObservedGenerationMoved(before, obj.status())) {
+    // Only when a status was recorded before: the first one is always written.
+    if (before.contains("observedGeneration") &&
+        EqualExceptKeys(before, obj.status(), {"observedGeneration"})) {
       // A spec change the node has nothing to do for (a claim's timers, a pause time): not
       // worth a write and a round of every watcher; it is recorded with the next real change.
       obj.status() = before;
