@@ -331,11 +331,16 @@ TEST_F(SandboxSetControllerTest, MembersLostWithTheirNodeAreReplacedWhileTheirFi
   CreateSet("py", 3);
   ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 3); }));
   std::set<std::string> lost;
-  for (auto m : Members("py")) {
-    // The node agent's finalizer, which nobody removes while the node is gone.
-    lost.insert(m.metadata.name);
-    m.AddFinalizer("agents.kruise.io/sandbox");
-    ASSERT_TRUE(store_->Update(m).ok());
+  for (const auto& m : Members("py")) lost.insert(m.metadata.name);
+  for (const auto& name : lost) {
+    // The node agent's finalizer, which nobody removes while the node is gone. Read again on a
+    // conflict: the stand-in node and the set controller write members too.
+    ASSERT_TRUE(Eventually([&] {
+      auto m = store_->Get(api::SandboxKind(), "default", name);
+      if (!m.ok()) return false;
+      m->AddFinalizer("agents.kruise.io/sandbox");
+      return store_->Update(*m).ok();
+    })) << name;
   }
   clock.Advance(10s);
   lifecycle.Kick();
