@@ -1,12 +1,13 @@
 // bench/claim/claim_steps.mjs: where a pool claim's time goes, step by step, from the server's
 // own spans. Starts `warren server` with tracing on (every request sampled) to an OTLP receiver
-// in this process, fills a pool, makes claims at c=1 over HTTP the way claim_bench does (bursts
-// the pool can serve, kills after each burst, so no refill or teardown runs during a claim) and
-// prints, per span name, the count and p50 / p99 durations, beside the client's own latency.
-// What the root span does not account for in its children is printed as "(root, not in a
-// child)". See README.md.
+// in this process, fills a pool, makes claims at c=1 (or --concurrency N) over HTTP the way
+// claim_bench does (bursts the pool can serve, kills after each burst, so no refill or teardown
+// runs during a claim) and prints, per span name, the count and p50 / p99 / max durations,
+// beside the client's own latency. What the root span does not account for in its children is
+// printed as "(root, not in a child)". See README.md.
 //
-//   sudo node bench/claim/claim_steps.mjs [--pool 50] [--claims 500] [--no-refill] [--no-tracing]
+//   sudo node bench/claim/claim_steps.mjs [--pool 50] [--claims 500] [--concurrency 1]
+//                                         [--no-refill] [--no-tracing]
 //
 // With CLAIM_STEPS_MARK=1 in the environment each burst's start is printed with the server's
 // pid ("burst start pid N"), for `perf record -p N` to attach.
@@ -23,6 +24,7 @@ const POOL = arg('pool', 50);
 // claims alone, for a profiler attached during it.
 const NO_REFILL = process.argv.includes('--no-refill');
 const CLAIMS = NO_REFILL ? Math.min(arg('claims', 500), POOL) : arg('claims', 500);
+const CONCURRENCY = arg('concurrency', 1);
 
 const spans = [];
 const receiver = http.createServer((req, res) => {
@@ -92,19 +94,23 @@ try {
     const burst = Math.min(POOL, CLAIMS - done);
     const before = await revision();
     const cpuBefore = cpuMs();
-    for (let i = 0; i < burst; i++) {
-      const t0 = performance.now();
-      const r = await fetch(`${w.apiUrl}/sandboxes`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'X-API-Key': w.adminKey },
-        body: JSON.stringify({ templateID: 'steps',
-          metadata: { 'e2b.agents.kruise.io/create-on-no-stock': 'false' } }),
-      });
-      const body = await r.json();
-      client.push(performance.now() - t0);
-      if (r.status !== 201) throw new Error(`claim: ${r.status} ${JSON.stringify(body)}`);
-      ids.push(body.sandboxID);
-    }
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < burst; i = next++) {
+        const t0 = performance.now();
+        const r = await fetch(`${w.apiUrl}/sandboxes`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'X-API-Key': w.adminKey },
+          body: JSON.stringify({ templateID: 'steps',
+            metadata: { 'e2b.agents.kruise.io/create-on-no-stock': 'false' } }),
+        });
+        const body = await r.json();
+        client.push(performance.now() - t0);
+        if (r.status !== 201) throw new Error(`claim: ${r.status} ${JSON.stringify(body)}`);
+        ids.push(body.sandboxID);
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     cpu += cpuMs() - cpuBefore;
     await sleep(1500);  // what the claims set off (status writes, the set's status) lands
     writes += (await revision()) - before;
@@ -141,11 +147,12 @@ try {
     }
     add('(root, not in a child)', ms(root) - children);
   }
-  console.log(`claim steps: pool of ${POOL}, ${client.length} claims at c=1, kills after each burst`);
-  console.log(`${'step'.padEnd(40)} ${'n'.padStart(6)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}`);
+  console.log(`claim steps: pool of ${POOL}, ${client.length} claims at c=${CONCURRENCY}, kills after each burst`);
+  console.log(`${'step'.padEnd(40)} ${'n'.padStart(6)} ${'p50 ms'.padStart(8)} ${
+    'p99 ms'.padStart(8)} ${'max ms'.padStart(8)}`);
   const line = (name, xs) => console.log(
     `${name.padEnd(40)} ${String(xs.length).padStart(6)} ${q(xs, 0.5).toFixed(3).padStart(8)} ` +
-    `${q(xs, 0.99).toFixed(3).padStart(8)}`);
+    `${q(xs, 0.99).toFixed(3).padStart(8)} ${q(xs, 1).toFixed(3).padStart(8)}`);
   line('client: POST /sandboxes', client);
   console.log(`store writes per claim (all kinds, the burst and 1.5 s after it): ${
     (writes / client.length).toFixed(2)}; server CPU per claim during the bursts: ${
