@@ -289,8 +289,14 @@ TEST_F(GvisorTest, CarriesLargeTransfersBothWays) {
 
 TEST_F(GvisorTest, StopKeepsTheWritableLayerAndDestroyLeavesNothing) {
   ASSERT_OK(rt_->Create(ShellSpec(
-      "keeps", "cat /root/mark 2>/dev/null; echo written > /root/mark; exec sleep 1000")));
+      "keeps", "cat /root/mark 2>/dev/null; echo written > /root/mark; echo up; exec sleep 1000")));
   ASSERT_OK(rt_->Start("keeps"));
+  // Start returns once the shell is exec'd, not once it has run: a Stop before it wrote the mark
+  // killed it first (the test failed 2 in 5 so, the mark never written).
+  for (int i = 0; i < 500 && ReadLog("keeps").find("up") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_THAT(ReadLog("keeps"), HasSubstr("up"));
   int shim = *rt_->ShimPid("keeps");
   uint64_t shim_start = *os::ProcessStartTime(shim);
   auto running = Leftovers("keeps");
