@@ -15,9 +15,7 @@ namespace {
 // in a process sets up the C++ locale, which envd would otherwise pay inside a claim's /init.
 Result<std::string> ReadUserDbFile(const std::string& path) {
   auto text = base::ReadSmallFile(path, 64 << 20);
-  if (!text.ok()) {
-    return UnavailableError(text.status().message());
-  }
+  if (!text.ok()) return UnavailableError(text.status().message());
   return text;
 }
 

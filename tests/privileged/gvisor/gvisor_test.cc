@@ -16,6 +16,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <thread>
 
 #include "base/small_file.h"
@@ -126,6 +127,15 @@ class GvisorTest : public ::testing::Test {
   std::string ReadLog(const std::string& id) const {
     auto text = base::ReadSmallFile(dir_->path() + "/" + id + ".log");
     return text.ok() ? *text : std::string();
+  }
+  // The log once it holds `text`, or as it is after 10 s.
+  std::string WaitForLog(const std::string& id, std::string_view text) const {
+    std::string log = ReadLog(id);
+    for (int i = 0; i < 500 && log.find(text) == std::string::npos; ++i) {
+      std::this_thread::sleep_for(20ms);
+      log = ReadLog(id);
+    }
+    return log;
   }
 
   Status WaitServing(Runtime& rt, const std::string& id, uint16_t port) {
@@ -293,10 +303,7 @@ TEST_F(GvisorTest, StopKeepsTheWritableLayerAndDestroyLeavesNothing) {
   ASSERT_OK(rt_->Start("keeps"));
   // Start returns once the shell is exec'd, not once it has run: a Stop before it wrote the mark
   // killed it first (the test failed 2 in 5 so, the mark never written).
-  for (int i = 0; i < 500 && ReadLog("keeps").find("up") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(20ms);
-  }
-  ASSERT_THAT(ReadLog("keeps"), HasSubstr("up"));
+  ASSERT_THAT(WaitForLog("keeps", "up"), HasSubstr("up"));
   int shim = *rt_->ShimPid("keeps");
   uint64_t shim_start = *os::ProcessStartTime(shim);
   auto running = Leftovers("keeps");
@@ -315,10 +322,7 @@ TEST_F(GvisorTest, StopKeepsTheWritableLayerAndDestroyLeavesNothing) {
 
   // Started again on the same files.
   ASSERT_OK(rt_->Start("keeps"));
-  for (int i = 0; i < 500 && ReadLog("keeps").find("written") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(20ms);
-  }
-  EXPECT_THAT(ReadLog("keeps"), HasSubstr("written"));
+  EXPECT_THAT(WaitForLog("keeps", "written"), HasSubstr("written"));
   // Pause and resume through runsc.
   ASSERT_OK(rt_->Pause("keeps"));
   EXPECT_EQ(rt_->Inspect("keeps")->state, SandboxState::kPaused);
