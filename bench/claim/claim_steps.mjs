@@ -8,11 +8,17 @@
 //
 //   sudo node bench/claim/claim_steps.mjs [--pool 50] [--claims 500] [--concurrency 1]
 //                                         [--no-refill] [--no-tracing]
+//   sudo node bench/claim/claim_steps.mjs --cold 100
+//
+// --cold N: no pool; N cold creates of the `base` template, one at a time, each killed right
+// after it answered (as bench/e2b_create does: its teardown overlaps the next create), with the
+// same per-step rows (the node agent's create, start, readiness and /init are in each trace).
 //
 // With CLAIM_STEPS_MARK=1 in the environment each burst's start is printed with the server's
-// pid ("burst start pid N"), for `perf record -p N` to attach.
+// pid ("burst start pid N"), for `perf record -p N` to attach. With CLAIM_STEPS_LOG=<file> the
+// server's log is written there at the end.
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { startWarren } from '../../tests/e2e/sdk/harness.mjs';
 
 const arg = (name, dflt) => {
@@ -25,6 +31,7 @@ const POOL = arg('pool', 50);
 const NO_REFILL = process.argv.includes('--no-refill');
 const CLAIMS = NO_REFILL ? Math.min(arg('claims', 500), POOL) : arg('claims', 500);
 const CONCURRENCY = arg('concurrency', 1);
+const COLD = arg('cold', 0);
 
 const spans = [];
 const receiver = http.createServer((req, res) => {
@@ -50,7 +57,59 @@ const w = await startWarren({
   args: process.argv.includes('--no-tracing') ? [] : ['--tracing-endpoint', endpoint] });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const SETS = '/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets';
+const client = [];
+let writes = 0;
+let cpu = 0;
+// The store's revision counts its writes (every kind).
+const revision = async () => Number((await (await w.apiFetch(
+  `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets`)).json())
+  .metadata?.resourceVersion ?? 0);
+// CPU the server process spent (user + system), in ms, from /proc (clock ticks of 10 ms).
+const cpuMs = () => {
+  const f = readFileSync(`/proc/${w.child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+};
+const createOne = async (templateID, metadata) => {
+  const t0 = performance.now();
+  const r = await fetch(`${w.apiUrl}/sandboxes`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'X-API-Key': w.adminKey },
+    body: JSON.stringify({ templateID, metadata }),
+  });
+  const body = await r.json();
+  client.push(performance.now() - t0);
+  if (r.status !== 201) throw new Error(`create: ${r.status} ${JSON.stringify(body)}`);
+  return body.sandboxID;
+};
+const kill = (id) => fetch(`${w.apiUrl}/sandboxes/${id}`, { method: 'DELETE',
+  headers: { 'X-API-Key': w.adminKey } });
+
+// Cold creates: the whole create path, no pool.
+const runCold = async () => {
+  const before = await revision();
+  const cpuBefore = cpuMs();
+  for (let i = 0; i < COLD; i++) await kill(await createOne('base', {}));
+  cpu = cpuMs() - cpuBefore;
+  writes = (await revision()) - before;
+};
+
 try {
+  if (COLD > 0) {
+    await runCold();
+  } else {
+    await runClaims();
+  }
+  await sleep(6000);  // the exporter's batch interval
+  report();
+} finally {
+  // CLAIM_STEPS_LOG=<file>: the server's log, for what the spans do not break down.
+  if (process.env.CLAIM_STEPS_LOG) writeFileSync(process.env.CLAIM_STEPS_LOG, w.log());
+  if (COLD === 0) await w.apiFetch(`${w.apiUrl}${SETS}/steps`, { method: 'DELETE' }).catch(() => {});
+  await w.stop();
+  receiver.close();
+}
+
+async function runClaims() {
   const res = await w.apiFetch(w.apiUrl + SETS, {
     method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -62,19 +121,6 @@ try {
   const available = async () =>
     (await (await w.apiFetch(`${w.apiUrl}${SETS}/steps`)).json()).status?.availableReplicas ?? 0;
   const count = async () => (await w.sandboxObjects()).length;
-
-  // The store's revision counts its writes (every kind).
-  const revision = async () => Number((await (await w.apiFetch(
-    `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets`)).json())
-    .metadata?.resourceVersion ?? 0);
-  // CPU the server process spent (user + system), in ms, from /proc (clock ticks of 10 ms).
-  const cpuMs = () => {
-    const f = readFileSync(`/proc/${w.child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
-  };
-  const client = [];
-  let writes = 0;
-  let cpu = 0;
   let done = 0;
   while (done < CLAIMS) {
     for (let i = 0; (await available()) < POOL || (await count()) !== POOL; i++) {
@@ -97,31 +143,19 @@ try {
     let next = 0;
     const worker = async () => {
       for (let i = next++; i < burst; i = next++) {
-        const t0 = performance.now();
-        const r = await fetch(`${w.apiUrl}/sandboxes`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'X-API-Key': w.adminKey },
-          body: JSON.stringify({ templateID: 'steps',
-            metadata: { 'e2b.agents.kruise.io/create-on-no-stock': 'false' } }),
-        });
-        const body = await r.json();
-        client.push(performance.now() - t0);
-        if (r.status !== 201) throw new Error(`claim: ${r.status} ${JSON.stringify(body)}`);
-        ids.push(body.sandboxID);
+        ids.push(await createOne('steps', { 'e2b.agents.kruise.io/create-on-no-stock': 'false' }));
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     cpu += cpuMs() - cpuBefore;
     await sleep(1500);  // what the claims set off (status writes, the set's status) lands
     writes += (await revision()) - before;
-    for (const id of ids) {
-      await fetch(`${w.apiUrl}/sandboxes/${id}`, { method: 'DELETE',
-        headers: { 'X-API-Key': w.adminKey } });
-    }
+    for (const id of ids) await kill(id);
     done += burst;
   }
-  await sleep(6000);  // the exporter's batch interval
+}
 
+function report() {
   const q = (xs, p) => {
     const s = [...xs].sort((a, b) => a - b);
     return s.length ? s[Math.min(s.length - 1, Math.round(p * (s.length - 1)))] : 0;
@@ -147,19 +181,17 @@ try {
     }
     add('(root, not in a child)', ms(root) - children);
   }
-  console.log(`claim steps: pool of ${POOL}, ${client.length} claims at c=${CONCURRENCY}, kills after each burst`);
+  console.log(COLD > 0
+    ? `create steps: ${client.length} cold creates of 'base' (no pool), c=1, each killed after it answered`
+    : `claim steps: pool of ${POOL}, ${client.length} claims at c=${CONCURRENCY}, kills after each burst`);
   console.log(`${'step'.padEnd(40)} ${'n'.padStart(6)} ${'p50 ms'.padStart(8)} ${
     'p99 ms'.padStart(8)} ${'max ms'.padStart(8)}`);
   const line = (name, xs) => console.log(
     `${name.padEnd(40)} ${String(xs.length).padStart(6)} ${q(xs, 0.5).toFixed(3).padStart(8)} ` +
     `${q(xs, 0.99).toFixed(3).padStart(8)} ${q(xs, 1).toFixed(3).padStart(8)}`);
   line('client: POST /sandboxes', client);
-  console.log(`store writes per claim (all kinds, the burst and 1.5 s after it): ${
-    (writes / client.length).toFixed(2)}; server CPU per claim during the bursts: ${
+  console.log(`store writes per ${COLD > 0 ? 'create (and its kill)' : 'claim (all kinds, the burst and 1.5 s after it)'}: ${
+    (writes / client.length).toFixed(2)}; server CPU per ${COLD > 0 ? 'create' : 'claim during the bursts'}: ${
     (cpu / client.length).toFixed(2)} ms`);
   for (const [name, xs] of rows) line(name, xs);
-} finally {
-  await w.apiFetch(`${w.apiUrl}${SETS}/steps`, { method: 'DELETE' }).catch(() => {});
-  await w.stop();
-  receiver.close();
 }

@@ -248,7 +248,10 @@ class NodeAgent {
   Next Teardown(api::Object& obj, const std::string& id);
   Next EnsureFinished(api::Object& obj, const std::string& id);
   Next Fail(api::Object& obj, const std::string& id, const Failure& failure);
-  Next ReplayInit(api::Object& obj, const std::string& id);
+  // Sends envd the /init body the control plane stored. nullopt when there is none to send;
+  // else whether envd took it. A failure is recorded here (the RuntimeInitialized condition, a
+  // warning event); a success is for the caller's next status write to record.
+  std::optional<Status> ReplayInit(api::Object& obj, const std::string& id);
   // Records a pause or resume the runtime did: the sandbox's state, and that envd must be
   // checked for readiness again.
   void NoteFrozenOrThawed(const std::string& id, runtime::SandboxState state);

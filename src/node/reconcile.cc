@@ -566,7 +566,8 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
   log->info("sandbox ready id={} object={} ms={}", id, obj.Key(),
             std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - started).count());
   if (auto f = RekeyFailure(id)) return Fail(obj, id, *f);
-  if (ReplayInit(obj, id) == Next::kRetry) return Next::kRetry;
+  const std::optional<Status> init = ReplayInit(obj, id);
+  if (init && !init->ok()) return Next::kRetry;
   locals_.With(id, [](Local& l) { l.ready = true; });
   TrackProbes(obj, id);  // a fresh run of pid 1: fresh probe state
   const base::WallTime now = clock_.Now();
@@ -591,6 +592,12 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
                         clock_.Now());
     }
     raw["startTime"] = base::FormatRfc3339(started);
+    if (init) {
+      // envd took the stored /init: said in this write rather than a durable one of its own.
+      api::SetCondition(st.conditions,
+                        {conditions::kRuntimeInitialized, "True", reasons::kInitSucceeded, ""},
+                        now);
+    }
     ApplyProbeStatus(st, id, now);  // Ready: envd answers, and the probes (if any) say so
     // A boot that resumes a pause keeping the files only: Running and resumed in one write,
     // never Running while the status still says paused.
@@ -614,10 +621,10 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
 
 // The /init body the control plane stored is replayed whenever envd starts afresh (restart,
 // or a sandbox made from a claim's template), so the access token and env vars survive.
-NodeAgent::Next NodeAgent::ReplayInit(api::Object& obj, const std::string& id) {
+std::optional<Status> NodeAgent::ReplayInit(api::Object& obj, const std::string& id) {
   auto sealed = options_.secrets->InitRequest(obj);
   std::string body = sealed.value_or("");
-  if (sealed.ok() && body.empty()) return Next::kDone;
+  if (sealed.ok() && body.empty()) return std::nullopt;
   if (sealed.ok()) {
     // A body without a token (a SandboxClaim asks for none: the member keeps its pool token)
     // gives back the token sealed on the sandbox, which envd lost when it started afresh.
@@ -638,22 +645,19 @@ NodeAgent::Next NodeAgent::ReplayInit(api::Object& obj, const std::string& id) {
     s = !sealed.ok() ? sealed.status() : envd ? envd->Init(body, 5s) : NotFoundError("gone");
     if (!s.ok()) init_span.SetError(s.message());
   }
+  if (s.ok()) return s;
+  Log()->warn("sandbox init failed object={} id={} step=envd_init error=\"{}\"", obj.Key(), id,
+              s.ToString());
+  events_->Warning(obj, reasons::kInitFailed,
+                   fmt::format("replaying {} to envd failed: {}",
+                               api::annotations::kSealedInitRequest, s.message()));
   const base::WallTime now = clock_.Now();
-  if (!s.ok()) {
-    Log()->warn("sandbox init failed object={} id={} step=envd_init error=\"{}\"", obj.Key(), id,
-                s.ToString());
-    events_->Warning(obj, reasons::kInitFailed,
-                     fmt::format("replaying {} to envd failed: {}",
-                                 api::annotations::kSealedInitRequest, s.message()));
-  }
-  Status w = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
-    api::SetCondition(
-        st.conditions,
-        {conditions::kRuntimeInitialized, s.ok() ? "True" : "False",
-         s.ok() ? reasons::kInitSucceeded : reasons::kInitFailed, s.ok() ? "" : s.message()},
-        now);
+  (void)WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+    api::SetCondition(st.conditions,
+                      {conditions::kRuntimeInitialized, "False", reasons::kInitFailed, s.message()},
+                      now);
   });
-  return s.ok() && w.ok() ? Next::kDone : Next::kRetry;
+  return s;
 }
 
 NodeAgent::Readiness NodeAgent::WaitReady(const std::string& id,
@@ -661,7 +665,11 @@ NodeAgent::Readiness NodeAgent::WaitReady(const std::string& id,
   const base::MonoTime deadline = clock_.Monotonic() + timeout;
   std::shared_ptr<EnvdClient> envd = EnvdFor(id);
   if (!envd) return Readiness::kExited;
-  auto pause = 2ms;
+  // envd listens within a few milliseconds of its start, and every one waited past that is the
+  // user's: poll finely at first (a refused connect is cheap), then back off for an envd
+  // that is slow to come up (a loaded host, a big image).
+  const base::MonoTime fine_until = clock_.Monotonic() + 30ms;
+  auto pause = std::chrono::microseconds(250);
   while (true) {
     if (stopping_) return Readiness::kStopping;
     auto info = runtime_->Inspect(id);
@@ -671,7 +679,9 @@ NodeAgent::Readiness NodeAgent::WaitReady(const std::string& id,
     }
     if (clock_.Monotonic() >= deadline) return Readiness::kTimeout;
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    if (clock_.Monotonic() >= fine_until) {
+      pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(50));
+    }
   }
 }
 

@@ -83,6 +83,8 @@ test('an image change keeps the connected client: same id, token and env, new im
     const onBusybox = await setImage(sbx.sandboxId, 'busybox');
     assert.equal(onBusybox.metadata.uid, uid, 'the same Sandbox object');
     assert.match(condition(onBusybox, 'InplaceUpdate').message, /image base → busybox/);
+    // The new envd got the create's /init again, recorded with its start.
+    assert.equal(condition(onBusybox, 'RuntimeInitialized')?.status, 'True');
     // The client connected before reaches the restarted envd with the token it holds.
     assert.equal(await sbx.isRunning(), true);
     const bin = await sbx.files.list('/bin', { user: 'root' });
