@@ -3,7 +3,7 @@
 // same run. See README.md.
 //
 //   claim_bench [--pool 50] [--claims 2000] [--concurrency 1,16] [--rates 500] [--cold 20]
-//               [--idle-seconds 10] [--hibernated 20]
+//               [--idle-seconds 10] [--hibernated 20] [--tail]
 //   claim_bench --tracing ROUNDS [--pool 50] [--claims 1000]   # the claim path, tracing off vs on
 //
 // Needs root (real sandboxes); exits 77 (skipped) otherwise.
@@ -159,7 +159,8 @@ class Reaper {
 
 struct RunResult {
   std::vector<double> ms;
-  double busy_seconds = 0;  // summed burst wall time
+  std::vector<int> position;  // per claim: its index within its burst (RunClaims only)
+  double busy_seconds = 0;    // summed burst wall time
   int errors = 0;
   std::string first_error;
 };
@@ -207,6 +208,7 @@ RunResult RunClaims(WarrenServer& server, E2bClient& e2b, const std::string& set
         std::lock_guard lock(mu);
         if (id.ok()) {
           result.ms.push_back(ms);
+          result.position.push_back(i);
           if (kill_during) {
             reaper.Add(*id);
           } else {
@@ -420,6 +422,25 @@ void MeasureIdlePool(const std::string& data_dir, size_t pool, int seconds) {
       t.n, f.p50, f.p99, t.p50, t.p99);
 }
 
+bool print_tail = false;  // --tail
+
+// Where in their bursts the slowest 1 % of a row's claims were: a tail made of each burst's
+// first claims has another cause (a wake-up, a cold cache) than one spread over the bursts.
+void PrintTail(const RunResult& r) {
+  std::vector<size_t> order(r.ms.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return r.ms[a] > r.ms[b]; });
+  order.resize(std::max<size_t>(1, order.size() / 100));
+  std::map<int, std::vector<double>> by_position;
+  for (size_t i : order) by_position[r.position[i]].push_back(r.ms[i]);
+  std::string out;
+  for (auto& [position, ms] : by_position) {
+    out += fmt::format(" #{}:", position);
+    for (double m : ms) out += fmt::format(" {:.1f}", m);
+  }
+  fmt::print("    slowest {} by position in burst (ms):{}\n", order.size(), out);
+}
+
 void PrintRow(const std::string& label, const RunResult& r) {
   Summary s = Summarize(r.ms);
   double rate = r.busy_seconds > 0 ? s.n / r.busy_seconds : 0;
@@ -427,6 +448,7 @@ void PrintRow(const std::string& label, const RunResult& r) {
              rate);
   if (r.errors > 0) fmt::print("   ({} errors; first: {})", r.errors, r.first_error);
   fmt::print("\n");
+  if (print_tail && r.position.size() == r.ms.size() && !r.ms.empty()) PrintTail(r);
 }
 
 // An OTLP/HTTP receiver in the bench process: answers 200 and counts the spans it is sent
@@ -532,6 +554,8 @@ int Main(int argc, char** argv) {
       o.idle_seconds = std::stoi(value());
     } else if (a == "--hibernated") {
       o.hibernated = std::stoi(value());
+    } else if (a == "--tail") {
+      print_tail = true;
     } else if (a == "--tracing") {
       tracing_rounds = std::stoi(value());
     } else if (a == "--smoke") {
