@@ -26,6 +26,7 @@
 #include "node/sandbox_object.h"
 #include "node/template_resolver.h"
 #include "node/volume_step.h"
+#include "os/thread_priority.h"
 #include "trace/object_context.h"
 #include "trace/span.h"
 
@@ -164,7 +165,12 @@ void NodeAgent::ReconcileKey(const std::string& key) {
       span->SetAttribute("warren.sandbox", key);
     }
   }
+  // Refilling a pool yields the CPU to claims and cold creates (the sandbox's own processes
+  // run at the normal priority: os::GiveChildNiceOutsideGuard).
+  std::optional<os::ScopedThreadNice> background;
+  if (IsUnclaimedPoolStock(*obj)) background.emplace(os::kBackgroundNiceIncrement);
   Next next = Reconcile(*obj);
+  background.reset();
   watched_.Acted(key, obj->metadata.resource_version);
   switch (next) {
     case Next::kDone: {

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "os/thread_priority.h"
+
 namespace warren::os {
 namespace {
 
@@ -61,6 +63,7 @@ Result<ClonedProcess> Cloned(const char* call, long rc, int err, int pidfd) {
   ClonedProcess out;
   out.pid = static_cast<pid_t>(rc);
   out.pidfd = base::UniqueFd(pidfd);
+  GiveChildNiceOutsideGuard(out.pid);
   return out;
 }
 

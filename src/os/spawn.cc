@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "base/strings.h"
+#include "os/thread_priority.h"
 
 namespace warren::os {
 namespace {
@@ -205,6 +206,7 @@ Result<SpawnedChild> Spawn(const SpawnOptions& options) {
                       args.err);
   }
   child.pid = pid;
+  GiveChildNiceOutsideGuard(pid);
   return child;
 }
 

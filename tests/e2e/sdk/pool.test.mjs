@@ -73,6 +73,8 @@ test('create from a pool: a warm member, initialised for the caller; the pool re
     assert.equal(await sbx.isRunning(), true);
     const r = await sbx.commands.run('echo "$GREETING as $(whoami) on $(hostname)"');
     assert.equal(r.stdout, `from the pool as user on ${sbx.sandboxId}\n`);
+    // The node makes pool stock at a lower CPU priority; what runs in it, at the normal one.
+    assert.equal((await sbx.commands.run('nice')).stdout, '0\n');
     await sbx.files.write('notes.txt', 'pooled\n');
     assert.equal(await sbx.files.read('notes.txt'), 'pooled\n');
     const info = await sbx.getInfo();
