@@ -67,6 +67,9 @@ class SandboxUpdateOpsTest : public ::testing::Test {
     std::filesystem::remove_all(shared_);
   }
 
+  // The command names the sandbox in /data/name by a rename: it runs again on the new image
+  // while the postUpgrade hook may already be reading the file (a truncate-then-write let the
+  // hook read it empty: 1 run in ~20).
   std::string PoolMember(const std::string& name) const {
     return fmt::format(R"(---
 apiVersion: agents.kruise.io/v1alpha1
@@ -78,7 +81,7 @@ spec:
       containers:
       - name: main
         image: busybox
-        command: ["/bin/sh", "-c", "echo {0} > /data/name; exec sleep 3600"]
+        command: ["/bin/sh", "-c", "echo {0} > /data/name.new; mv /data/name.new /data/name; exec sleep 3600"]
         resources: {{limits: {{memory: 64Mi}}}}
         volumeMounts: [{{name: data, mountPath: /data}}, {{name: shared, mountPath: /shared}}]
       volumes:
