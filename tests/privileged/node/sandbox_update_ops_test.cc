@@ -69,7 +69,7 @@ class SandboxUpdateOpsTest : public ::testing::Test {
 
   // The command names the sandbox in /data/name by a rename: it runs again on the new image
   // while the postUpgrade hook may already be reading the file (a truncate-then-write let the
-  // hook read it empty: 1 run in ~20).
+  // hook read it empty).
   std::string PoolMember(const std::string& name) const {
     return fmt::format(R"(---
 apiVersion: agents.kruise.io/v1alpha1
