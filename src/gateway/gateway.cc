@@ -40,6 +40,8 @@ class RelayRecord final : public OpenRelay {
     if (handle) handle->Abort();
   }
 
+  const std::string& sandbox_id() const { return sandbox_id_; }
+
   // The relay ended (net's on_done), or never started.
   void Done() { routes_.DetachRelay(sandbox_id_, this); }
 
@@ -61,8 +63,8 @@ class RelayRecord final : public OpenRelay {
 // A relay that did not deliver its whole response is a failure on the data path: logged at
 // warning with the sandbox, the step and the cause. A client that left is the client's doing
 // and a stopping server its operator's: debug.
-void LogRelayEnd(const net::RelayOutcome& outcome, const SandboxAddress& address,
-                 RelayRecord& record, bool pooled) {
+void LogRelayEnd(const net::RelayOutcome& outcome, uint16_t port, RelayRecord& record,
+                 bool pooled) {
   if (outcome.ok()) return;
   std::string cause = outcome.cause;
   if (outcome.failed_step == net::RelayStep::kAborted) {
@@ -73,7 +75,7 @@ void LogRelayEnd(const net::RelayOutcome& outcome, const SandboxAddress& address
   base::Logger("gateway")->log(
       client_side ? spdlog::level::debug : spdlog::level::warn,
       "relay failed sandbox_id={} port={} step={} upstream={} response_started={} cause=\"{}\"",
-      address.sandbox_id, address.port, net::RelayStepName(outcome.failed_step),
+      record.sandbox_id(), port, net::RelayStepName(outcome.failed_step),
       pooled ? "reused" : "dialed", outcome.response_started, cause);
 }
 
@@ -340,9 +342,9 @@ bool Gateway::Relay(net::Responder& responder, const SandboxAddress& address,
     options.set_request_headers.Set("traceparent", span->traceparent());
   }
   // on_done owns the record (and the span) until the relay ends.
-  options.on_done = [record, address, pooled, span](const net::RelayOutcome& outcome) {
+  options.on_done = [record, port = address.port, pooled, span](const net::RelayOutcome& outcome) {
     record->Done();
-    LogRelayEnd(outcome, address, *record, pooled);
+    LogRelayEnd(outcome, port, *record, pooled);
     if (span) {
       span->SetAttribute("warren.upstream", pooled ? "reused" : "dialed");
       if (!outcome.ok()) {
@@ -354,7 +356,7 @@ bool Gateway::Relay(net::Responder& responder, const SandboxAddress& address,
   };
   // A request in flight when its sandbox is killed or paused gets the answer a request made
   // just after would get, not a cut connection (the SDK's isRunning() is false exactly on it).
-  options.abort_response = SandboxNotFound(address.sandbox_id);
+  options.abort_response = [record] { return SandboxNotFound(record->sandbox_id()); };
   const Route& route = *lookup.route;
   if (!route.mask_request_host.empty()) {
     std::string host = route.mask_request_host;

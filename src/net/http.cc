@@ -1,5 +1,6 @@
 #include "net/http.h"
 
+#include <algorithm>
 #include <array>
 
 #include "base/strings.h"
@@ -28,6 +29,11 @@ void Headers::Set(std::string_view name, std::string_view value) {
 
 void Headers::Add(std::string_view name, std::string_view value) {
   fields_.emplace_back(std::string(name), std::string(value));
+}
+
+size_t Headers::Count(std::string_view name) const {
+  return std::count_if(fields_.begin(), fields_.end(),
+                       [&](const auto& f) { return base::EqualsIgnoreCase(f.first, name); });
 }
 
 void Headers::Remove(std::string_view name) {

@@ -30,6 +30,12 @@ class Headers {
   // Appends a field, keeping earlier ones of the same name.
   void Add(std::string_view name, std::string_view value);
   void Remove(std::string_view name);
+  // How many fields are called `name`.
+  size_t Count(std::string_view name) const;
+  // Removes every field, keeping the storage for the next message's.
+  void Clear() { fields_.clear(); }
+  // Makes room for `n` fields.
+  void Reserve(size_t n) { fields_.reserve(n); }
 
   const std::vector<std::pair<std::string, std::string>>& fields() const { return fields_; }
   size_t size() const { return fields_.size(); }

@@ -120,6 +120,17 @@ std::shared_ptr<ResponseStream> Responder::Stream(int status, Headers headers) {
 
 namespace {
 
+// The body reader of a request without a body.
+class EmptyBodyReader final : public BodyReader {
+ public:
+  Result<size_t> Read(char*, size_t) override { return size_t{0}; }
+};
+
+std::shared_ptr<BodyReader> EmptyBody() {
+  static const auto empty = std::make_shared<EmptyBodyReader>();
+  return empty;
+}
+
 // The relay of exchange `ex`, with the request as it stands now. Runs on the handler's thread,
 // which owns the request until it answers.
 std::unique_ptr<internal::ProxyJob> MakeProxyJob(const std::shared_ptr<Exchange>& ex,
@@ -578,7 +589,10 @@ asio::awaitable<void> Session::HandleRequest() {
   // Weak, through the exchange that owns the request: no cycle.
   req.client_gone_flag = std::shared_ptr<const std::atomic<bool>>(ex, &ex->client_gone);
 
-  if (route.stream_body) {
+  if (route.stream_body && body_complete_) {
+    // Nothing to stream (a GET): no pipe to make for each request.
+    req.body_reader = EmptyBody();
+  } else if (route.stream_body) {
     std::weak_ptr<Session> weak = weak_from_this();
     std::weak_ptr<Exchange> weak_ex = ex;
     ex->body_pipe = std::make_shared<BodyPipe>(
@@ -588,7 +602,6 @@ asio::awaitable<void> Session::HandleRequest() {
           if (s && e) s->RunOnLoop([s, e] { s->OnBodyWanted(e); });
         },
         [] { return OnAnyLoopThread(); });
-    if (body_complete_) ex->body_pipe->Finish();
     req.body_reader = ex->body_pipe;
   } else if (!body_complete_) {
     if (head.expect_continue && !co_await Write("HTTP/1.1 100 Continue\r\n\r\n")) co_return;

@@ -89,10 +89,12 @@ bool IsWritableHeader(std::string_view name, std::string_view value) {
 
 namespace {
 
-void AppendHeaders(std::string& out, const Headers& headers, const Framing& framing) {
+// `fields` is any range of (name, value) pairs: Headers::fields() or HeaderRefs.
+template <typename Fields>
+void AppendHeaders(std::string& out, const Fields& fields, const Framing& framing) {
   bool has_date = false;
   bool has_request_id = false;
-  for (const auto& [name, value] : headers.fields()) {
+  for (const auto& [name, value] : fields) {
     if (base::EqualsIgnoreCase(name, "Content-Length") ||
         base::EqualsIgnoreCase(name, "Transfer-Encoding") ||
         base::EqualsIgnoreCase(name, "Connection")) {
@@ -128,20 +130,40 @@ void AppendHeaders(std::string& out, const Headers& headers, const Framing& fram
   out.append("\r\n");
 }
 
+void AppendStatusLine(std::string& out, int status) {
+  fmt::format_to(std::back_inserter(out), "HTTP/1.1 {} {}\r\n", status, StatusReason(status));
+}
+
+void AppendRequestLine(std::string& out, std::string_view method, std::string_view target) {
+  out.append(method);
+  out.push_back(' ');
+  out.append(target);
+  out.append(" HTTP/1.1\r\n");
+}
+
 }  // namespace
 
 void AppendResponseHead(std::string& out, int status, const Headers& headers,
                         const Framing& framing) {
-  fmt::format_to(std::back_inserter(out), "HTTP/1.1 {} {}\r\n", status, StatusReason(status));
+  AppendStatusLine(out, status);
+  AppendHeaders(out, headers.fields(), framing);
+}
+
+void AppendResponseHead(std::string& out, int status, std::span<const HeaderRef> headers,
+                        const Framing& framing) {
+  AppendStatusLine(out, status);
   AppendHeaders(out, headers, framing);
 }
 
 void AppendRequestHead(std::string& out, std::string_view method, std::string_view target,
                        const Headers& headers, const Framing& framing) {
-  out.append(method);
-  out.push_back(' ');
-  out.append(target);
-  out.append(" HTTP/1.1\r\n");
+  AppendRequestLine(out, method, target);
+  AppendHeaders(out, headers.fields(), framing);
+}
+
+void AppendRequestHead(std::string& out, std::string_view method, std::string_view target,
+                       std::span<const HeaderRef> headers, const Framing& framing) {
+  AppendRequestLine(out, method, target);
   AppendHeaders(out, headers, framing);
 }
 

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "net/http.h"
 
@@ -47,6 +49,14 @@ void AppendResponseHead(std::string& out, int status, const Headers& headers,
 // Appends "<method> <target> HTTP/1.1" and the headers, with the same rules.
 void AppendRequestHead(std::string& out, std::string_view method, std::string_view target,
                        const Headers& headers, const Framing& framing);
+
+// A header field borrowed from a message that outlives the call: a proxy writes the fields it
+// forwards from the message it read, without copying them into a Headers first.
+using HeaderRef = std::pair<std::string_view, std::string_view>;
+void AppendResponseHead(std::string& out, int status, std::span<const HeaderRef> headers,
+                        const Framing& framing);
+void AppendRequestHead(std::string& out, std::string_view method, std::string_view target,
+                       std::span<const HeaderRef> headers, const Framing& framing);
 
 // Appends the line that opens a chunk of `size` bytes ("1a\r\n").
 void AppendChunkHeader(std::string& out, size_t size);

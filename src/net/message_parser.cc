@@ -34,6 +34,9 @@ Status ParseError(const error_code& ec, std::string_view what, size_t header_lim
 
 std::string_view View(beast::string_view s) { return std::string_view(s.data(), s.size()); }
 
+// Room for this many fields is made at once, not by doubling from one.
+constexpr size_t kUsualFieldCount = 8;
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -48,6 +51,7 @@ class BeastRequestParser final : public http::basic_parser<true> {
     // The route decides the body limit once the head is in.
     body_limit(boost::none);
     eager(false);
+    head.headers.Reserve(kUsualFieldCount);
   }
 
   RequestHead head;
@@ -81,10 +85,10 @@ class BeastRequestParser final : public http::basic_parser<true> {
     head.chunked = chunked();
     if (auto len = content_length()) head.content_length = *len;
     head.upgrade = upgrade();
-    auto hosts = head.headers.GetAll("Host");
-    if (head.version == 11 && hosts.size() != 1) {
-      own_error = InvalidArgumentError(hosts.empty() ? "HTTP/1.1 request without a Host header"
-                                                     : "request with more than one Host header");
+    size_t hosts = head.headers.Count("Host");
+    if (head.version == 11 && hosts != 1) {
+      own_error = InvalidArgumentError(hosts == 0 ? "HTTP/1.1 request without a Host header"
+                                                  : "request with more than one Host header");
       ec = http::error::bad_field;
       return;
     }
@@ -253,7 +257,14 @@ ResponseParser::ResponseParser(size_t max_header_bytes) : impl_(std::make_unique
 ResponseParser::~ResponseParser() = default;
 
 void ResponseParser::Reset(bool head_request) {
+  // The next response's fields go where the last one's were.
+  Headers storage;
+  if (impl_->parser) {
+    storage = std::move(impl_->parser->head.headers);
+    storage.Clear();
+  }
   impl_->parser.emplace(impl_->max_header_bytes, head_request);
+  impl_->parser->head.headers = std::move(storage);
   if (impl_->body_limit) impl_->parser->body_limit(*impl_->body_limit);
 }
 

@@ -15,8 +15,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/write.hpp>
+#include <span>
+#include <stdexcept>
 
 #include "base/scope_guard.h"
 #include "base/strings.h"
@@ -45,19 +48,36 @@ bool Listed(const std::vector<std::string>& lowered, std::string_view name) {
   return false;
 }
 
-// The end-to-end fields of `in`: hop-by-hop ones and the framing we redo are dropped.
-Headers EndToEnd(const Headers& in) {
+// Appends to `out` the end-to-end fields of `in` (hop-by-hop ones and the framing we redo are
+// dropped), except those `skip` names. They borrow from `in`.
+template <typename Skip>
+void AppendEndToEnd(const Headers& in, std::vector<HeaderRef>& out, Skip skip) {
   std::vector<std::string> listed = ConnectionTokens(in);
-  Headers out;
   for (const auto& [name, value] : in.fields()) {
     if (IsHopByHopHeader(name) || Listed(listed, name) ||
-        base::EqualsIgnoreCase(name, "Content-Length")) {
+        base::EqualsIgnoreCase(name, "Content-Length") || skip(name)) {
       continue;
     }
-    out.Add(name, value);
+    out.emplace_back(name, value);
   }
-  return out;
 }
+
+// The few pieces one write of a relay sends (a head, a chunk's framing and data), gathered
+// without allocating.
+class BufferList {
+ public:
+  void push_back(asio::const_buffer b) {
+    if (size_ == pieces_.size()) throw std::logic_error("BufferList is full");
+    pieces_[size_++] = b;
+  }
+  void clear() { size_ = 0; }
+  bool empty() const { return size_ == 0; }
+  std::span<const asio::const_buffer> span() const { return {pieces_.data(), size_}; }
+
+ private:
+  std::array<asio::const_buffer, 4> pieces_;
+  size_t size_ = 0;
+};
 
 // Copies bytes one way until EOF (passed on as a half-close) or an error (which ends the
 // whole relay, named as `read_step` or `write_step`).
@@ -102,9 +122,10 @@ void Session::AbortProxy(const std::shared_ptr<Exchange>& ex) {
     case RelayPhase::kRequest:
       if (abort_response_) {
         server_.log->debug("request_id={} relay aborted before the response", request_id_);
+        abort_answer_ = abort_response_();
         RelayFailed(RelayStep::kAborted,
                     fmt::format("aborted before the upstream's response; answered {}",
-                                abort_response_->status));
+                                abort_answer_->status));
         // RunProxy answers once the upstream operation it waits on returns, cancelled here.
         relay_phase_ = RelayPhase::kAbortAnswer;
         error_code ignored;
@@ -166,7 +187,8 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
     outcome.response_started =
         relay_phase_ == RelayPhase::kResponse || relay_phase_ == RelayPhase::kComplete;
     relay_phase_ = RelayPhase::kNone;
-    abort_response_.reset();
+    abort_response_ = nullptr;
+    abort_answer_.reset();
     ClearRelayDeadline();
     error_code ignored;
     if (upstream_) upstream_->close(ignored);
@@ -208,17 +230,22 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
 
   // The request head as the upstream sees it.
   const HeadInfo& info = exchange_->info;
-  Headers forwarded = EndToEnd(job.headers);
-  forwarded.Remove("Expect");  // we answer 100-continue ourselves
-  for (const std::string& name : job.options.remove_request_headers) forwarded.Remove(name);
-  for (const auto& [name, value] : job.options.set_request_headers.fields()) {
-    forwarded.Set(name, value);
-  }
-  if (!forwarded.Has("X-Request-ID")) forwarded.Set("X-Request-ID", request_id_);
+  std::vector<HeaderRef>& forwarded = head_fields_;
+  forwarded.clear();
+  const Headers& set_headers = job.options.set_request_headers;
+  AppendEndToEnd(job.headers, forwarded, [&](std::string_view name) {
+    if (base::EqualsIgnoreCase(name, "Expect")) return true;  // we answer 100-continue ourselves
+    for (const std::string& removed : job.options.remove_request_headers) {
+      if (base::EqualsIgnoreCase(name, removed)) return true;
+    }
+    return set_headers.Has(name);
+  });
+  for (const auto& [name, value] : set_headers.fields()) forwarded.emplace_back(name, value);
   Framing framing;
   framing.date = false;
+  framing.request_id = request_id_;  // unless the client sent one
   if (info.upgrade) {
-    if (auto upgrade = job.headers.Get("Upgrade")) forwarded.Set("Upgrade", *upgrade);
+    if (auto upgrade = job.headers.Get("Upgrade")) forwarded.emplace_back("Upgrade", *upgrade);
     framing.connection = "Upgrade";
   } else if (!reusable_upstream) {
     // The upstream connection serves this one request.
@@ -234,10 +261,11 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
   out_.clear();
   AppendRequestHead(out_, job.method, job.target, forwarded, framing);
   {
-    std::vector<asio::const_buffer> buffers{asio::buffer(out_)};
+    BufferList buffers;
+    buffers.push_back(asio::buffer(out_));
     if (job.body_buffered && !job.body.empty()) buffers.push_back(asio::buffer(job.body));
     TouchRelay();
-    auto [wec, n] = co_await asio::async_write(*upstream_, buffers, kNoThrow);
+    auto [wec, n] = co_await asio::async_write(*upstream_, buffers.span(), kNoThrow);
     if (closed_) co_return;
     if (relay_phase_ == RelayPhase::kAbortAnswer) {
       co_await AnswerAbortedRelay(close_after_error());
@@ -261,13 +289,16 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
   }
 
   // The response, relayed as it arrives.
-  ResponseParser response(opts().max_header_bytes);
+  if (!relay_parser_) relay_parser_.emplace(opts().max_header_bytes);
+  ResponseParser& response = *relay_parser_;
   response.Reset(head_request_);
-  InputBuffer upstream_in;
+  InputBuffer upstream_in(loop_.TakeRelayBuffer());
+  auto keep_buffer =
+      base::ScopeExit([&] { loop_.GiveBackRelayBuffer(upstream_in.ReleaseStorage()); });
   std::string body;
   bool head_sent = false;
   bool chunked_out = false;
-  std::vector<asio::const_buffer> buffers;
+  BufferList buffers;
   for (;;) {
     body.clear();
     Result<size_t> n = response.Parse(upstream_in.view(), body);
@@ -289,7 +320,9 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
         response.Reset(head_request_);  // an interim response: the real one follows
         continue;
       }
-      Headers headers = EndToEnd(head.headers);
+      std::vector<HeaderRef>& headers = head_fields_;
+      headers.clear();
+      AppendEndToEnd(head.headers, headers, [](std::string_view) { return false; });
       Framing f;
       f.request_id = request_id_;
       if (head.status == 101) {
@@ -298,7 +331,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
           co_await SendError(502, "the upstream switched protocols unasked", true);
           co_return;
         }
-        if (auto upgrade = head.headers.Get("Upgrade")) headers.Set("Upgrade", *upgrade);
+        if (auto upgrade = head.headers.Get("Upgrade")) headers.emplace_back("Upgrade", *upgrade);
         f.connection = "Upgrade";
         AppendResponseHead(out_, head.status, headers, f);
         relay_phase_ = RelayPhase::kResponse;
@@ -354,7 +387,7 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
       }
     }
     if (!buffers.empty()) {
-      auto [wec, written] = co_await asio::async_write(socket_, buffers, kNoThrow);
+      auto [wec, written] = co_await asio::async_write(socket_, buffers.span(), kNoThrow);
       if (wec || closed_) {
         if (wec) RelayFailed(RelayStep::kWriteResponse, wec.message());
         Close();
@@ -406,12 +439,13 @@ asio::awaitable<void> Session::RunProxy(ProxyJob job) {
 }
 
 asio::awaitable<void> Session::AnswerAbortedRelay(bool close) {
-  if (!abort_response_) {
+  if (!abort_answer_ && abort_response_) abort_answer_ = abort_response_();
+  if (!abort_answer_) {
     Close();
     co_return;
   }
-  Response response = std::move(*abort_response_);
-  abort_response_.reset();
+  Response response = std::move(*abort_answer_);
+  abort_answer_.reset();
   co_await SendClosing(std::move(response), close);
 }
 
@@ -440,7 +474,7 @@ asio::awaitable<void> Session::Upload(std::shared_ptr<Session> self) {
     bool done_body = self->parser_.body_done();
     if (!piece.empty() || (done_body && chunked)) {
       frame.clear();
-      std::vector<asio::const_buffer> buffers;
+      BufferList buffers;
       if (chunked && !piece.empty()) {
         AppendChunkHeader(frame, piece.size());
         buffers.push_back(asio::buffer(frame));
@@ -450,7 +484,7 @@ asio::awaitable<void> Session::Upload(std::shared_ptr<Session> self) {
         buffers.push_back(asio::buffer(piece));
       }
       if (done_body && chunked) buffers.push_back(asio::buffer(kLastChunk));
-      auto [ec, w] = co_await asio::async_write(*self->upstream_, buffers, kNoThrow);
+      auto [ec, w] = co_await asio::async_write(*self->upstream_, buffers.span(), kNoThrow);
       if (self->closed_) co_return;
       if (ec) {
         // The upstream stopped reading; its response may still explain why.

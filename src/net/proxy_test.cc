@@ -64,7 +64,9 @@ class ProxyTest : public ::testing::Test {
           options.idle_timeout = idle;
           options.set_request_headers.Set("X-Forwarded-For", req.remote);
           options.remove_request_headers.push_back("Authorization");
-          options.abort_response = abort_response_;
+          if (abort_response_) {
+            options.abort_response = [answer = *abort_response_] { return answer; };
+          }
           options.raw_upgrade = raw_upgrade_;
           options.on_done = [this](const RelayOutcome& outcome) {
             {
@@ -192,6 +194,9 @@ TEST_F(ProxyTest, ClientConnectionStaysAliveAndBodiesAndHeadersAreRelayed) {
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(b->body, "hello");
   EXPECT_NE(a->headers.Get("X-Upstream-Remote"), b->headers.Get("X-Upstream-Remote"));
+  // The session's response parser is reused: nothing of the first response's head stays.
+  EXPECT_EQ(b->headers.Count("X-Upstream-Remote"), 1u);
+  EXPECT_NE(b->headers.Get("X-Request-ID"), "rid-1");
   // A 3 MiB download keeps its Content-Length.
   ASSERT_TRUE(c.Send("GET /file HTTP/1.1\r\nHost: sbx\r\n\r\n").ok());
   auto f = c.ReadResponse(30s);
@@ -686,7 +691,7 @@ TEST_F(ProxyTest, AnAbortOnceTheResponseIsCompleteLeavesTheConnectionServing) {
           return;
         }
         ProxyOptions options;
-        options.abort_response = Response::Text(502, "gone");
+        options.abort_response = [] { return Response::Text(502, "gone"); };
         options.on_upstream_idle = [&](base::UniqueFd) {
           ++handed_back;
           std::shared_ptr<ProxyHandle> h;

@@ -93,10 +93,12 @@ struct ProxyOptions {
   // Takes precedence over on_upstream_idle.
   std::optional<UpstreamKey> pool_key;
   std::chrono::milliseconds pool_idle_timeout{1000};
-  // What the client gets when the relay is aborted (ProxyHandle::Abort) before any of the
+  // Makes what the client gets when the relay is aborted (ProxyHandle::Abort) before any of the
   // upstream's response reached it, instead of a cut connection: a request in flight when its
   // upstream goes away still gets an answer. Once the response has started, an abort cuts.
-  std::optional<Response> abort_response;
+  // Called only on an abort, on the loop thread: the relays that are not aborted (nearly all)
+  // never build the answer.
+  std::function<Response()> abort_response;
   // The upstream is a raw byte stream (a socket inside a sandbox), not an HTTP server: the
   // request must be an Upgrade; nothing of it is forwarded; the client gets a 101 naming the
   // protocol it asked for, and then the bytes both ways (the node relay's dial route). A request

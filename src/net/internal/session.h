@@ -24,6 +24,7 @@
 #include <string>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "base/unique_fd.h"
@@ -31,6 +32,7 @@
 #include "net/body_pipe.h"
 #include "net/connection_limits.h"
 #include "net/http_server.h"
+#include "net/http_wire.h"
 #include "net/internal/loop_upstreams.h"
 #include "net/message_parser.h"
 #include "net/router.h"
@@ -71,6 +73,28 @@ struct Loop {
   std::unordered_set<Session*> sessions;
   // Declared after ioc, so destroyed before it. Touched only on this loop's thread.
   LoopUpstreams upstreams;
+
+  // A relay's upstream read buffer, from an earlier relay on this loop when one is spare: a
+  // fresh one per request costs a zeroed 16 KiB allocation, which glibc serves by consolidating
+  // its small-block bins each time. Loop thread only.
+  std::vector<char> TakeRelayBuffer() {
+    if (spare_relay_buffers_.empty()) return {};
+    std::vector<char> buffer = std::move(spare_relay_buffers_.back());
+    spare_relay_buffers_.pop_back();
+    return buffer;
+  }
+  // Keeps a finished relay's buffer for the next one, unless enough are kept or it grew past
+  // the usual size (a huge response head). Loop thread only.
+  void GiveBackRelayBuffer(std::vector<char> buffer) {
+    if (buffer.empty() || buffer.size() > 4 * kReadChunk) return;
+    if (spare_relay_buffers_.size() >= kSpareRelayBuffers) return;
+    spare_relay_buffers_.push_back(std::move(buffer));
+  }
+
+ private:
+  // At most 1 MiB a loop: about as many as relays finish between two that start.
+  static constexpr size_t kSpareRelayBuffers = 64;
+  std::vector<std::vector<char>> spare_relay_buffers_;
 };
 
 // Which deadline closed a connection (ConnectionStats).
@@ -188,6 +212,15 @@ enum class RelayPhase {
 // Bytes read from a socket and not yet parsed. Not thread-safe.
 class InputBuffer {
  public:
+  InputBuffer() = default;
+  // Uses `storage` (its size, not its contents) as the first room to read into.
+  explicit InputBuffer(std::vector<char> storage) : data_(std::move(storage)) {}
+  // Gives up the storage, for another buffer to reuse; this one is empty after.
+  std::vector<char> ReleaseStorage() {
+    begin_ = end_ = 0;
+    return std::exchange(data_, {});
+  }
+
   std::string_view view() const { return {data_.data() + begin_, end_ - begin_}; }
   size_t size() const { return end_ - begin_; }
   bool empty() const { return begin_ == end_; }
@@ -376,8 +409,15 @@ class Session : public std::enable_shared_from_this<Session> {
   bool upload_running_ = false;
   bool upload_ok_ = true;
   bool pump_running_ = false;
-  std::optional<Response> abort_response_;  // ProxyOptions::abort_response
-  RelayOutcome relay_outcome_;              // the first failure of the relay, for on_done
+  std::function<Response()> abort_response_;  // ProxyOptions::abort_response
+  std::optional<Response> abort_answer_;      // made by it once an abort came
+  // The fields of the head a relay is writing, borrowed from the message it read; kept here so
+  // its storage is reused from one request to the next.
+  std::vector<HeaderRef> head_fields_;
+  // The upstream's response parser, made by the first relay and reset by each next one, so
+  // a keep-alive connection's relays reuse its storage.
+  std::optional<ResponseParser> relay_parser_;
+  RelayOutcome relay_outcome_;  // the first failure of the relay, for on_done
 
   std::string out_;  // scratch for heads and chunk framing
 };
