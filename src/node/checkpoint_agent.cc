@@ -83,9 +83,24 @@ std::chrono::milliseconds CheckpointAgent::Reconcile(const std::string& key) {
   if (!obj.ok()) return obj.status().code() == StatusCode::kNotFound ? 0ms : 1000ms;
   const std::string node = Annotation(*obj, kNodeAnnotation);
   if (!node.empty() && node != agent_.options().node_name) return 0ms;
-  if (obj->metadata.deletion_timestamp) return Delete(*obj).ok() ? 0ms : 1000ms;
+  if (obj->metadata.deletion_timestamp) {
+    capturing_.erase(obj->metadata.uid);
+    return Delete(*obj).ok() ? 0ms : 1000ms;
+  }
   auto status = api::DecodeStatus<api::CheckpointStatus>(*obj);
-  if (status.ok() && Finished(status->phase)) return Finish(*obj);
+  if (status.ok() && Finished(status->phase)) {
+    capturing_.erase(obj->metadata.uid);
+    return Finish(*obj);
+  }
+  if (status.ok() && status->phase == phase::kCreating && !capturing_.contains(obj->metadata.uid) &&
+      !Annotation(*obj, api::kCheckpointForRequestAnnotation).empty()) {
+    const std::string msg =
+        "the capture was cut short by a restart of the node agent, and the request it was made "
+        "for ended with it; it is not made again";
+    Log()->info("checkpoint abandoned object={}: {}", obj->Key(), msg);
+    events_.Warning(*obj, "CheckpointFailed", msg);
+    return WritePhase(*obj, phase::kFailed, msg).ok() ? Finish(*obj) : 1000ms;
+  }
   return Capture(*obj);
 }
 
@@ -138,6 +153,7 @@ std::chrono::milliseconds CheckpointAgent::Capture(api::Object& cp) {
       !s.ok()) {
     return 200ms;
   }
+  capturing_.insert(cp.metadata.uid);
   const std::string image = CheckpointImageName(cp.metadata.uid);
   const auto started = clock_.Monotonic();
   auto captured = agent_.CaptureFilesystem(id, image, kCaptureTimeout, memory);
@@ -200,12 +216,15 @@ Status CheckpointAgent::Delete(api::Object& cp) {
     Log()->info("checkpoint deleted object={} image={} freed_bytes={}", cp.Key(), image,
                 removed->freed_bytes);
   }
-  // Sandboxes restored from its memory have read it: nothing holds it after their start.
-  const std::string memory = MemoryImagePaths::For(agent_.options().root, image).dir;
-  if (Status gone = runtime::native::RemoveTree(memory); !gone.ok()) {
-    Log()->warn("removing checkpoint memory failed object={} dir={} error=\"{}\"", cp.Key(), memory,
-                gone.ToString());
-    return gone;
+  // Sandboxes restored from its memory have read it: nothing holds it after their start. A
+  // capture cut short left its staging directory.
+  const MemoryImagePaths memory = MemoryImagePaths::For(agent_.options().root, image);
+  for (const std::string& dir : {memory.dir, memory.Staging().dir}) {
+    if (Status gone = runtime::native::RemoveTree(dir); !gone.ok()) {
+      Log()->warn("removing checkpoint memory failed object={} dir={} error=\"{}\"", cp.Key(), dir,
+                  gone.ToString());
+      return gone;
+    }
   }
   cp.RemoveFinalizer(api::finalizers::kCheckpoint);
   auto updated = store_.Update(cp);

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_set>
 
 #include "api/object.h"
 #include "base/clock.h"
@@ -38,7 +39,9 @@ bool IsCheckpointImageName(std::string_view image);
 //   memory image; its layer stays while sandboxes started from it hold it (image leases),
 //   then the image GC frees it.
 // A checkpoint that finds its image already made (a crash after the commit, before the status
-// write) takes it as its result, so a restart never captures twice or leaks an image.
+// write) takes it as its result, so a restart never captures twice or leaks an image. One whose
+// capture a restart cut short is captured again whole, unless it was made for one request
+// (api::kCheckpointForRequestAnnotation): that one fails, and its TTL collects it.
 //
 // Threads: a KindWatch feeding a WorkQueue, one worker (captures on a node run one at a
 // time). Borrows the store and the agent, which must outlive it; Start after the agent's.
@@ -71,6 +74,9 @@ class CheckpointAgent {
   KindWatch watch_;
   std::atomic<bool> stopping_{false};
   std::thread worker_;
+  // Uids of the checkpoints this agent wrote Creating for and has not seen finish: one found
+  // Creating that is not here was being captured when an earlier agent stopped. Worker only.
+  std::unordered_set<std::string> capturing_;
 };
 
 }  // namespace warren::node

@@ -13,6 +13,13 @@ namespace warren::api {
 // there.
 inline constexpr const char* kCheckpointNodeAnnotation = "warren.dev/checkpoint-node";
 
+// On a Checkpoint made for one API request that waits for it (a fork): a capture that a
+// restart of the node agent cut short fails, saying so, instead of being made again. In one
+// process the request died with the agent; capturing again would stop and restore the
+// sandbox's processes (cutting its open command streams) for a checkpoint nobody reads. Any
+// value but "" counts.
+inline constexpr const char* kCheckpointForRequestAnnotation = "warren.dev/checkpoint-for-request";
+
 // Checkpoint (agents.kruise.io/v1alpha1, cp): a saved sandbox state that clones restore from.
 struct CheckpointSpec {
   WARREN_API_STRUCT;

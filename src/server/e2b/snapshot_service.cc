@@ -277,10 +277,11 @@ Result<std::vector<Result<SandboxRecord>>> SnapshotService::Fork(const auth::Pri
   const std::string id = "fork-" + base::RandomHex(8);
   // Deleted below once the forks hold the layer; the TTL collects it if this process dies
   // before that.
-  ASSIGN_OR_RETURN(api::Object cp,
-                   Capture(source, CopiesKeepMemory(pod_template), id,
-                           {{api::labels::kSandboxId, record.sandbox_id}},
-                           {{api::annotations::kOwner, who.key_id}}, kForkCheckpointTtl, nullptr));
+  ASSIGN_OR_RETURN(api::Object cp, Capture(source, CopiesKeepMemory(pod_template), id,
+                                           {{api::labels::kSandboxId, record.sandbox_id}},
+                                           {{api::annotations::kOwner, who.key_id},
+                                            {api::kCheckpointForRequestAnnotation, "fork"}},
+                                           kForkCheckpointTtl, nullptr));
 
   ResolvedTemplate tpl;
   tpl.name = record.template_id;

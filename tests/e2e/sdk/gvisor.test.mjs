@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Sandbox, CommandExitError } from 'e2b';
-import { startWarren, useEnv } from './harness.mjs';
+import { forkCheckpointAfterCrash, startWarren, useEnv } from './harness.mjs';
 
 const HAVE_RUNSC = existsSync('/usr/bin/runsc');
 let w;
@@ -252,6 +252,11 @@ test('kill -9 of the server during a gvisor fork: the source goes on, nothing is
     // The premise: the crash cut the capture short (its staging directory was still there).
     assert.ok(cut.some((n) => n.endsWith('.partial')), `nothing was under way: ${cut}`);
     useEnv(w);
+    // Its request died with the server: the capture is not made again (that would stop the
+    // source's processes a second time, cutting the commands it serves by then).
+    const cp = await forkCheckpointAfterCrash(w);
+    assert.equal(cp.status.phase, 'Failed', JSON.stringify(cp.status));
+    assert.match(cp.status.message, /cut short by a restart/);
 
     const again = await Sandbox.connect(sbx.sandboxId);
     await assertGoesOn(again, before, counter.pid, 'the source after the crash');

@@ -237,6 +237,17 @@ export async function waitFor(what, fn, ms = 30000) {
   }
 }
 
+// The checkpoint of a fork that a crash of the server cut short, once the restarted node agent
+// has looked at it. It should be Failed, saying why: its request died with the server, so it is
+// not captured again (which would stop the source's processes once more, cutting its commands).
+export async function forkCheckpointAfterCrash(w) {
+  return waitFor('the fork checkpoint is looked at after the restart', async () => {
+    const res = await w.apiFetch(`${w.apiUrl}/apis/agents.kruise.io/v1alpha1/checkpoints`);
+    const cp = ((await res.json()).items ?? []).find((c) => c.metadata.name.startsWith('fork-'));
+    return cp && cp.status?.phase !== 'Creating' ? cp : null;
+  });
+}
+
 // The SDK as this suite pins it (tests/e2e/node_modules), for scripts outside tests/e2e
 // (bench/e2b_create) that cannot resolve 'e2b' from where they live.
 export async function loadSdk() {

@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Sandbox } from 'e2b';
-import { startWarren, useEnv, sleep, TEMPLATE } from './harness.mjs';
+import { forkCheckpointAfterCrash, startWarren, useEnv, sleep, TEMPLATE } from './harness.mjs';
 
 let w;
 let imageRoot;
@@ -103,6 +103,11 @@ test('kill -9 during a fork: every fork that exists works, the checkpoint goes',
   const { src, sum } = await bigSource();
   const before = new Set((await Sandbox.list().nextItems()).map((s) => s.sandboxId));
   await crashDuring(`/sandboxes/${src.sandboxId}/fork`, { count: 2, timeout: 600 });
+  // Its request died with the server: the capture is not made again (that would freeze the
+  // source a second time for a checkpoint nobody reads).
+  const cp = await forkCheckpointAfterCrash(w);
+  assert.equal(cp.status.phase, 'Failed', JSON.stringify(cp.status));
+  assert.match(cp.status.message, /cut short by a restart/);
 
   const again = await Sandbox.connect(src.sandboxId);
   assert.equal((await again.commands.run('echo alive')).stdout, 'alive\n');
