@@ -1,8 +1,6 @@
 #include "os/thread_priority.h"
 
 #include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <thread>
@@ -13,11 +11,12 @@ namespace {
 // The nice value the thread had before its outermost guard, while one is active.
 thread_local std::optional<int> nice_outside_guard;
 
-pid_t ThreadId() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+// Linux keeps the nice value per thread: PRIO_PROCESS with who = 0 is the calling thread.
+constexpr id_t kThisThread = 0;
 
 std::optional<int> ReadNice() {
   errno = 0;
-  int nice = ::getpriority(PRIO_PROCESS, ThreadId());
+  int nice = ::getpriority(PRIO_PROCESS, kThisThread);
   if (nice == -1 && errno != 0) return std::nullopt;
   return nice;
 }
@@ -30,8 +29,8 @@ bool CanRestore() {
     std::thread probe([&] {
       std::optional<int> nice = ReadNice();
       if (!nice || *nice >= 19) return;
-      if (::setpriority(PRIO_PROCESS, ThreadId(), *nice + 1) != 0) return;
-      ok = ::setpriority(PRIO_PROCESS, ThreadId(), *nice) == 0;
+      if (::setpriority(PRIO_PROCESS, kThisThread, *nice + 1) != 0) return;
+      ok = ::setpriority(PRIO_PROCESS, kThisThread, *nice) == 0;
     });
     probe.join();
     return ok;
@@ -45,7 +44,7 @@ ScopedThreadNice::ScopedThreadNice(int increment) {
   if (nice_outside_guard || increment <= 0 || !CanRestore()) return;
   std::optional<int> nice = ReadNice();
   if (!nice) return;
-  if (::setpriority(PRIO_PROCESS, ThreadId(), *nice + increment) != 0) return;
+  if (::setpriority(PRIO_PROCESS, kThisThread, *nice + increment) != 0) return;
   nice_outside_guard = *nice;
   lowered_ = true;
 }
@@ -53,7 +52,7 @@ ScopedThreadNice::ScopedThreadNice(int increment) {
 ScopedThreadNice::~ScopedThreadNice() {
   if (!lowered_) return;
   // CanRestore() said this works for this process.
-  (void)::setpriority(PRIO_PROCESS, ThreadId(), *nice_outside_guard);
+  (void)::setpriority(PRIO_PROCESS, kThisThread, *nice_outside_guard);
   nice_outside_guard.reset();
 }
 
