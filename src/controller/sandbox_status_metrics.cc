@@ -1,5 +1,8 @@
 #include "controller/sandbox_status_metrics.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "api/kinds.h"
 #include "api/typed_codec.h"
 #include "api/types/labels.h"
@@ -10,8 +13,7 @@ namespace {
 
 namespace phase = api::sandbox_phase;
 
-const obs::Labels kSource = {{"source", "k8s"}};
-// Every phase a Sandbox can report, in the order of Series::phase.
+// Every phase a Sandbox can report.
 constexpr const char* kPhaseNames[] = {
     phase::kPending,   phase::kRunning,   phase::kPaused, phase::kResuming,    phase::kUpgrading,
     phase::kRecycling, phase::kSucceeded, phase::kFailed, phase::kTerminating,
@@ -26,17 +28,26 @@ std::string LabelOf(const api::Object& o, const char* key) {
   return it == o.metadata.labels.end() ? std::string() : it->second;
 }
 
+prometheus::MetricFamily GaugeFamily(std::string name, std::string help) {
+  return {.name = std::move(name), .help = std::move(help), .type = prometheus::MetricType::Gauge};
+}
+
+// One series: the constant label source="k8s" first, then the others by name (as a
+// prometheus-cpp family would list them).
+void AddSeries(prometheus::MetricFamily& family,
+               std::vector<prometheus::ClientMetric::Label> labels, double value) {
+  prometheus::ClientMetric m;
+  m.label.reserve(labels.size() + 1);
+  m.label.push_back({"source", "k8s"});
+  std::move(labels.begin(), labels.end(), std::back_inserter(m.label));
+  m.gauge.value = value;
+  family.metric.push_back(std::move(m));
+}
+
 }  // namespace
 
 SandboxStatusMetrics::SandboxStatusMetrics(store::Store& store, obs::Metrics& m)
-    : phase_(m.Gauge("sandbox_status_phase",
-                     "1 for the Sandbox's status.phase, 0 for the other phases.", kSource)),
-      ready_(m.Gauge("sandbox_status_ready", "1 while the Sandbox's Ready condition is True.",
-                     kSource)),
-      created_(m.Gauge("sandbox_created", "Creation time of the Sandbox (Unix seconds).", kSource)),
-      deletion_(m.Gauge("sandbox_deletion_timestamp",
-                        "Deletion time of a Sandbox being deleted (Unix seconds).", kSource)),
-      info_(m.Gauge("sandbox_info", "1 per Sandbox, with its pool, node and template.", kSource)),
+    : metrics_(m),
       informer_(std::make_unique<Informer>(
           store, Informer::Options{.kind = &api::SandboxKind(), .name = "sandbox-metrics"})) {
   static_assert(std::size(kPhaseNames) == kPhases);
@@ -47,71 +58,83 @@ SandboxStatusMetrics::SandboxStatusMetrics(store::Store& store, obs::Metrics& m)
       Update(*c.object);
     }
   });
+  source_id_ = metrics_.AddFamilySource("sandbox-status", [this] { return Render(); });
 }
 
-SandboxStatusMetrics::~SandboxStatusMetrics() { Stop(); }
+SandboxStatusMetrics::~SandboxStatusMetrics() {
+  Stop();
+  metrics_.RemoveFamilySource(source_id_);
+}
 
 Status SandboxStatusMetrics::Start() { return informer_->Start(); }
 
 void SandboxStatusMetrics::Stop() { informer_->Stop(); }
 
 void SandboxStatusMetrics::Update(const api::Object& sandbox) {
-  const std::string& ns = sandbox.metadata.namespace_;
-  const std::string& name = sandbox.metadata.name;
   auto status = api::DecodeStatus<api::SandboxStatus>(sandbox);
-  const std::string current = status.ok() ? status->phase : std::string();
-  const bool ready = status.ok() && api::IsConditionTrue(status->conditions, "Ready");
-  std::string tmpl;
+  Row row;
+  if (status.ok()) {
+    auto named = std::find(std::begin(kPhaseNames), std::end(kPhaseNames), status->phase);
+    if (named != std::end(kPhaseNames)) row.phase = static_cast<int>(named - kPhaseNames);
+    row.ready = api::IsConditionTrue(status->conditions, "Ready");
+    row.node = status->node_name;
+  }
   if (const api::Json& spec = sandbox.spec(); spec.is_object()) {
     auto ref = spec.find("templateRef");
-    if (ref != spec.end() && ref->is_object()) tmpl = ref->value("name", "");
+    if (ref != spec.end() && ref->is_object()) row.template_name = ref->value("name", "");
   }
-  obs::Labels info_labels = {{"namespace", ns},
-                             {"name", name},
-                             {"sandbox_pool", LabelOf(sandbox, api::labels::kSandboxPool)},
-                             {"node", status.ok() ? status->node_name : std::string()},
-                             {"sandbox_template", tmpl}};
-  const obs::Labels object = {{"namespace", ns}, {"name", name}};
-
-  std::lock_guard lock(mu_);
-  for (int i = 0; i < kPhases; ++i) {
-    obs::Labels l = object;
-    l.emplace("phase", kPhaseNames[i]);
-    phase_.Add(l).Set(current == kPhaseNames[i] ? 1 : 0);
-  }
-  ready_.Add(object).Set(ready ? 1 : 0);
+  row.pool = LabelOf(sandbox, api::labels::kSandboxPool);
   if (sandbox.metadata.creation_timestamp) {
-    created_.Add(object).Set(UnixSeconds(*sandbox.metadata.creation_timestamp));
+    row.created = UnixSeconds(*sandbox.metadata.creation_timestamp);
   }
   if (sandbox.metadata.deletion_timestamp) {
-    deletion_.Add(object).Set(UnixSeconds(*sandbox.metadata.deletion_timestamp));
+    row.deletion = UnixSeconds(*sandbox.metadata.deletion_timestamp);
   }
-  obs::Labels& last = info_labels_[{ns, name}];
-  if (last != info_labels) {
-    // A label changed (the node was assigned, the member was claimed): one series, not two.
-    if (!last.empty()) info_.Remove(&info_.Add(last));
-    last = info_labels;
-  }
-  info_.Add(info_labels).Set(1);
+  std::lock_guard lock(mu_);
+  rows_.insert_or_assign({sandbox.metadata.namespace_, sandbox.metadata.name}, std::move(row));
 }
 
 void SandboxStatusMetrics::Remove(const std::string& ns, const std::string& name) {
-  const obs::Labels object = {{"namespace", ns}, {"name", name}};
   std::lock_guard lock(mu_);
-  // Add returns the existing series (or makes one that goes at once): removal by labels.
-  for (const char* phase_name : kPhaseNames) {
-    obs::Labels l = object;
-    l.emplace("phase", phase_name);
-    phase_.Remove(&phase_.Add(l));
+  rows_.erase({ns, name});
+}
+
+std::vector<prometheus::MetricFamily> SandboxStatusMetrics::Render() const {
+  auto phase = GaugeFamily("sandbox_status_phase",
+                           "1 for the Sandbox's status.phase, 0 for the other phases.");
+  auto ready =
+      GaugeFamily("sandbox_status_ready", "1 while the Sandbox's Ready condition is True.");
+  auto created = GaugeFamily("sandbox_created", "Creation time of the Sandbox (Unix seconds).");
+  auto deletion = GaugeFamily("sandbox_deletion_timestamp",
+                              "Deletion time of a Sandbox being deleted (Unix seconds).");
+  auto info = GaugeFamily("sandbox_info", "1 per Sandbox, with its pool, node and template.");
+  std::lock_guard lock(mu_);
+  phase.metric.reserve(rows_.size() * kPhases);
+  ready.metric.reserve(rows_.size());
+  created.metric.reserve(rows_.size());
+  info.metric.reserve(rows_.size());
+  for (const auto& [key, row] : rows_) {
+    const auto& [ns, name] = key;
+    for (int i = 0; i < kPhases; ++i) {
+      AddSeries(phase, {{"name", name}, {"namespace", ns}, {"phase", kPhaseNames[i]}},
+                row.phase == i ? 1 : 0);
+    }
+    AddSeries(ready, {{"name", name}, {"namespace", ns}}, row.ready ? 1 : 0);
+    if (row.created) AddSeries(created, {{"name", name}, {"namespace", ns}}, *row.created);
+    if (row.deletion) AddSeries(deletion, {{"name", name}, {"namespace", ns}}, *row.deletion);
+    AddSeries(info,
+              {{"name", name},
+               {"namespace", ns},
+               {"node", row.node},
+               {"sandbox_pool", row.pool},
+               {"sandbox_template", row.template_name}},
+              1);
   }
-  ready_.Remove(&ready_.Add(object));
-  created_.Remove(&created_.Add(object));
-  deletion_.Remove(&deletion_.Add(object));
-  auto it = info_labels_.find({ns, name});
-  if (it != info_labels_.end()) {
-    if (!it->second.empty()) info_.Remove(&info_.Add(it->second));
-    info_labels_.erase(it);
+  std::vector<prometheus::MetricFamily> out;
+  for (auto* family : {&phase, &ready, &created, &deletion, &info}) {
+    if (!family->metric.empty()) out.push_back(std::move(*family));
   }
+  return out;
 }
 
 }  // namespace warren::controller

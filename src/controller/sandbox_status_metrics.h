@@ -3,8 +3,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "controller/informer.h"
 #include "obs/metrics.h"
@@ -21,11 +23,12 @@ namespace warren::controller {
 //   sandbox_info{sandbox_pool,node,sandbox_template}   1
 // kept by its own informer over every Sandbox (the pool informers see pool members only). A
 // deleted Sandbox's series are removed, so the series count follows the live sandboxes.
-// Series are found by their labels at each update rather than kept as pointers: two instances
-// on one registry (a server restarted inside a test process) share them, and one removing a
-// series must not leave the other holding it. Series outlive the instance (the next one over
-// the same store takes them over). Borrows the store and the registry; Start/Stop from one
-// thread; thread-safe otherwise.
+// The series live in a table of this instance, one row per Sandbox, rendered at each scrape
+// (obs::Metrics::AddFamilySource): a watch event costs a row's update, whatever the number of
+// sandboxes (prometheus-cpp families remove a series by walking all of them: with 1,000 pool
+// members that was ~10 % of the server's CPU while claims deleted and relabelled them). A newer
+// instance on the same registry (a server restarted inside a test process) takes the series
+// over. Borrows the store and the registry; Start/Stop from one thread; thread-safe otherwise.
 class SandboxStatusMetrics {
  public:
   explicit SandboxStatusMetrics(store::Store& store,
@@ -44,12 +47,21 @@ class SandboxStatusMetrics {
  private:
   static constexpr int kPhases = 9;
 
-  obs::GaugeFamily &phase_, &ready_, &created_, &deletion_, &info_;
+  // What one Sandbox's series say.
+  struct Row {
+    int phase = -1;  // index into the phase names; -1: none of them (no status yet)
+    bool ready = false;
+    std::optional<double> created, deletion;  // Unix seconds
+    std::string pool, node, template_name;
+  };
+  std::vector<prometheus::MetricFamily> Render() const;
+
+  obs::Metrics& metrics_;
   std::unique_ptr<Informer> informer_;
-  std::mutex mu_;
-  // The labels of each Sandbox's sandbox_info series (they change: node, pool), to remove the
-  // old one. Guarded by mu_.
-  std::map<std::pair<std::string, std::string>, obs::Labels> info_labels_;
+  mutable std::mutex mu_;
+  // By namespace and name, so a scrape lists them in order. Guarded by mu_.
+  std::map<std::pair<std::string, std::string>, Row> rows_;
+  int source_id_ = 0;
 };
 
 }  // namespace warren::controller

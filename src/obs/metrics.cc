@@ -24,6 +24,11 @@ struct Metrics::Callbacks {
   std::mutex mu;
   int next_id = 1;                                          // guarded by mu
   std::vector<std::pair<int, std::function<void()>>> list;  // guarded by mu
+  struct Source {
+    int id;
+    FamilySource render;
+  };
+  std::map<std::string, Source, std::less<>> sources;  // by key; guarded by mu
 };
 
 Metrics::Metrics()
@@ -96,14 +101,31 @@ void Metrics::RemoveCollectCallback(int id) {
   std::erase_if(callbacks_->list, [id](const auto& entry) { return entry.first == id; });
 }
 
+int Metrics::AddFamilySource(std::string key, FamilySource source) {
+  std::lock_guard lock(callbacks_->mu);
+  int id = callbacks_->next_id++;
+  callbacks_->sources.insert_or_assign(std::move(key), Callbacks::Source{id, std::move(source)});
+  return id;
+}
+
+void Metrics::RemoveFamilySource(int id) {
+  std::lock_guard lock(callbacks_->mu);
+  std::erase_if(callbacks_->sources, [id](const auto& entry) { return entry.second.id == id; });
+}
+
 std::string Metrics::Exposition() const {
+  std::vector<prometheus::MetricFamily> rendered;
   {
-    // Callbacks run under the lock so one being removed is never running afterwards.
+    // Callbacks and sources run under the lock so one being removed is never running afterwards.
     std::lock_guard lock(callbacks_->mu);
     for (auto& [id, callback] : callbacks_->list) callback();
+    for (auto& [key, source] : callbacks_->sources) {
+      std::vector<prometheus::MetricFamily> families = source.render();
+      std::move(families.begin(), families.end(), std::back_inserter(rendered));
+    }
   }
-  // Families of one name from several registries become one (their series already carry their
-  // constant labels), so each name has one HELP and one TYPE line.
+  // Families of one name from several registries (and sources) become one (their series already
+  // carry their constant labels), so each name has one HELP and one TYPE line.
   std::map<std::string, prometheus::MetricFamily> merged;
   {
     std::lock_guard lock(registries_->mu);
@@ -115,6 +137,14 @@ std::string Metrics::Exposition() const {
                   std::back_inserter(it->second.metric));
       }
     }
+  }
+  for (prometheus::MetricFamily& family : rendered) {
+    auto [it, inserted] = merged.try_emplace(family.name);
+    if (inserted) {
+      it->second = std::move(family);
+      continue;
+    }
+    std::move(family.metric.begin(), family.metric.end(), std::back_inserter(it->second.metric));
   }
   std::vector<prometheus::MetricFamily> families;
   families.reserve(merged.size());

@@ -20,6 +20,7 @@
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
+#include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
 
 #include <functional>
@@ -64,6 +65,17 @@ class Metrics {
   // Exposition. Returns an id for RemoveCollectCallback.
   int AddCollectCallback(std::function<void()> callback);
   void RemoveCollectCallback(int id);
+
+  // Families whose series the caller keeps itself and renders at every Exposition, for series
+  // that come and go by the thousand (one per sandbox): a prometheus-cpp family's Remove walks
+  // all of its series, so keeping those in a family makes each removal O(series). A source
+  // gives each of its series every label, constant ones included. Registering under a `key`
+  // already held replaces that source (a component made again in one process takes over its
+  // series); RemoveFamilySource(id) removes a source only while it still holds its key.
+  // Sources must be thread-safe and must not call Exposition.
+  using FamilySource = std::function<std::vector<prometheus::MetricFamily>()>;
+  int AddFamilySource(std::string key, FamilySource source);
+  void RemoveFamilySource(int id);
 
   // Every metric in the Prometheus text format 0.0.4, sorted by name, each name once (families
   // that differ only in constant labels are merged).

@@ -84,6 +84,44 @@ TEST(Metrics, CollectCallbacksRunPerScrapeUntilRemoved) {
   EXPECT_THAT(m.Exposition(), HasSubstr("warren_test_scrapes 2"));
 }
 
+prometheus::MetricFamily OneGauge(const std::string& name, const std::string& label, double v) {
+  prometheus::MetricFamily f{.name = name, .help = "h", .type = prometheus::MetricType::Gauge};
+  prometheus::ClientMetric m;
+  m.label = {{"name", label}};
+  m.gauge.value = v;
+  f.metric.push_back(m);
+  return f;
+}
+
+TEST(Metrics, FamilySourcesRenderPerScrapeAndMergeWithRegisteredSeries) {
+  Metrics m;
+  m.Gauge("sandbox_x", "h").Add({{"name", "registered"}}).Set(1);
+  double value = 2;
+  int first = m.AddFamilySource("x", [&] {
+    return std::vector<prometheus::MetricFamily>{OneGauge("sandbox_x", "first", value)};
+  });
+  std::string text = m.Exposition();
+  EXPECT_THAT(text, HasSubstr("sandbox_x{name=\"first\"} 2"));
+  EXPECT_THAT(text, HasSubstr("sandbox_x{name=\"registered\"} 1"));
+  auto families = testing::ParseExposition(text);  // one HELP and TYPE for the name
+  ASSERT_TRUE(families.ok()) << families.status() << "\n" << text;
+  value = 3;
+  EXPECT_THAT(m.Exposition(), HasSubstr("sandbox_x{name=\"first\"} 3"));
+
+  // A source under the same key takes over; the first one's removal leaves it alone.
+  int second = m.AddFamilySource("x", [] {
+    return std::vector<prometheus::MetricFamily>{OneGauge("sandbox_x", "second", 4)};
+  });
+  m.RemoveFamilySource(first);
+  text = m.Exposition();
+  EXPECT_THAT(text, Not(HasSubstr("first")));
+  EXPECT_THAT(text, HasSubstr("sandbox_x{name=\"second\"} 4"));
+  m.RemoveFamilySource(second);
+  text = m.Exposition();
+  EXPECT_THAT(text, Not(HasSubstr("second")));
+  EXPECT_THAT(text, HasSubstr("registered"));
+}
+
 TEST(Metrics, ReferenceBuckets) {
   auto d = DefaultDurationBuckets();
   ASSERT_EQ(d.size(), 12u);
