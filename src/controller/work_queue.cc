@@ -21,7 +21,16 @@ void WorkQueue::AddAfter(const std::string& key, std::chrono::milliseconds delay
   if (delay <= std::chrono::milliseconds(0)) return Add(key);
   std::lock_guard lock(mu_);
   if (shut_down_) return;
-  later_.emplace(Clock::now() + delay, key);
+  const Clock::time_point due = Clock::now() + delay;
+  auto [it, inserted] = due_.try_emplace(key, due);
+  if (!inserted) {
+    // Requeued on every pass that defers it (a pool refill waiting out a burst of claims):
+    // one pending add is enough, and duplicates would each wake a reconcile of their own.
+    if (it->second <= due) return;
+    later_.erase({it->second, key});
+    it->second = due;
+  }
+  later_.emplace(due, key);
   cv_.notify_one();  // a waiter may need an earlier wake-up
 }
 
@@ -46,9 +55,9 @@ std::optional<std::string> WorkQueue::Get() {
     if (shut_down_) return std::nullopt;
     auto now = Clock::now();
     while (!later_.empty() && later_.begin()->first <= now) {
-      std::string key = std::move(later_.begin()->second);
-      later_.erase(later_.begin());
-      AddLocked(key);
+      auto due = later_.extract(later_.begin());
+      due_.erase(due.value().second);
+      AddLocked(due.value().second);
     }
     if (!queue_.empty()) {
       std::string key = std::move(queue_.front());

@@ -3,13 +3,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 namespace warren::controller {
 
@@ -52,12 +52,14 @@ class WorkQueue {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> queue_;                        // guarded by mu_
-  std::unordered_set<std::string> dirty_;                // queued or re-added; guarded by mu_
-  std::unordered_set<std::string> processing_;           // guarded by mu_
-  std::multimap<Clock::time_point, std::string> later_;  // guarded by mu_
-  std::unordered_map<std::string, int> failures_;        // guarded by mu_
-  bool shut_down_ = false;                               // guarded by mu_
+  std::deque<std::string> queue_;               // guarded by mu_
+  std::unordered_set<std::string> dirty_;       // queued or re-added; guarded by mu_
+  std::unordered_set<std::string> processing_;  // guarded by mu_
+  // Delayed adds, one per key (the earliest): by due time, and each key's due time.
+  std::set<std::pair<Clock::time_point, std::string>> later_;  // guarded by mu_
+  std::unordered_map<std::string, Clock::time_point> due_;     // guarded by mu_
+  std::unordered_map<std::string, int> failures_;              // guarded by mu_
+  bool shut_down_ = false;                                     // guarded by mu_
 };
 
 }  // namespace warren::controller

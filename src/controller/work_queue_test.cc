@@ -49,5 +49,26 @@ TEST(WorkQueueTest, AKeyAddedWhileProcessedComesBackAfterDone) {
   EXPECT_EQ(queue.Get(), "default/a");
 }
 
+// A key deferred on every pass (a pool refill waiting out a burst of claims) is handed out once,
+// at the earliest of its due times, not once per deferral.
+TEST(WorkQueueTest, DelayedAddsOfOneKeyKeepOnlyTheEarliest) {
+  WorkQueue queue;
+  for (int i = 0; i < 3; ++i) queue.AddAfter("default/a", 60ms);
+  queue.AddAfter("default/a", 10ms);
+  queue.AddAfter("default/a", 100ms);
+  std::atomic<int> handed_out{0};
+  std::thread worker([&] {
+    while (std::optional<std::string> key = queue.Get()) {
+      handed_out.fetch_add(1);
+      queue.Done(*key);
+    }
+  });
+  for (int i = 0; i < 500 && handed_out.load() == 0; ++i) std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(250ms);  // past every later due time
+  queue.ShutDown();
+  worker.join();
+  EXPECT_EQ(handed_out.load(), 1);
+}
+
 }  // namespace
 }  // namespace warren::controller
