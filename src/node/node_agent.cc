@@ -22,6 +22,7 @@
 #include "node/node_registration.h"
 #include "node/sandbox_files.h"
 #include "node/sandbox_object.h"
+#include "os/thread_priority.h"
 #include "runtime/gvisor/gvisor_runtime.h"
 #include "runtime/native/native_runtime.h"
 
@@ -411,6 +412,9 @@ void NodeAgent::OnExit(const std::string& sandbox_id) {
 }
 
 void NodeAgent::SamplerLoop() {
+  // Sampling every sandbox (and image GC) is work nobody waits on: with a pool of 1,000 members a
+  // pass reads thousands of cgroup and envd files, and it should not delay a claim or a create.
+  os::ScopedThreadNice background(os::kBackgroundNiceIncrement);
   base::MonoTime next_gc = clock_.Monotonic() + options_.image_gc_interval;
   while (!stopping_) {
     std::vector<std::string> ids;
