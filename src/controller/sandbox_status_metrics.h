@@ -26,7 +26,7 @@ namespace warren::controller {
 // The series live in a table of this instance, one row per Sandbox, rendered at each scrape
 // (obs::Metrics::AddFamilySource): a watch event costs a row's update, whatever the number of
 // sandboxes (prometheus-cpp families remove a series by walking all of them: with 1,000 pool
-// members that was ~10 % of the server's CPU while claims deleted and relabelled them). A newer
+// members that was ~10 % of the server's CPU while they were claimed and killed). A newer
 // instance on the same registry (a server restarted inside a test process) takes the series
 // over. Borrows the store and the registry; Start/Stop from one thread; thread-safe otherwise.
 class SandboxStatusMetrics {

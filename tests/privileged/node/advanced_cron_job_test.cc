@@ -75,6 +75,17 @@ TEST(AdvancedCronJobTest, AOneMinuteScheduleSizesThePoolWhenTheMinuteTurns) {
   EXPECT_TRUE(Contains(get.out, "* * * * *")) << get.out;
   ASSERT_EQ(s.Cli({"delete", "acj", "busy-hours"}).exit_code, 0);
   ASSERT_EQ(s.Cli({"delete", "sbs", "cron-pool"}).exit_code, 0);
+  // The members go with their set; stopping the server before its node agent has torn them
+  // down would leave them running (to be adopted by a server that never comes).
+  const std::string sandboxes = "/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes";
+  api::Json left;
+  for (auto until = std::chrono::steady_clock::now() + 60s;
+       std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(100ms)) {
+    left = Get(s, sandboxes);
+    if (left.is_object() && left["items"].is_array() && left["items"].empty()) break;
+  }
+  EXPECT_TRUE(left.is_object() && left["items"].is_array() && left["items"].empty())
+      << "the pool's members were not torn down: " << api::DumpJson(left);
 }
 
 }  // namespace
