@@ -3,8 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <sys/resource.h>
+
 #include <thread>
 
+#include "os/thread_priority.h"
 #include "sandbox_fixture.h"
 
 namespace warren::runtime::testing {
@@ -105,6 +109,37 @@ TEST_F(SandboxTest, ForkBombStopsAtThePidsLimit) {
   // The host is unaffected and the sandbox still goes away cleanly (TearDown checks).
   Status st = rt_->Destroy("bomb");
   EXPECT_TRUE(st.ok()) << st;
+}
+
+TEST_F(SandboxTest, ASandboxStartedByBackgroundWorkRunsAtTheNormalPriority) {
+  // A pool refill starts sandboxes from a thread at a lowered priority (os::ScopedThreadNice);
+  // the sandbox must run its command as any other, with or without a user namespace (where
+  // pid 1 has no CAP_SYS_NICE of the host's to take the priority back itself).
+  int normal = getpriority(PRIO_PROCESS, 0);
+  // Field 19 of /proc/<pid>/stat is the nice value (the command name here has no spaces).
+  std::string script = "set -- $(cat /proc/self/stat); echo nice=${19}";
+  SandboxSpec plain = ShellSpec("plain", script);
+  SandboxSpec userns = ShellSpec("userns", script);
+  userns.user_namespace = true;
+  SandboxSpec broken = ShellSpec("broken", "");
+  broken.command = {"/usr/bin/python3", "-c", "print(1)"};
+  std::string out_plain, out_userns;
+  Status broken_start;
+  {
+    os::ScopedThreadNice background(os::kBackgroundNiceIncrement);
+    if (!background.lowered()) GTEST_SKIP() << "this thread cannot lower its priority and back";
+    out_plain = Run(plain);
+    out_userns = Run(userns);
+    ASSERT_OK(rt_->Create(broken));
+    broken_start = rt_->Start("broken");
+  }
+  // A failed exec of such a sandbox still says why.
+  EXPECT_EQ(broken_start.code(), StatusCode::kFailedPrecondition) << broken_start;
+  EXPECT_THAT(broken_start.message(), HasSubstr("'/usr/bin/python3' not found"));
+  EXPECT_EQ(out_plain, fmt::format("nice={}\n", normal));
+  EXPECT_EQ(out_userns, fmt::format("nice={}\n", normal));
+  // Outside background work nothing changes.
+  EXPECT_EQ(Run(ShellSpec("normal", script)), fmt::format("nice={}\n", normal));
 }
 
 TEST_F(SandboxTest, CpuQuotaCapsABusyLoop) {
