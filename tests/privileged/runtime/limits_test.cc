@@ -1,9 +1,8 @@
 // Resource limits as a user notices them: the memory hog dies, the fork bomb stalls, the busy
 // loop gets its quota.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <thread>
