@@ -35,9 +35,10 @@ struct Tree {
   int runs = 0;
 };
 
+// Made once and shared by the benchmarks; removed (TempDir) when the process exits.
 Tree& TheTree() {
-  static Tree* t = [] {
-    auto* tree = new Tree;  // lives for the process: benchmarks share it
+  static Tree t;
+  static const bool made = [](Tree* tree) {
     const char* mb = std::getenv("WARREN_BENCH_COPY_MB");
     const int files = mb != nullptr ? std::atoi(mb) : 100;
     tree->source = tree->tmp.Sub("upper");
@@ -52,9 +53,10 @@ Tree& TheTree() {
       std::ofstream(tree->source + "/data/f" + std::to_string(i), std::ios::binary) << chunk;
       tree->bytes += chunk.size();
     }
-    return tree;
-  }();
-  return *t;
+    return true;
+  }(&t);
+  (void)made;
+  return t;
 }
 
 std::string NextDest(Tree& t) { return t.tmp.Sub("copy" + std::to_string(t.runs++)); }
