@@ -28,21 +28,13 @@ namespace {
 
 using ::warren::image::testing::TempDir;
 
+// The source tree the benchmarks share: made once, removed (TempDir) when the process exits.
 struct Tree {
-  TempDir tmp;
-  std::string source;
-  uint64_t bytes = 0;
-  int runs = 0;
-};
-
-// Made once and shared by the benchmarks; removed (TempDir) when the process exits.
-Tree& TheTree() {
-  static Tree t;
-  static const bool made = [](Tree* tree) {
+  Tree() {
     const char* mb = std::getenv("WARREN_BENCH_COPY_MB");
     const int files = mb != nullptr ? std::atoi(mb) : 100;
-    tree->source = tree->tmp.Sub("upper");
-    std::filesystem::create_directories(tree->source + "/data");
+    source = tmp.Sub("upper");
+    std::filesystem::create_directories(source + "/data");
     std::mt19937_64 rng(7);
     std::string chunk(1 << 20, '\0');
     for (int i = 0; i < files; ++i) {
@@ -50,13 +42,20 @@ Tree& TheTree() {
         uint64_t v = rng();
         chunk.replace(j, 8, reinterpret_cast<const char*>(&v), 8);
       }
-      std::ofstream(tree->source + "/data/f" + std::to_string(i), std::ios::binary) << chunk;
-      tree->bytes += chunk.size();
+      std::ofstream(source + "/data/f" + std::to_string(i), std::ios::binary) << chunk;
+      bytes += chunk.size();
     }
-    return true;
-  }(&t);
-  (void)made;
-  return t;
+  }
+
+  TempDir tmp;
+  std::string source;
+  uint64_t bytes = 0;
+  int runs = 0;
+};
+
+Tree& TheTree() {
+  static Tree tree;
+  return tree;
 }
 
 std::string NextDest(Tree& t) { return t.tmp.Sub("copy" + std::to_string(t.runs++)); }
