@@ -108,12 +108,18 @@ std::vector<prometheus::MetricFamily> SandboxStatusMetrics::Render() const {
   auto deletion = GaugeFamily("sandbox_deletion_timestamp",
                               "Deletion time of a Sandbox being deleted (Unix seconds).");
   auto info = GaugeFamily("sandbox_info", "1 per Sandbox, with its pool, node and template.");
-  std::lock_guard lock(mu_);
-  phase.metric.reserve(rows_.size() * kPhases);
-  ready.metric.reserve(rows_.size());
-  created.metric.reserve(rows_.size());
-  info.metric.reserve(rows_.size());
-  for (const auto& [key, row] : rows_) {
+  // Rendered from a copy, so a scrape holds the lock only while the rows are copied: Update runs
+  // on the store's watch thread, which every informer shares.
+  decltype(rows_) rows;
+  {
+    std::lock_guard lock(mu_);
+    rows = rows_;
+  }
+  phase.metric.reserve(rows.size() * kPhases);
+  ready.metric.reserve(rows.size());
+  created.metric.reserve(rows.size());
+  info.metric.reserve(rows.size());
+  for (const auto& [key, row] : rows) {
     const auto& [ns, name] = key;
     for (int i = 0; i < kPhases; ++i) {
       AddSeries(phase, {{"name", name}, {"namespace", ns}, {"phase", kPhaseNames[i]}},
