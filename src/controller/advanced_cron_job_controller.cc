@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "api/kinds.h"
 #include "api/typed_codec.h"
@@ -107,8 +108,20 @@ Status AdvancedCronJobController::Reconcile(const std::string& key) {
   status.type = pulls ? "ImagePullJob" : "SandboxSetReplicas";
 
   // Children: unfinished ones are active; finished ones beyond the limits go, oldest first.
+  std::vector<ObjectPtr> children = children_.List();
+  // A child this controller created a moment ago may not have reached the informer yet: read
+  // those the stored status names from the store, or Replace and Forbid would not see them.
+  for (const auto& name : status.active) {
+    if (children_.Get(ns, name) != nullptr) continue;
+    auto fresh = store_.Get(api::ImagePullJobKind(), ns, name);
+    if (fresh.ok()) {
+      children.push_back(std::make_shared<const api::Object>(std::move(fresh).value()));
+    } else if (fresh.status().code() != StatusCode::kNotFound) {
+      return fresh.status();
+    }
+  }
   std::vector<ObjectPtr> active, succeeded, failed;
-  for (const auto& child : children_.List()) {
+  for (const auto& child : children) {
     const auto* owner = Controller(*child);
     if (child->metadata.namespace_ != ns || owner == nullptr || owner->uid != cron.metadata.uid ||
         child->metadata.deletion_timestamp) {

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "api/kinds.h"
@@ -37,10 +39,20 @@ constexpr char kPullEvery5[] = R"(  schedule: "*/5 * * * *"
       spec: {image: "reg:5000/app:1", parallelism: 0})";
 
 // The fake clock starts at the real now (the store stamps creation with the real clock), moved
-// back to just after a five-minute boundary so the first firing is a known instant.
+// back to just after a five-minute boundary so the first firing is a known instant. Within a few
+// seconds of the next boundary it waits for that to pass: a job created after it (by the real
+// clock) would miss the first firing the tests expect.
 base::WallTime StartInstant() {
-  auto now = std::chrono::floor<std::chrono::minutes>(base::RealClock().Now());
-  return now - (now.time_since_epoch() % std::chrono::minutes(5)) + 1s;
+  auto now = base::RealClock().Now();
+  auto boundary = [](base::WallTime t) {
+    auto m = std::chrono::floor<std::chrono::minutes>(t);
+    return m - (m.time_since_epoch() % std::chrono::minutes(5));
+  };
+  if (auto next = boundary(now) + 5min; next - now < 5s) {
+    std::this_thread::sleep_for(next - now + 10ms);
+    now = base::RealClock().Now();
+  }
+  return boundary(now) + 1s;
 }
 
 class AdvancedCronJobControllerTest : public ::testing::Test {
@@ -75,6 +87,69 @@ class AdvancedCronJobControllerTest : public ::testing::Test {
     st.completion_time = clock_.Now();
     api::EncodeStatus(st, o);
     ASSERT_TRUE(store_->Update(o, store::Subresource::kStatus).ok());
+  }
+  // Holds the store's watch delivery from the cron job's creation event on, fires the job at 5
+  // and 10 minutes, then lets delivery go on.
+  void FireTwiceWhileTheFirstChildIsUndelivered(const std::string& policy) {
+    const std::string name = "late";
+    auto child_at = [&](std::chrono::seconds offset) {
+      const base::WallTime t = start_ - 1s + offset;
+      return fmt::format(
+          "{}-{}", name,
+          std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
+    };
+    auto owned = [&] {
+      std::vector<std::string> out;
+      for (const auto& c : Children()) out.push_back(c.metadata.name);
+      return out;
+    };
+    std::mutex mu;
+    std::condition_variable cv;
+    bool held = false, released = false;
+    auto gate = store_->Subscribe(&api::AdvancedCronJobKind(),
+                                  {.resource_version = store_->CurrentRevision()},
+                                  {.on_event = [&](const store::WatchEvent& e) {
+                                    if (e.type != store::EventType::kAdded) return;
+                                    std::unique_lock lock(mu);
+                                    held = true;
+                                    cv.notify_all();
+                                    cv.wait(lock, [&] { return released; });
+                                  }});
+    ASSERT_TRUE(gate.ok()) << gate.status().ToString();
+    auto release = [&] {
+      std::lock_guard lock(mu);
+      released = true;
+      cv.notify_all();
+    };
+    // Delivery must go on before the subscription is cancelled, even when an assertion fails.
+    struct OnExit {
+      std::function<void()> f;
+      ~OnExit() { f(); }
+    } on_exit{release};
+
+    ASSERT_TRUE(
+        store_->Create(CronJob(name, std::string(kPullEvery5) + "\n  concurrencyPolicy: " + policy))
+            .ok());
+    {
+      std::unique_lock lock(mu);
+      ASSERT_TRUE(cv.wait_for(lock, 3s, [&] { return held; }));
+    }
+    At(5min);
+    ASSERT_TRUE(Eventually([&] { return StatusOf(name).active.size() == 1; }));
+    At(10min);  // the informers still have not seen the first child
+    if (policy == "Replace") {
+      ASSERT_TRUE(Eventually(
+          [&] { return StatusOf(name).active == std::vector<std::string>{child_at(10min)}; }));
+    } else {
+      ASSERT_TRUE(
+          Eventually([&] { return StatusOf(name).message.find("waits") != std::string::npos; }));
+    }
+    release();
+    const std::string survivor = child_at(policy == "Replace" ? 10min : 5min);
+    ASSERT_TRUE(Eventually([&] { return owned() == std::vector<std::string>{survivor}; }));
+    controller_.Resync();
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(owned(), std::vector<std::string>{survivor});
   }
   static std::string NameAt(base::WallTime t) {
     return fmt::format(
@@ -160,6 +235,17 @@ TEST_F(AdvancedCronJobControllerTest, ForbidWaitsReplaceDeletesTheUnfinished) {
   At(20min);
   ASSERT_TRUE(
       Eventually([&] { return owned_by_swap().size() == 1 && owned_by_swap()[0] != first; }));
+}
+
+// The store delivers every watch on one thread, so a subscriber that holds an event holds the
+// controller's informers too: the child the first firing creates stays unseen by them while the
+// next firing falls due. Replace must still delete it, and Forbid must still wait for it.
+TEST_F(AdvancedCronJobControllerTest, ReplaceDeletesAChildTheInformerHasNotDeliveredYet) {
+  FireTwiceWhileTheFirstChildIsUndelivered("Replace");
+}
+
+TEST_F(AdvancedCronJobControllerTest, ForbidWaitsForAChildTheInformerHasNotDeliveredYet) {
+  FireTwiceWhileTheFirstChildIsUndelivered("Forbid");
 }
 
 TEST_F(AdvancedCronJobControllerTest, AReplicasTemplateSizesThePoolInItsTimeZone) {
