@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #include "api/kinds.h"
@@ -16,6 +14,7 @@
 #include "api/yaml_codec.h"
 #include "base/testing/fake_clock.h"
 #include "base/time_format.h"
+#include "store/testing/delivery_gate.h"
 #include "store/testing/objects.h"
 #include "store/testing/temp_store.h"
 
@@ -103,37 +102,13 @@ class AdvancedCronJobControllerTest : public ::testing::Test {
       for (const auto& c : Children()) out.push_back(c.metadata.name);
       return out;
     };
-    std::mutex mu;
-    std::condition_variable cv;
-    bool held = false, released = false;
-    auto gate = store_->Subscribe(&api::AdvancedCronJobKind(),
-                                  {.resource_version = store_->CurrentRevision()},
-                                  {.on_event = [&](const store::WatchEvent& e) {
-                                    if (e.type != store::EventType::kAdded) return;
-                                    std::unique_lock lock(mu);
-                                    held = true;
-                                    cv.notify_all();
-                                    cv.wait(lock, [&] { return released; });
-                                  }});
-    ASSERT_TRUE(gate.ok()) << gate.status().ToString();
-    auto release = [&] {
-      std::lock_guard lock(mu);
-      released = true;
-      cv.notify_all();
-    };
-    // Delivery must go on before the subscription is cancelled, even when an assertion fails.
-    struct OnExit {
-      std::function<void()> f;
-      ~OnExit() { f(); }
-    } on_exit{release};
-
+    store::testing::DeliveryGate gate(
+        store_.store(), api::AdvancedCronJobKind(),
+        [](const store::WatchEvent& e) { return e.type == store::EventType::kAdded; });
     ASSERT_TRUE(
         store_->Create(CronJob(name, std::string(kPullEvery5) + "\n  concurrencyPolicy: " + policy))
             .ok());
-    {
-      std::unique_lock lock(mu);
-      ASSERT_TRUE(cv.wait_for(lock, 3s, [&] { return held; }));
-    }
+    ASSERT_TRUE(gate.WaitHeld(3s));
     At(5min);
     ASSERT_TRUE(Eventually([&] { return StatusOf(name).active.size() == 1; }));
     At(10min);  // the informers still have not seen the first child
@@ -144,7 +119,7 @@ class AdvancedCronJobControllerTest : public ::testing::Test {
       ASSERT_TRUE(
           Eventually([&] { return StatusOf(name).message.find("waits") != std::string::npos; }));
     }
-    release();
+    gate.Release();
     const std::string survivor = child_at(policy == "Replace" ? 10min : 5min);
     ASSERT_TRUE(Eventually([&] { return owned() == std::vector<std::string>{survivor}; }));
     controller_.Resync();
