@@ -58,10 +58,15 @@ void Informer::Apply(store::EventType type, ObjectPtr object, int64_t revision) 
       if (change.old) change.type = store::EventType::kModified;
       objects_[key] = object;
     }
+  }
+  for (const auto& handler : handlers_) handler(change);
+  // Only now: a waiter for this revision may read what the handlers index (a controller's
+  // member counts), not only the cache.
+  {
+    std::lock_guard lock(mu_);
     revision_ = std::max(revision_, revision);
     ++applied_;
   }
-  for (const auto& handler : handlers_) handler(change);
   revision_cv_.notify_all();
 }
 

@@ -62,8 +62,8 @@ class Informer {
   std::vector<ObjectPtr> List() const;
   // The store revision the cache reflects.
   int64_t revision() const;
-  // Waits until the cache reflects revision `rv` (e.g. a write this process just made); false on
-  // timeout.
+  // Waits until the cache reflects revision `rv` (e.g. a write this process just made) and the
+  // handlers have seen it; false on timeout.
   bool WaitForRevision(int64_t rv, std::chrono::milliseconds timeout) const;
   // Waits until `done()` is true, checking it after every change the cache applies; false on
   // timeout. `done` runs without the cache's lock held (it may call Get).

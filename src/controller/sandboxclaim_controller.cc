@@ -26,6 +26,9 @@ std::string KeyOf(std::string_view ns, std::string_view name) {
   return fmt::format("{}/{}", ns, name);
 }
 
+// How soon a claim whose sandbox cache is behind its own claims looks again.
+constexpr milliseconds kCacheBehindRetry{50};
+
 }  // namespace
 
 SandboxClaimController::SandboxClaimController(PoolInformers& informers, claim::Claimer& claimer,
@@ -116,8 +119,12 @@ std::vector<ObjectPtr> SandboxClaimController::ClaimedBy(const api::Object& clai
 }
 
 Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std::string_view name) {
+  const std::string key = KeyOf(ns, name);
   ObjectPtr claim = claims_->Get(ns, name);
-  if (!claim || claim->metadata.deletion_timestamp) return 0ms;
+  if (!claim || claim->metadata.deletion_timestamp) {
+    own_writes_.Forget(key);
+    return 0ms;
+  }
   ASSIGN_OR_RETURN(auto spec, api::DecodeSpec<api::SandboxClaimSpec>(*claim));
   auto decoded = api::DecodeStatus<api::SandboxClaimStatus>(*claim);
   api::SandboxClaimStatus status = decoded.ok() ? *decoded : api::SandboxClaimStatus{};
@@ -144,6 +151,9 @@ Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std:
   auto timeout = duration_cast<base::WallTime::duration>(
       spec.claim_timeout.value_or(api::Duration{1min}).value);
   base::WallTime deadline = start + timeout;
+  // Counted from the cache, so not before it shows what earlier passes claimed: from behind
+  // them, this pass would claim them again.
+  if (!own_writes_.Reached(key, informers_.sandboxes())) return kCacheBehindRetry;
   int held = static_cast<int>(ClaimedBy(*claim).size());
 
   std::string first_error;
@@ -242,7 +252,7 @@ Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std:
     }
     // The next reconcile counts from the cache: it must see what this one claimed.
     if (last_write > 0) {
-      informers_.sandboxes().WaitForRevision(last_write, options_.write_visible_timeout);
+      own_writes_.WaitFor(key, last_write, informers_.sandboxes(), options_.write_visible_timeout);
     }
     if (!first_error.empty() && events_) {
       events_->Warning(*claim, "ClaimFailed", first_error).IgnoreError();

@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "controller/claim/claimer.h"
 #include "controller/informer.h"
+#include "controller/own_write_fence.h"
 #include "controller/pool_informers.h"
 #include "controller/work_queue.h"
 #include "obs/event_recorder.h"
@@ -36,7 +37,8 @@ struct SandboxClaimControllerOptions {
 //   - status: phase Claiming → Completed, claimedReplicas, claimStartTime, completionTime,
 //     conditions Completed and TimedOut (claimTimeout passed first; what was claimed stays);
 //   - the sandboxes a claim holds are counted from the cache (label and owner), so a restart in
-//     the middle never claims twice;
+//     the middle never claims twice; and never while the cache is behind the claim's own last
+//     claims (it waits for them rather than claim again);
 //   - ttlAfterCompleted (default 60m, negative = never) deletes the claim object only: its
 //     sandboxes are orphaned (owner reference removed), not deleted.
 //
@@ -68,6 +70,7 @@ class SandboxClaimController {
   base::Clock& clock_;
   std::unique_ptr<Informer> claims_;
   WorkQueue queue_;
+  OwnWriteFence own_writes_;  // per claim key: its claims the sandbox cache has not shown
   obs::CounterFamily& claims_total_;
   obs::CounterFamily& expired_total_;
   // sandbox_claim_duration_seconds{source="k8s"}: creation to Completed, fully claimed only.

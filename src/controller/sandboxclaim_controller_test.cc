@@ -11,6 +11,7 @@
 #include "api/types/sandbox_claim.h"
 #include "controller/testing/eventually.h"
 #include "controller/testing/pool_fixture.h"
+#include "store/testing/delivery_gate.h"
 #include "store/testing/objects.h"
 #include "store/testing/temp_store.h"
 
@@ -138,6 +139,40 @@ TEST_F(SandboxClaimControllerTest, AMissingPoolIsReportedAsAFailedClaim) {
   auto events = store_->List(api::EventKind(), {});
   (void)events;
   EXPECT_EQ(ClaimStatus("job")->claimed_replicas, 0);
+}
+
+// The store delivers every watch on one thread: holding it from the claim's first claimed
+// sandbox on leaves the sandbox cache behind the claim's own claims for longer than it waits for
+// them. The passes that follow must wait for the cache, not count from behind it and claim again.
+class SandboxClaimBehindItsCacheTest : public SandboxClaimControllerTest {
+ protected:
+  Status StartControllerUnderTest() override { return slow_cache_claims_.Start(); }
+  void StopControllerUnderTest() override { slow_cache_claims_.Stop(); }
+
+  SandboxClaimController slow_cache_claims_{
+      *informers_, *claimer_, nullptr,
+      SandboxClaimControllerOptions{
+          .initial_batch_size = 2, .max_batch_size = 2, .write_visible_timeout = 100ms}};
+};
+
+TEST_F(SandboxClaimBehindItsCacheTest, AClaimNeverHoldsMoreThanItsReplicas) {
+  CreatePool("py", 8);
+  store::testing::DeliveryGate gate(store_.store(), api::SandboxKind(),
+                                    [](const store::WatchEvent& e) {
+                                      return e.object->metadata.labels.contains(labels::kClaimName);
+                                    });
+  CreateClaim("job", {{"templateName", "py"}, {"replicas", 4}, {"createOnNoStock", false}});
+  ASSERT_TRUE(gate.WaitHeld(10s));
+  std::this_thread::sleep_for(1s);  // ten times what a pass waits for the cache
+  EXPECT_EQ(WithClaimLabel("job").size(), 2u) << "the first batch, and no pass since";
+  gate.Release();
+  ASSERT_TRUE(Eventually([&] {
+    auto st = ClaimStatus("job");
+    return st && st->phase == "Completed";
+  }));
+  EXPECT_EQ(ClaimStatus("job")->claimed_replicas, 4);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(WithClaimLabel("job").size(), 4u);
 }
 
 }  // namespace

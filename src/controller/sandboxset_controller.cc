@@ -173,12 +173,19 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
   ObjectPtr set = informers_.sets().Get(ns, name);
   if (!set) {
     metrics_.Remove(std::string(ns), std::string(name));
+    own_writes_.Forget(KeyOf(ns, name));
     std::lock_guard lock(mu_);
     written_sets_.erase(KeyOf(ns, name));
     status_written_at_.erase(KeyOf(ns, name));
     return Status::Ok();
   }
   if (set->metadata.deletion_timestamp) return Status::Ok();
+  // Members are counted from sandbox events: not before those of our own last writes arrived,
+  // or this pass would create (or delete) again what the last one did.
+  if (!own_writes_.Reached(KeyOf(ns, name), informers_.sandboxes())) {
+    queue_.AddAfter(KeyOf(ns, name), std::chrono::milliseconds(50));
+    return Status::Ok();
+  }
   auto spec = api::DecodeSpec<api::SandboxSetSpec>(*set);
   if (!spec.ok()) return WriteStatus(*set, nullptr, 0, "InvalidSpec", spec.status().message());
   int32_t replicas = spec->replicas.value_or(0);
@@ -230,15 +237,14 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
     }
   }
 
-  int64_t sandbox_write = 0;
-  std::vector<ObjectPtr> deleted;
+  int64_t sandbox_write = 0;  // our last create or delete of a member
   std::string failure_reason, failure_message;
-  if (int n = DeleteMembers(dead, false, deleted); n > 0 && events_) {
+  if (int n = DeleteMembers(dead, false, sandbox_write); n > 0 && events_) {
     events_->Normal(*set, "DeletedDead", fmt::format("deleted {} failed sandboxes", n))
         .IgnoreError();
   }
   // Old-revision members still starting are replaced at once (nobody can claim them yet).
-  DeleteMembers(old_creating, true, deleted);
+  DeleteMembers(old_creating, true, sandbox_write);
 
   if (diff > 0) {
     int allowed = diff;
@@ -278,7 +284,7 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
     std::vector<ObjectPtr> victims = old_available;
     victims.insert(victims.end(), updated.begin(), updated.end());
     victims.resize(std::min<size_t>(victims.size(), -diff));
-    int n = DeleteMembers(victims, true, deleted);
+    int n = DeleteMembers(victims, true, sandbox_write);
     if (n > 0 && events_) {
       events_->Normal(*set, "SuccessfulDelete", fmt::format("scaled down by {} sandboxes", n))
           .IgnoreError();
@@ -292,7 +298,7 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
       std::sort(old_available.begin(), old_available.end(),
                 [](const ObjectPtr& a, const ObjectPtr& b) { return OlderFirst(*a, *b); });
       old_available.resize(std::min<size_t>(old_available.size(), budget));
-      DeleteMembers(old_available, true, deleted);
+      DeleteMembers(old_available, true, sandbox_write);
     }
   }
   CollectRevisions(*set, revision, template_write);
@@ -302,22 +308,8 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
     informers_.templates().WaitForRevision(template_write, options_.write_visible_timeout);
   }
   if (sandbox_write > 0) {
-    informers_.sandboxes().WaitForRevision(sandbox_write, options_.write_visible_timeout);
-  }
-  if (!deleted.empty()) {
-    // A delete's revision is not returned: wait until each one shows (gone, or terminating).
-    Informer& cache = informers_.sandboxes();
-    cache.WaitUntil(
-        [&] {
-          for (const auto& d : deleted) {
-            ObjectPtr now = cache.Get(d->metadata.namespace_, d->metadata.name);
-            if (now && now->metadata.uid == d->metadata.uid && !now->metadata.deletion_timestamp) {
-              return false;
-            }
-          }
-          return true;
-        },
-        options_.write_visible_timeout);
+    own_writes_.WaitFor(KeyOf(ns, name), sandbox_write, informers_.sandboxes(),
+                        options_.write_visible_timeout);
   }
   Status written = WriteStatus(*set, &revision, replicas, failure_reason, failure_message);
   if (!failure_reason.empty()) return UnavailableError(failure_message);
@@ -408,7 +400,7 @@ int SandboxSetController::ScaleUp(const api::Object& set, const TemplateRevision
 }
 
 int SandboxSetController::DeleteMembers(const std::vector<ObjectPtr>& victims, bool check_version,
-                                        std::vector<ObjectPtr>& deleted_out) {
+                                        int64_t& last_write) {
   auto log = base::Logger("controller");
   int deleted = 0;
   for (const auto& v : victims) {
@@ -420,7 +412,8 @@ int SandboxSetController::DeleteMembers(const std::vector<ObjectPtr>& victims, b
     auto r = store_.Delete(api::SandboxKind(), v->metadata.namespace_, v->metadata.name, options);
     if (r.ok()) {
       ++deleted;
-      deleted_out.push_back(v);
+      // A delete's answer carries the revision of the delete (or of its deletionTimestamp).
+      last_write = std::max(last_write, r->metadata.resource_version);
       continue;
     }
     if (r.status().code() == StatusCode::kAborted || r.status().code() == StatusCode::kNotFound) {

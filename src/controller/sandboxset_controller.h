@@ -12,6 +12,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "controller/own_write_fence.h"
 #include "controller/pool_informers.h"
 #include "controller/quota_gate.h"
 #include "controller/sandboxset_member.h"
@@ -28,8 +29,9 @@ struct SandboxSetControllerOptions {
   int create_parallelism = 8;    // creates in flight within a batch
   size_t revision_history = 10;  // materialized SandboxTemplates kept per set
   std::chrono::seconds resync_period{30};
-  // How long a reconcile waits for its own writes to reach the cache before it returns (so the
-  // next reconcile of the set never counts from a cache that misses them).
+  // How long a reconcile waits for its own writes to reach the cache before it returns; the next
+  // reconcile of the set waits for any it did not see, so it never counts from a cache that
+  // misses them.
   std::chrono::milliseconds write_visible_timeout{2000};
   // Refills wait until claims from the pool pause for `refill_quiet` (but never longer than
   // `refill_max_delay`): starting sandboxes costs CPU, and a burst of claims should not compete
@@ -101,9 +103,8 @@ class SandboxSetController {
   int ScaleUp(const api::Object& set, const TemplateRevision& revision, int count,
               int64_t& last_write, std::string& first_error);
   // Deletes each victim (with its cached version as a precondition when `check_version`);
-  // appends the ones deleted to `deleted`. Returns how many.
-  int DeleteMembers(const std::vector<ObjectPtr>& victims, bool check_version,
-                    std::vector<ObjectPtr>& deleted);
+  // raises `last_write` to each delete's revision. Returns how many.
+  int DeleteMembers(const std::vector<ObjectPtr>& victims, bool check_version, int64_t& last_write);
   void CollectRevisions(const api::Object& set, const TemplateRevision& current,
                         int64_t& last_write);
   Status WriteStatus(const api::Object& set, const TemplateRevision* revision, int32_t desired,
@@ -123,6 +124,8 @@ class SandboxSetController {
 
   // Members by their set's uid, with their counts; maintained from sandbox events.
   SetMemberIndex members_;
+  // By set key: its member writes the sandbox cache had not shown when we stopped waiting.
+  OwnWriteFence own_writes_;
   mutable std::mutex mu_;
   // By set key: when a member was last claimed, and since when a refill has been put off.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point>

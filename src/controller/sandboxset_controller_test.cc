@@ -20,6 +20,7 @@
 #include "controller/testing/pool_test_node.h"
 #include "controller/testing/test_nodes.h"
 #include "obs/metrics.h"
+#include "store/testing/delivery_gate.h"
 #include "store/testing/objects.h"
 #include "store/testing/temp_store.h"
 
@@ -459,6 +460,50 @@ TEST_F(SandboxSetControllerTest, PoolGaugesFollowTheSetAndVanishWithIt) {
   EXPECT_TRUE(Eventually([&] { return !has("name=\"gauged\""); }));
   // Its members go with it (owner references).
   EXPECT_TRUE(Eventually([&] { return Sandboxes().empty(); }));
+}
+
+// The store delivers every watch on one thread: holding it from the first member's creation on
+// leaves the set's member counts behind its own creates for longer than it waits for them. The
+// passes that follow (the held event requeues the set) must wait, not create the rest again.
+class SandboxSetBehindItsCacheTest : public SandboxSetControllerTest {
+ protected:
+  SandboxSetControllerOptions ControllerOptions() override {
+    SandboxSetControllerOptions o;
+    o.write_visible_timeout = 100ms;
+    return o;
+  }
+};
+
+TEST_F(SandboxSetBehindItsCacheTest, ASetNeverCreatesBeyondItsReplicas) {
+  store::testing::DeliveryGate gate(
+      store_.store(), api::SandboxKind(),
+      [](const store::WatchEvent& e) { return e.type == store::EventType::kAdded; });
+  CreateSet("pool", 10);
+  ASSERT_TRUE(gate.WaitHeld(10s));
+  std::this_thread::sleep_for(1s);  // ten times what a pass waits for the cache
+  EXPECT_EQ(Sandboxes().size(), 10u);
+  gate.Release();
+  ASSERT_TRUE(Eventually([&] { return AvailableMembers("pool") == 10; }));
+  EXPECT_EQ(Sandboxes().size(), 10u);
+}
+
+// Here the deletes' resourceVersion preconditions guard too: a stale pass picks members already
+// deleting, and the store refuses.
+TEST_F(SandboxSetBehindItsCacheTest, ASetNeverDeletesBeyondItsScaleDown) {
+  CreateSet("pool", 10);
+  ASSERT_TRUE(Eventually([&] { return AvailableMembers("pool") == 10; }));
+  store::testing::DeliveryGate gate(store_.store(), api::SandboxKind(),
+                                    [](const store::WatchEvent& e) {
+                                      return e.object->metadata.deletion_timestamp.has_value() ||
+                                             e.type == store::EventType::kDeleted;
+                                    });
+  PatchSet("pool", {{"spec", {{"replicas", 6}}}});
+  ASSERT_TRUE(gate.WaitHeld(10s));
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(Members("pool").size(), 6u);
+  gate.Release();
+  ASSERT_TRUE(Eventually([&] { return AvailableMembers("pool") == 6; }));
+  EXPECT_EQ(Members("pool").size(), 6u);
 }
 
 }  // namespace
