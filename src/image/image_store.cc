@@ -610,7 +610,8 @@ Result<GcReport> ImageStore::Remove(std::string_view name) {
   return report;  // `trash` deletes the collected layers after the lock is released.
 }
 
-Result<ResolvedImage> ImageStore::AcquireLease(std::string_view lease_id, std::string_view image) {
+Result<ResolvedImage> ImageStore::AcquireLease(std::string_view lease_id, std::string_view image,
+                                               LeaseLife life) {
   RETURN_IF_ERROR(CheckLeaseId(lease_id));
   ASSIGN_OR_RETURN(ImageRef ref, ParseImageRef(image));
   ASSIGN_OR_RETURN(auto locked, Locked::Take(*this));
@@ -628,7 +629,8 @@ Result<ResolvedImage> ImageStore::AcquireLease(std::string_view lease_id, std::s
   lease.image = record.name;
   lease.layers = record.layers;
   lease.created_at = Now();
-  RETURN_IF_ERROR(WriteFileAtomic(Path("leases"), RecordFileName(lease.id), LeaseToJson(lease)));
+  RETURN_IF_ERROR(WriteFileAtomic(Path("leases"), RecordFileName(lease.id), LeaseToJson(lease),
+                                  /*durable=*/life == LeaseLife::kDurable));
   return resolved;
 }
 

@@ -170,10 +170,16 @@ class ImageStore {
   // Removes the image's name and collects layers nothing else holds (leased layers stay).
   Result<GcReport> Remove(std::string_view name);
 
+  // How long a lease must hold. A sandbox's holds while the sandbox runs, and no sandbox runs
+  // past a reboot (its runtime state is in /run), so its lease file needs no sync to the disk:
+  // a crash of the process keeps it (the kernel's cache has it), and one of the machine leaves
+  // nothing for it to hold. A lease that outlives its holder's processes must be durable.
+  enum class LeaseLife { kDurable, kUntilReboot };
   // Resolves `image` and pins its layers under `lease_id`, atomically with respect to Remove and
   // Gc. Idempotent: taking the same id for the same image again returns the same pin; for a
   // different image it is AlreadyExists.
-  Result<ResolvedImage> AcquireLease(std::string_view lease_id, std::string_view image);
+  Result<ResolvedImage> AcquireLease(std::string_view lease_id, std::string_view image,
+                                     LeaseLife life = LeaseLife::kDurable);
   // Pins specific layers (a snapshot taken on them). NotFound when one is not in the store.
   Result<Lease> AcquireLayerLease(std::string_view lease_id, const std::vector<Digest>& layers);
   // Drops the pin; the layers go at the next Gc() unless something else holds them. Releasing

@@ -192,27 +192,31 @@ TEST_F(ImageStoreTest, HostileLayerFailsTheImportAndLeavesNothing) {
   EXPECT_THAT(Names(tmp_.Sub("store/layers/sha256")), IsEmpty());
 }
 
+// A sandbox's lease (kept until reboot: written without a sync) pins exactly like a durable one.
 TEST_F(ImageStoreTest, LeasedLayersSurviveRemoveAndGcUntilReleased) {
-  ASSERT_TRUE(store_->Import(MakeLayout("l", "app:1", {BaseEntries()})).ok());
-  auto leased = store_->AcquireLease("sandbox-1", "app:1");
-  ASSERT_TRUE(leased.ok()) << leased.status();
-  std::string lower = leased->lower_dirs[0];
+  for (auto life : {ImageStore::LeaseLife::kDurable, ImageStore::LeaseLife::kUntilReboot}) {
+    SCOPED_TRACE(life == ImageStore::LeaseLife::kDurable ? "durable" : "until reboot");
+    ASSERT_TRUE(store_->Import(MakeLayout("l", "app:1", {BaseEntries()})).ok());
+    auto leased = store_->AcquireLease("sandbox-1", "app:1", life);
+    ASSERT_TRUE(leased.ok()) << leased.status();
+    std::string lower = leased->lower_dirs[0];
 
-  auto removed = store_->Remove("app:1");
-  ASSERT_TRUE(removed.ok()) << removed.status();
-  EXPECT_THAT(removed->removed_layers, IsEmpty());
-  EXPECT_EQ(store_->Resolve("app:1").status().code(), StatusCode::kNotFound);
-  ASSERT_TRUE(store_->Gc().ok());
-  EXPECT_EQ(ReadFile(lower + "/etc/os-release"), "ID=test\n");
+    auto removed = store_->Remove("app:1");
+    ASSERT_TRUE(removed.ok()) << removed.status();
+    EXPECT_THAT(removed->removed_layers, IsEmpty());
+    EXPECT_EQ(store_->Resolve("app:1").status().code(), StatusCode::kNotFound);
+    ASSERT_TRUE(store_->Gc().ok());
+    EXPECT_EQ(ReadFile(lower + "/etc/os-release"), "ID=test\n");
 
-  ASSERT_TRUE(store_->ReleaseLease("sandbox-1").ok());
-  auto gc = store_->Gc();
-  ASSERT_TRUE(gc.ok()) << gc.status();
-  EXPECT_EQ(gc->removed_layers.size(), 1u);
-  EXPECT_GT(gc->freed_bytes, 0u);
-  EXPECT_FALSE(std::filesystem::exists(lower));
-  EXPECT_THAT(store_->ListLayers(), IsEmpty());
-  ExpectNoLeftovers();
+    ASSERT_TRUE(store_->ReleaseLease("sandbox-1").ok());
+    auto gc = store_->Gc();
+    ASSERT_TRUE(gc.ok()) << gc.status();
+    EXPECT_EQ(gc->removed_layers.size(), 1u);
+    EXPECT_GT(gc->freed_bytes, 0u);
+    EXPECT_FALSE(std::filesystem::exists(lower));
+    EXPECT_THAT(store_->ListLayers(), IsEmpty());
+    ExpectNoLeftovers();
+  }
 }
 
 TEST_F(ImageStoreTest, RemoveCollectsUnleasedLayersButKeepsSharedOnes) {

@@ -230,7 +230,8 @@ Status RemoveTree(const std::string& path) {
   return RemoveTreeImpl(fd.get(), name, st.st_dev, path);
 }
 
-Status WriteFileAtomic(const std::string& dir, const std::string& name, std::string_view data) {
+Status WriteFileAtomic(const std::string& dir, const std::string& name, std::string_view data,
+                       bool durable) {
   // Unique per writer, so concurrent writers of one name never share a temporary file.
   std::string tmp = fmt::format("{}/.{}.{}.tmp", dir, name, base::RandomHex(8));
   int raw = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -246,13 +247,14 @@ Status WriteFileAtomic(const std::string& dir, const std::string& name, std::str
     }
     done += static_cast<size_t>(n);
   }
-  if (fsync(fd.get()) != 0) return ErrnoError(fmt::format("fsync '{}'", tmp), errno);
+  if (durable && fsync(fd.get()) != 0) return ErrnoError(fmt::format("fsync '{}'", tmp), errno);
   fd.reset();
   std::string final_path = dir + "/" + name;
   if (rename(tmp.c_str(), final_path.c_str()) != 0) {
     return ErrnoError(fmt::format("rename to '{}'", final_path), errno);
   }
   remove_tmp.Dismiss();
+  if (!durable) return Status::Ok();
   base::UniqueFd dir_fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir_fd.valid()) (void)fsync(dir_fd.get());
   return Status::Ok();

@@ -39,8 +39,11 @@ Status RemoveTreeAt(int dir_fd, const std::string& name);
 Status RemoveTree(const std::string& path);
 
 // Writes `data` to `dir/name` atomically: a temporary file in `dir`, fsync, rename, fsync of the
-// directory. Readers see the old or the new content, never a mix, even across a crash.
-Status WriteFileAtomic(const std::string& dir, const std::string& name, std::string_view data);
+// directory. Readers see the old or the new content, never a mix, even across a crash. Without
+// `durable` the two fsyncs are skipped: still atomic for readers and across a crash of the
+// process, but a crash of the machine may lose the file (or leave it empty).
+Status WriteFileAtomic(const std::string& dir, const std::string& name, std::string_view data,
+                       bool durable = true);
 
 // Reads a whole regular file of at most `max_size` bytes (larger is ResourceExhausted).
 Result<std::string> ReadFileLimited(int dir_fd, const std::string& name, size_t max_size);

@@ -15,6 +15,9 @@ namespace {
 
 auto Log() { return base::Logger("node"); }
 
+// The sandbox's lease holds only while the sandbox runs, which no reboot outlives.
+constexpr auto kSandboxLease = image::ImageStore::LeaseLife::kUntilReboot;
+
 // "host:port/repo:tag", "registry.example/repo", "localhost/repo": what Pull can fetch.
 bool IsRegistryReference(const std::string& image) {
   const auto slash = image.find('/');
@@ -73,7 +76,7 @@ ImageStepOutcome LeaseSandboxImage(store::Store& store, image::ImageStore& image
     out.image_name = *from;
   }
   const std::string& name = out.image_name;
-  auto leased = images.AcquireLease(in.lease_id, name);
+  auto leased = images.AcquireLease(in.lease_id, name, kSandboxLease);
   if (!leased.ok() && leased.status().code() == StatusCode::kNotFound) {
     if (!in.builtin_images_ready) return out;  // the built-in images are still being imported
     if (!IsRegistryReference(name)) {
@@ -89,7 +92,7 @@ ImageStepOutcome LeaseSandboxImage(store::Store& store, image::ImageStore& image
       return fail(reasons::kErrImagePull,
                   fmt::format("pulling image \"{}\" failed: {}", name, pulled.status().message()));
     }
-    leased = images.AcquireLease(in.lease_id, name);
+    leased = images.AcquireLease(in.lease_id, name, kSandboxLease);
   }
   if (!leased.ok()) {
     Log()->warn("image lease failed object={} image={} error=\"{}\"", sandbox.Key(), name,

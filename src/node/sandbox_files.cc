@@ -50,7 +50,10 @@ Status WriteOwner(const std::string& path, const OwnerRecord& owner) {
     auto t = nlohmann::json::parse(owner.template_json, nullptr, /*allow_exceptions=*/false);
     if (!t.is_discarded()) j["template"] = std::move(t);
   }
-  return base::WriteFileAtomically(path, j.dump() + "\n", /*durable=*/true);
+  // Not synced to the disk: it pairs files with a runtime sandbox, whose state is in /run and
+  // does not outlive a reboot; a crash of the process keeps it (the kernel's cache has it). The
+  // sync cost a filesystem commit per new sandbox, on the disk the store commits claims to.
+  return base::WriteFileAtomically(path, j.dump() + "\n", /*durable=*/false);
 }
 
 std::string TemplateJson(const api::PodTemplateSpec& pod) {
