@@ -213,7 +213,22 @@ Status AdvancedCronJobController::Reconcile(const std::string& key) {
     if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
       return created.status();
     }
-    if (created.ok()) status.active.push_back(child.metadata.name);
+    // Already there: an earlier pass made it and could not record it (its status write
+    // failed). It is this firing's child when it is ours; recorded, Replace and Forbid see it.
+    bool ours = created.ok();
+    if (!ours) {
+      auto existing = store_.Get(api::ImagePullJobKind(), ns, child.metadata.name);
+      if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) {
+        return existing.status();
+      }
+      const auto* owner = existing.ok() ? Controller(*existing) : nullptr;
+      ours = owner != nullptr && owner->uid == cron.metadata.uid &&
+             !existing->metadata.deletion_timestamp;
+    }
+    if (ours && std::find(status.active.begin(), status.active.end(), child.metadata.name) ==
+                    status.active.end()) {
+      status.active.push_back(child.metadata.name);
+    }
     status.message = fmt::format("fired at {}: ImagePullJob {}", at, child.metadata.name);
   } else {
     const auto& tpl = *spec.template_.sandbox_set_replicas_template;

@@ -223,6 +223,42 @@ TEST_F(AdvancedCronJobControllerTest, ForbidWaitsForAChildTheInformerHasNotDeliv
   FireTwiceWhileTheFirstChildIsUndelivered("Forbid");
 }
 
+// A pass that created a child but could not record it (its status write failed) leaves the next
+// pass an AlreadyExists: that child is the firing's and is recorded, so Replace still finds it
+// while the informer has not delivered it.
+TEST_F(AdvancedCronJobControllerTest, AChildThatAlreadyExistsIsRecordedAsTheFiringsOwn) {
+  ASSERT_TRUE(store_->Create(CronJob("pull", kPullEvery5)).ok());  // Replace: the default
+  const api::Object cron = store_->Get(api::AdvancedCronJobKind(), "default", "pull").value();
+  store::testing::DeliveryGate gate(
+      store_.store(), api::AdvancedCronJobKind(),
+      [](const store::WatchEvent& e) { return e.object->metadata.name == "hold"; });
+  ASSERT_TRUE(store_->Create(CronJob("hold", std::string(kPullEvery5) + "\n  paused: true")).ok());
+  ASSERT_TRUE(gate.WaitHeld(3s));
+  const std::string first = NameAt(start_ - 1s + 5min);
+  api::Object child =
+      api::ObjectFromJson(
+          *api::ParseYaml("apiVersion: apps.kruise.io/v1alpha1\nkind: ImagePullJob\nmetadata: "
+                          "{name: " +
+                          first + ", namespace: default}\nspec: {image: \"reg:5000/app:1\"}\n"))
+          .value();
+  child.metadata.owner_references.push_back(cron.MakeControllerRef());
+  ASSERT_TRUE(store_->Create(child).ok());
+
+  At(5min);
+  ASSERT_TRUE(Eventually([&] {
+    return StatusOf("pull").active == std::vector<std::string>{first};
+  })) << StatusOf("pull").message;
+  At(10min);
+  const std::string second = NameAt(start_ - 1s + 10min);
+  ASSERT_TRUE(
+      Eventually([&] { return StatusOf("pull").active == std::vector<std::string>{second}; }));
+  gate.Release();
+  ASSERT_TRUE(Eventually([&] {
+    auto children = Children();
+    return children.size() == 1 && children[0].metadata.name == second;
+  }));
+}
+
 TEST_F(AdvancedCronJobControllerTest, AReplicasTemplateSizesThePoolInItsTimeZone) {
   ASSERT_TRUE(store_->Create(store::testing::MakeSandboxSet("pool", 1)).ok());
   // 09:00 in Tokyo is 00:00 UTC; with the clock put just before a UTC midnight.
