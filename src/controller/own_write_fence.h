@@ -17,6 +17,9 @@ namespace warren::controller {
 // Thread-safe.
 class OwnWriteFence {
  public:
+  // How soon a key whose cache is behind its own writes is looked at again.
+  static constexpr std::chrono::milliseconds kRetryAfter{50};
+
   // Waits up to `timeout` for `cache` to reach `revision`; when it does not, remembers the
   // revision for `key`. Returns whether the cache reached it.
   bool WaitFor(const std::string& key, int64_t revision, const Informer& cache,

@@ -26,9 +26,6 @@ std::string KeyOf(std::string_view ns, std::string_view name) {
   return fmt::format("{}/{}", ns, name);
 }
 
-// How soon a claim whose sandbox cache is behind its own claims looks again.
-constexpr milliseconds kCacheBehindRetry{50};
-
 }  // namespace
 
 SandboxClaimController::SandboxClaimController(PoolInformers& informers, claim::Claimer& claimer,
@@ -153,7 +150,7 @@ Result<milliseconds> SandboxClaimController::Reconcile(std::string_view ns, std:
   base::WallTime deadline = start + timeout;
   // Counted from the cache, so not before it shows what earlier passes claimed: from behind
   // them, this pass would claim them again.
-  if (!own_writes_.Reached(key, informers_.sandboxes())) return kCacheBehindRetry;
+  if (!own_writes_.Reached(key, informers_.sandboxes())) return OwnWriteFence::kRetryAfter;
   int held = static_cast<int>(ClaimedBy(*claim).size());
 
   std::string first_error;

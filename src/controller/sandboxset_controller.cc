@@ -183,7 +183,7 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
   // Members are counted from sandbox events: not before those of our own last writes arrived,
   // or this pass would create (or delete) again what the last one did.
   if (!own_writes_.Reached(KeyOf(ns, name), informers_.sandboxes())) {
-    queue_.AddAfter(KeyOf(ns, name), std::chrono::milliseconds(50));
+    queue_.AddAfter(KeyOf(ns, name), OwnWriteFence::kRetryAfter);
     return Status::Ok();
   }
   auto spec = api::DecodeSpec<api::SandboxSetSpec>(*set);
