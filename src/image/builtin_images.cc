@@ -5,11 +5,20 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 
 #include "image/logger.h"
 #include "image/oci_layout.h"
 
 namespace warren::image {
+
+bool IsBuiltinImageName(std::string_view name) {
+  return std::any_of(std::begin(kBuiltinRecipes), std::end(kBuiltinRecipes),
+                     [&](std::string_view recipe) {
+                       return name == recipe ||
+                              (name.starts_with(recipe) && name.substr(recipe.size()) == ":latest");
+                     });
+}
 
 std::string DefaultImageCacheDir() {
   const char* env = getenv("WARREN_IMAGE_CACHE");

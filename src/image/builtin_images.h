@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -15,6 +16,9 @@ namespace warren::image {
 inline constexpr char kDefaultImageCacheDir[] = "/var/cache/warren/images";
 // The recipes, as the setup step names them; each becomes the image "<recipe>:latest".
 inline constexpr const char* kBuiltinRecipes[] = {"busybox", "base"};
+
+// "base", "base:latest": a name that an import at start may still replace with a newer build.
+bool IsBuiltinImageName(std::string_view name);
 
 // $WARREN_IMAGE_CACHE if set (the setup step honours it too), else kDefaultImageCacheDir.
 std::string DefaultImageCacheDir();

@@ -7,6 +7,7 @@
 #include "api/types/checkpoint.h"
 #include "api/types/labels.h"
 #include "base/log.h"
+#include "image/builtin_images.h"
 #include "node/checkpoint_agent.h"
 #include "node/reasons.h"
 
@@ -76,6 +77,9 @@ ImageStepOutcome LeaseSandboxImage(store::Store& store, image::ImageStore& image
     out.image_name = *from;
   }
   const std::string& name = out.image_name;
+  // A recipe rebuilt since the last start is imported under its old name: until that import is
+  // done, the store's copy may be the previous build, which nobody asked for any more.
+  if (!in.builtin_images_ready && image::IsBuiltinImageName(name)) return out;
   auto leased = images.AcquireLease(in.lease_id, name, kSandboxLease);
   if (!leased.ok() && leased.status().code() == StatusCode::kNotFound) {
     if (!in.builtin_images_ready) return out;  // the built-in images are still being imported

@@ -21,7 +21,8 @@ struct ImageStepOutcome {
 struct ImageStepInput {
   std::string image;     // the main container's image as the template names it
   std::string lease_id;  // the sandbox's lease
-  // The built-in images are imported (until then a missing image is "not yet").
+  // The built-in images are imported (until then a missing image, or a built-in one, is "not
+  // yet").
   bool builtin_images_ready = true;
 };
 

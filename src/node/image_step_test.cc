@@ -84,6 +84,25 @@ TEST_F(ImageStepTest, AnImportedImageIsLeasedAndAnUnknownOneIsNamed) {
   EXPECT_FALSE(early.image || early.failure);
 }
 
+TEST_F(ImageStepTest, ABuiltinImageWaitsForTheImportThatMayReplaceIt) {
+  OciLayoutBuilder b(tmp_.Sub("builtin"));
+  auto layer = b.AddLayer({TarEntry::Dir("etc"), TarEntry::File("etc/os-release", "ID=old\n")});
+  b.AddImage({layer}, {}, "base:latest");
+  b.WriteIndex();
+  ASSERT_TRUE(images_->ImportLayout(tmp_.Sub("builtin")).ok());
+  // The store has a `base` from before (an earlier build): not used while a newer may come in.
+  for (const char* name : {"base", "base:latest"}) {
+    auto early = Step(Sandbox("team-a"), name, /*ready=*/false);
+    EXPECT_FALSE(early.image || early.failure) << name;
+  }
+  EXPECT_TRUE(images_->ListLeases().empty());
+  // Other images are not held up by the import.
+  EXPECT_TRUE(Step(Sandbox("team-a"), "app:1", /*ready=*/false).image);
+  ASSERT_TRUE(images_->ReleaseLease("sbx-1").ok());
+  auto ready = Step(Sandbox("team-a"), "base");
+  ASSERT_TRUE(ready.image) << (ready.failure ? ready.failure->message : "retry");
+}
+
 TEST_F(ImageStepTest, ACheckpointImageCannotBeNamedDirectly) {
   auto out = Step(Sandbox("team-a"), "snapshot/0123-uid");
   ASSERT_TRUE(out.failure);

@@ -282,7 +282,13 @@ void NodeAgent::ImportLoop() {
       Log()->info("built-in image name={} action={}", r.name, r.action);
     }
   }
-  images_ready_ = true;
+  std::vector<std::string> waiting;
+  {
+    std::lock_guard lock(mu_);
+    images_ready_ = true;
+    waiting.swap(waiting_for_images_);
+  }
+  for (const std::string& key : waiting) queue_.Add(key);
   PublishNodeObject();
 }
 

@@ -368,6 +368,9 @@ class NodeAgent {
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;                  // sampler's sleep; with mu_
   std::map<std::string, int, std::less<>> retries_;  // guarded by mu_; by key
+  // Sandboxes whose image waits for the built-in images' import: queued again when it ends,
+  // not after their backoff. Guarded by mu_, as is the flip of images_ready_ to true.
+  std::vector<std::string> waiting_for_images_;
   WatchedSandboxes watched_;          // what watch_ delivered, for reconciles to start from
   std::unique_ptr<KindWatch> watch_;  // set by Start: Sandbox keys → queue_
 };

@@ -435,7 +435,11 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
                                              .lease_id = LeaseId(obj.metadata.uid),
                                              .builtin_images_ready = images_ready_.load()});
   if (step.failure) return Fail(obj, id, *step.failure);
-  if (!step.image) return Next::kRetry;
+  if (!step.image) {
+    std::lock_guard lock(mu_);
+    if (!images_ready_) waiting_for_images_.push_back(obj.Key());
+    return Next::kRetry;
+  }
   const std::string& image_name = step.image_name;
   const image::ResolvedImage& leased = *step.image;
 
