@@ -150,6 +150,26 @@ test('pause keeps processes and files; connect resumes them under the same PID',
   }
 });
 
+// Every command is `bash -l -c …`: a process the login scripts start is paid on every command
+// (a fork and an exec, ~6 ms each on these hosts). Pids in the sandbox's pid namespace are
+// handed out in order, so the pids between two probes count what one login shell started: the
+// shell alone, whatever Debian's profiles would have asked `id` or `mesg`.
+test("the base image's login shell sets PATH by uid and starts no process of its own", async () => {
+  const sbx = await Sandbox.create(TEMPLATE);
+  try {
+    const started = 'a=$(sh -c "echo \\$\\$"); bash -l -c true; b=$(sh -c "echo \\$\\$"); echo $((b - a))';
+    for (const user of ['user', 'root']) {
+      assert.equal((await sbx.commands.run(started, { user })).stdout, '2\n', `as ${user}`);
+    }
+    assert.equal((await sbx.commands.run('echo $PATH')).stdout,
+      '/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games\n');
+    assert.equal((await sbx.commands.run('echo $PATH', { user: 'root' })).stdout,
+      '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n');
+  } finally {
+    await sbx.kill();
+  }
+});
+
 test('kill → kill again returns false, connect throws SandboxNotFoundError', async () => {
   const sbx = await Sandbox.create(TEMPLATE);
   const id = sbx.sandboxId;
