@@ -23,6 +23,7 @@
 #include "node/sandbox_files.h"
 #include "node/sandbox_object.h"
 #include "os/thread_priority.h"
+#include "os/tmpfs.h"
 #include "runtime/gvisor/gvisor_runtime.h"
 #include "runtime/native/native_runtime.h"
 
@@ -88,6 +89,35 @@ NodeAgent::~NodeAgent() {
   }
 }
 
+// The runtime makes a directory, a mount point and a state record for every sandbox and removes
+// them with it. /run is a tmpfs on most hosts; where it is on a disk, ext4 without a journal
+// skips, one by one, every inode freed in the last one to five minutes before it hands out a new
+// one (fs/ext4/ialloc.c, recently_deleted): ~8 % of the machine's CPU while a pool churns
+// (bench/claim/README.md). No record outlives a reboot, so they go on a tmpfs of their own.
+void NodeAgent::KeepRuntimeStateInMemory() {
+  const std::string& dir = options_.runtime_state_tmpfs;
+  if (dir.empty() || !options_.runtime_state_dir.starts_with(dir + "/")) return;
+  auto made = os::EnsureMemoryBackedDir(dir, 0711, "mode=0711,size=256m");
+  if (!made.ok()) {
+    Log()->warn("runtime state stays where it is dir={} error=\"{}\"", dir,
+                made.status().ToString());
+    return;
+  }
+  switch (made->action) {
+    case os::MemoryBackedDir::Action::kAlready:
+      return;
+    case os::MemoryBackedDir::Action::kMounted:
+      Log()->info(
+          "runtime state on a tmpfs mounted at {} (it was on {}); it stays mounted, as a tmpfs "
+          "/run would be (WARREN_NODE_STATE_TMPFS=off: leave it on disk)",
+          dir, made->fs);
+      return;
+    case os::MemoryBackedDir::Action::kLeftOnDisk:
+      Log()->warn("runtime state stays on {} fs={} why=\"{}\"", dir, made->fs, made->why);
+      return;
+  }
+}
+
 std::string NodeAgent::LeaseId(const std::string& uid) const {
   // Leases of one image store may come from several agents (one per data dir); each agent only
   // ever releases its own, so they carry the agent's root.
@@ -124,6 +154,7 @@ Status NodeAgent::Start() {
     ro.cgroup_parent = options_.cgroup_parent;
     ro.userns_host_id = options_.userns_host_id;
     ro.clock = options_.clock;
+    KeepRuntimeStateInMemory();
     if (Status s = MakeDirs(options_.runtime_state_dir); !s.ok()) return s;
     ASSIGN_OR_RETURN(auto native, runtime::native::NativeRuntime::Create(ro));
     native_ = native.get();

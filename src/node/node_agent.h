@@ -321,6 +321,8 @@ class NodeAgent {
   Failure ClassifyExit(const std::string& id, const runtime::ExitStatus& exit, bool has_command,
                        bool* success) const;
   std::string EnvdLogTail(const std::string& id) const;
+  // Puts the runtime's records on a tmpfs where they would be on a disk (options.h).
+  void KeepRuntimeStateInMemory();
   std::string LeaseId(const std::string& uid) const;
   std::chrono::milliseconds RetryDelay(const std::string& key);
   SandboxPaths PathsFor(const std::string& id) const {

@@ -14,6 +14,7 @@ namespace warren::node {
 namespace {
 
 constexpr char kDefaultDataDir[] = "/var/lib/warren";
+constexpr char kRuntimeStateTmpfs[] = "/run/warren";
 
 std::string Env(const char* name) {
   const char* v = getenv(name);
@@ -54,13 +55,15 @@ NodeAgentOptions NodeAgentOptions::ForDataDir(const std::string& data_dir) {
   while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
   o.root = abs + "/node";
   if (abs == kDefaultDataDir) {
-    o.runtime_state_dir = "/run/warren/sandboxes";
+    o.runtime_state_dir = std::string(kRuntimeStateTmpfs) + "/sandboxes";
     o.cgroup_parent = "warren";
   } else {
     std::string hash = base::Sha256Hex(abs).substr(0, 12);
-    o.runtime_state_dir = "/run/warren/" + hash;
+    o.runtime_state_dir = std::string(kRuntimeStateTmpfs) + "/" + hash;
     o.cgroup_parent = "warren-" + hash;
   }
+  o.runtime_state_tmpfs = kRuntimeStateTmpfs;
+  if (auto v = Env("WARREN_NODE_STATE_TMPFS"); v == "off" || v == "0") o.runtime_state_tmpfs = "";
   o.image_root = "/var/lib/warren/images";
   o.image_cache_dir = image::DefaultImageCacheDir();
   o.envd_path = FindEnvdBinary();

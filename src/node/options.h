@@ -65,6 +65,9 @@ struct NodeAgentOptions {
   std::string root;
   // The runtime's state directory and cgroup parent (runtime/native/native_runtime.h).
   std::string runtime_state_dir;
+  // A directory above runtime_state_dir that gets a tmpfs when it is on a disk
+  // (NodeAgent::KeepRuntimeStateInMemory). Empty, or WARREN_NODE_STATE_TMPFS=off: left as is.
+  std::string runtime_state_tmpfs;
   std::string cgroup_parent;
   // The image store's root and where the built-in images are cached (image/builtin_images.h).
   std::string image_root;
