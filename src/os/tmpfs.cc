@@ -10,6 +10,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <memory>
+
 #include "base/unique_fd.h"
 
 namespace warren::os {
@@ -17,13 +19,20 @@ namespace {
 
 std::string FsName(long type) {
   switch (static_cast<unsigned long>(type)) {
-    case TMPFS_MAGIC: return "tmpfs";
-    case RAMFS_MAGIC: return "ramfs";
-    case EXT4_SUPER_MAGIC: return "ext4";  // also ext2 and ext3: one magic
-    case BTRFS_SUPER_MAGIC: return "btrfs";
-    case XFS_SUPER_MAGIC: return "xfs";
-    case OVERLAYFS_SUPER_MAGIC: return "overlay";
-    default: return fmt::format("0x{:x}", static_cast<unsigned long>(type));
+    case TMPFS_MAGIC:
+      return "tmpfs";
+    case RAMFS_MAGIC:
+      return "ramfs";
+    case EXT4_SUPER_MAGIC:
+      return "ext4";  // also ext2 and ext3: one magic
+    case BTRFS_SUPER_MAGIC:
+      return "btrfs";
+    case XFS_SUPER_MAGIC:
+      return "xfs";
+    case OVERLAYFS_SUPER_MAGIC:
+      return "overlay";
+    default:
+      return fmt::format("0x{:x}", static_cast<unsigned long>(type));
   }
 }
 
@@ -40,18 +49,16 @@ Result<long> FsTypeOf(const std::string& dir) {
 
 // The first entry of `dir` other than . and .., or "" when there is none.
 Result<std::string> FirstEntry(const std::string& dir) {
-  DIR* d = opendir(dir.c_str());
+  struct Closer {
+    void operator()(DIR* d) const { closedir(d); }
+  };
+  std::unique_ptr<DIR, Closer> d(opendir(dir.c_str()));
   if (d == nullptr) return ErrnoError(fmt::format("opendir {}", dir), errno);
-  std::string found;
-  while (dirent* e = readdir(d)) {
+  while (dirent* e = readdir(d.get())) {
     std::string_view name = e->d_name;
-    if (name != "." && name != "..") {
-      found = name;
-      break;
-    }
+    if (name != "." && name != "..") return std::string(name);
   }
-  closedir(d);
-  return found;
+  return std::string();
 }
 
 }  // namespace
@@ -75,8 +82,8 @@ Result<MemoryBackedDir> EnsureMemoryBackedDir(const std::string& dir, unsigned m
   ASSIGN_OR_RETURN(std::string entry, FirstEntry(dir));
   if (!entry.empty()) {
     out.action = MemoryBackedDir::Action::kLeftOnDisk;
-    out.why = fmt::format("{} is not empty (it holds {}): a tmpfs over it would hide that", dir,
-                          entry);
+    out.why =
+        fmt::format("{} is not empty (it holds {}): a tmpfs over it would hide that", dir, entry);
     return out;
   }
   const std::string options(tmpfs_options);

@@ -7,7 +7,7 @@
 
 namespace warren::os {
 
-// What MemoryBackedDir did to a directory.
+// What EnsureMemoryBackedDir did to a directory.
 struct MemoryBackedDir {
   enum class Action {
     kAlready,     // it was on a tmpfs (or ramfs) already: nothing done
