@@ -125,7 +125,8 @@ struct NodeAgentOptions {
   // store is the machine's (/var/lib/warren/images) whatever the data dir: it is safe to share
   // between processes, and leases are named per agent root. Then the environment may
   // override: WARREN_NODE_AGENT (off/0), WARREN_NODE_DESTROY_ON_STOP (1), WARREN_ENVD_PATH,
-  // WARREN_NODE_NAME, WARREN_NODE_USERNS (0/1), WARREN_IMAGE_ROOT, WARREN_IMAGE_CACHE,
+  // WARREN_NODE_NAME, WARREN_NODE_USERNS (0/1), WARREN_NODE_STATE_TMPFS (off/0),
+  // WARREN_IMAGE_ROOT, WARREN_IMAGE_CACHE,
   // WARREN_NODE_STORAGE (off), WARREN_NODE_STORAGE_SIZE and WARREN_NODE_EPHEMERAL_STORAGE
   // (quantities: "20Gi"; an unparsable one is ignored with a warning).
   static NodeAgentOptions ForDataDir(const std::string& data_dir);
