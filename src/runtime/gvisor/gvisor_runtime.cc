@@ -37,6 +37,8 @@ namespace {
 using Millis = std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
 constexpr auto kRunscTimeout = std::chrono::seconds(30);
+// How long a failed checkpoint's container gets to show that it ended with it (Hibernate).
+constexpr auto kCheckpointFailureSettle = std::chrono::seconds(3);
 // Runs its arguments (runsc), then renames $WARREN_RENAME_FROM to $WARREN_RENAME_TO when they
 // succeeded; exits with runsc's status either way.
 constexpr std::string_view kRenameAfterRunsc =
@@ -690,8 +692,11 @@ Status GvisorRuntime::HibernateLocked(Sandbox& sb, std::optional<ExitStatus>& en
                      .status();
   if (!saved.ok()) {
     native::RemoveTree(partial).IgnoreError();
-    if (!sb.shim->HasExited()) {
-      // Still running as it was: watched again.
+    // A checkpoint that fails once the Sentry began to save (a socket it cannot write) takes the
+    // container down, and the shim sees its pipe close only a moment later: seconds on a loaded
+    // host. Asking at once mistook such a container for one still running, whose exit then read
+    // as a crash nobody watched. A shim still there after the wait runs as it was.
+    if (!sb.shim->WaitForExit(kCheckpointFailureSettle).ok()) {
       reaper_->Watch(std::string(id), sb.shim->fd()).IgnoreError();
       return saved;
     }
