@@ -9,15 +9,15 @@
 
 #include "image/logger.h"
 #include "image/oci_layout.h"
+#include "image/reference.h"
 
 namespace warren::image {
 
 bool IsBuiltinImageName(std::string_view name) {
-  return std::any_of(std::begin(kBuiltinRecipes), std::end(kBuiltinRecipes),
-                     [&](std::string_view recipe) {
-                       return name == recipe ||
-                              (name.starts_with(recipe) && name.substr(recipe.size()) == ":latest");
-                     });
+  auto ref = ParseImageRef(name);
+  return ref.ok() && ref->tag == "latest" &&
+         std::any_of(std::begin(kBuiltinRecipes), std::end(kBuiltinRecipes),
+                     [&](std::string_view recipe) { return ref->repository == recipe; });
 }
 
 std::string DefaultImageCacheDir() {
