@@ -31,6 +31,10 @@ struct SqliteStoreOptions {
   size_t max_batch = 512;                 // writes committed in one transaction at most
   size_t max_object_bytes = 1536 * 1024;  // like etcd's default request limit
   int reader_connections = 4;
+  // Parsed objects of recent revisions kept to skip reading and parsing their JSON again
+  // (sqlite/object_cache.h); they share memory with the watch events that carried them.
+  // 0 turns the cache off.
+  size_t object_cache_entries = 4096;
   base::Clock* clock = nullptr;  // nullptr = base::RealClock()
 };
 

@@ -87,7 +87,8 @@ class ReadTransaction {
 SqliteStoreImpl::SqliteStoreImpl(SqliteStoreOptions options, const api::KindRegistry& kinds)
     : options_(std::move(options)),
       kinds_(kinds),
-      clock_(options_.clock ? options_.clock : &base::RealClock()) {
+      clock_(options_.clock ? options_.clock : &base::RealClock()),
+      object_cache_(options_.object_cache_entries) {
   for (const api::KindInfo* k : kinds_.All()) kinds_by_key_[k->GroupKind()] = k;
 }
 
@@ -193,14 +194,31 @@ SqliteStoreImpl::ReaderLease SqliteStoreImpl::AcquireReader() {
 
 Result<api::Object> SqliteStoreImpl::Get(const api::KindInfo& kind, std::string_view ns,
                                          std::string_view name) {
+  const std::string kind_key = kind.GroupKind();
+  const std::string_view key_ns = NamespaceFor(kind, ns);
   auto reader = AcquireReader();
-  ASSIGN_OR_RETURN(auto q,
-                   reader->Prepare("SELECT e.doc FROM objects o JOIN events e ON e.rv = o.rv "
-                                   "WHERE o.kind = ?1 AND o.namespace = ?2 AND o.name = ?3"));
-  q.Bind(1, kind.GroupKind()).Bind(2, NamespaceFor(kind, ns)).Bind(3, name);
+  // The key's revision and, when the cache does not hold it, its document: one snapshot.
+  ReadTransaction txn(*reader);
+  RETURN_IF_ERROR(txn.Begin());
+  int64_t revision = 0;
+  {
+    ASSIGN_OR_RETURN(auto q, reader->Prepare("SELECT rv FROM objects WHERE kind = ?1 AND "
+                                             "namespace = ?2 AND name = ?3"));
+    q.Bind(1, kind_key).Bind(2, key_ns).Bind(3, name);
+    ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return rules::NotFound(kind, name);
+    revision = q.Int(0);
+  }
+  if (auto cached = object_cache_.Find(kind_key, key_ns, name, revision)) return *cached;
+  ASSIGN_OR_RETURN(auto q, reader->Prepare("SELECT doc FROM events WHERE rv = ?1"));
+  q.Bind(1, revision);
   ASSIGN_OR_RETURN(bool row, q.Step());
-  if (!row) return rules::NotFound(kind, name);
+  if (!row) {
+    return DataLossError(
+        fmt::format("{} \"{}\": no event holds its revision {}", kind.Resource(), name, revision));
+  }
   ASSIGN_OR_RETURN(auto obj, ParseDoc(q.Text(0)));
+  object_cache_.Put(kind_key, obj);
   return *obj;
 }
 
@@ -338,6 +356,13 @@ void SqliteStoreImpl::RunBatch(std::vector<std::unique_ptr<PendingWrite>>& batch
       commit_marks_.back().first = revision_;
     } else {
       commit_marks_.emplace_back(revision_, txn.now());
+    }
+  }
+  for (const Change& c : txn.changes()) {
+    if (c.type == EventType::kDeleted) {
+      object_cache_.Erase(c.kind_key, c.object->metadata.namespace_, c.object->metadata.name);
+    } else {
+      object_cache_.Put(c.kind_key, c.object);
     }
   }
   hub_.Publish(std::move(txn.changes()));

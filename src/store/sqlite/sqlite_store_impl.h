@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "store/sqlite/db.h"
+#include "store/sqlite/object_cache.h"
 #include "store/sqlite_store.h"
 #include "store/watch_hub.h"
 #include "store/write_rules.h"
@@ -69,6 +70,12 @@ class Txn {
   }
   Status UpdateOwnerRefs(const api::KindInfo& kind, const api::Object& object,
                          const api::Object* previous);
+  // The key's object at `revision`: written earlier in this batch, in the cache, or read and
+  // parsed from its event.
+  Result<std::shared_ptr<const api::Object>> LoadRevision(const std::string& kind_key,
+                                                          std::string_view ns,
+                                                          std::string_view name, int64_t revision);
+  std::shared_ptr<const api::Object> Loaded(const StoredObject& stored) const;
 
   SqliteStoreImpl& store_;
   Connection& conn_;
@@ -77,6 +84,8 @@ class Txn {
   bool broken_ = false;
   std::vector<Change> changes_;
   std::vector<Key> gc_checks_;  // dependents to look at once this commits
+  // What Load returned: the watch event's `previous` shares it instead of a copy.
+  std::vector<std::shared_ptr<const api::Object>> loaded_;
 };
 
 class SqliteStoreImpl final : public SqliteStore {
@@ -109,6 +118,7 @@ class SqliteStoreImpl final : public SqliteStore {
   const SqliteStoreOptions& options() const { return options_; }
   const api::KindInfo* KindByKey(std::string_view kind_key) const;
   base::Clock& clock() const { return *clock_; }
+  ObjectCache& object_cache() { return object_cache_; }
 
   // Runs `fn` on the writer thread inside the next batch; returns its result once committed.
   using WriteFn = std::function<Result<api::Object>(Txn&)>;
@@ -198,6 +208,7 @@ class SqliteStoreImpl final : public SqliteStore {
   bool gc_stop_ = false;           // guarded by gc_mu_
 
   WatchHub hub_;
+  ObjectCache object_cache_;
 
   friend class Txn;
 
