@@ -192,34 +192,52 @@ SqliteStoreImpl::ReaderLease SqliteStoreImpl::AcquireReader() {
   return ReaderLease(*this, std::move(conn));
 }
 
-Result<api::Object> SqliteStoreImpl::Get(const api::KindInfo& kind, std::string_view ns,
-                                         std::string_view name) {
-  const std::string kind_key = kind.GroupKind();
-  const std::string_view key_ns = NamespaceFor(kind, ns);
-  auto reader = AcquireReader();
-  // The key's revision and, when the cache does not hold it, its document: one snapshot.
-  ReadTransaction txn(*reader);
-  RETURN_IF_ERROR(txn.Begin());
+Result<SqliteStoreImpl::Current> SqliteStoreImpl::ReadCurrent(
+    Connection& conn, const std::string& kind_key, std::string_view ns, std::string_view name,
+    const std::vector<Change>& uncommitted) {
   int64_t revision = 0;
   {
-    ASSIGN_OR_RETURN(auto q, reader->Prepare("SELECT rv FROM objects WHERE kind = ?1 AND "
-                                             "namespace = ?2 AND name = ?3"));
-    q.Bind(1, kind_key).Bind(2, key_ns).Bind(3, name);
+    ASSIGN_OR_RETURN(auto q, conn.Prepare("SELECT rv FROM objects WHERE kind = ?1 AND "
+                                          "namespace = ?2 AND name = ?3"));
+    q.Bind(1, kind_key).Bind(2, ns).Bind(3, name);
     ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) return rules::NotFound(kind, name);
+    if (!row) return Current{};
     revision = q.Int(0);
   }
-  if (auto cached = object_cache_.Find(kind_key, key_ns, name, revision)) return *cached;
-  ASSIGN_OR_RETURN(auto q, reader->Prepare("SELECT doc FROM events WHERE rv = ?1"));
+  // Written earlier in the writer's open batch: not in the cache until that commits.
+  for (auto it = uncommitted.rbegin(); it != uncommitted.rend(); ++it) {
+    if (it->revision == revision) return Current{it->object, revision};
+  }
+  if (auto cached = object_cache_.Find(kind_key, ns, name, revision)) {
+    return Current{std::move(cached), revision};
+  }
+  ASSIGN_OR_RETURN(auto q, conn.Prepare("SELECT doc FROM events WHERE rv = ?1"));
   q.Bind(1, revision);
   ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) {
     return DataLossError(
-        fmt::format("{} \"{}\": no event holds its revision {}", kind.Resource(), name, revision));
+        fmt::format("stored object {}/{}: no event holds its revision {}", ns, name, revision));
   }
-  ASSIGN_OR_RETURN(auto obj, ParseDoc(q.Text(0)));
-  object_cache_.Put(kind_key, obj);
-  return *obj;
+  auto obj = api::ObjectFromJsonText(q.Text(0));
+  if (!obj.ok()) {
+    return DataLossError(
+        fmt::format("stored object {}/{} does not parse: {}", ns, name, obj.status().message()));
+  }
+  auto parsed = std::make_shared<const api::Object>(std::move(*obj));
+  object_cache_.Put(kind_key, parsed);
+  return Current{std::move(parsed), revision};
+}
+
+Result<api::Object> SqliteStoreImpl::Get(const api::KindInfo& kind, std::string_view ns,
+                                         std::string_view name) {
+  auto reader = AcquireReader();
+  // The key's revision and, when the cache does not hold it, its document: one snapshot.
+  ReadTransaction txn(*reader);
+  RETURN_IF_ERROR(txn.Begin());
+  ASSIGN_OR_RETURN(Current current, ReadCurrent(*reader, kind.GroupKind(), NamespaceFor(kind, ns),
+                                                name, /*uncommitted=*/{}));
+  if (!current.object) return rules::NotFound(kind, name);
+  return *current.object;
 }
 
 Result<ObjectList> SqliteStoreImpl::List(const api::KindInfo& kind, const ListOptions& options) {

@@ -70,11 +70,6 @@ class Txn {
   }
   Status UpdateOwnerRefs(const api::KindInfo& kind, const api::Object& object,
                          const api::Object* previous);
-  // The key's object at `revision`: written earlier in this batch, in the cache, or read and
-  // parsed from its event.
-  Result<std::shared_ptr<const api::Object>> LoadRevision(const std::string& kind_key,
-                                                          std::string_view ns,
-                                                          std::string_view name, int64_t revision);
   std::shared_ptr<const api::Object> Loaded(const StoredObject& stored) const;
 
   SqliteStoreImpl& store_;
@@ -118,7 +113,15 @@ class SqliteStoreImpl final : public SqliteStore {
   const SqliteStoreOptions& options() const { return options_; }
   const api::KindInfo* KindByKey(std::string_view kind_key) const;
   base::Clock& clock() const { return *clock_; }
-  ObjectCache& object_cache() { return object_cache_; }
+  // The key's current object on `conn` (object null when there is none): its revision from
+  // `objects`, the object from `uncommitted` (the writer's open batch), the cache, or its
+  // event, parsed.
+  struct Current {
+    std::shared_ptr<const api::Object> object;
+    int64_t revision = 0;
+  };
+  Result<Current> ReadCurrent(Connection& conn, const std::string& kind_key, std::string_view ns,
+                              std::string_view name, const std::vector<Change>& uncommitted);
 
   // Runs `fn` on the writer thread inside the next batch; returns its result once committed.
   using WriteFn = std::function<Result<api::Object>(Txn&)>;

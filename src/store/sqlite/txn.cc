@@ -26,46 +26,12 @@ std::set<std::string> OwnerUids(const api::Object* obj) {
 
 Result<std::optional<StoredObject>> Txn::Load(const api::KindInfo& kind, std::string_view ns,
                                               std::string_view name) {
-  const std::string kind_key = kind.GroupKind();
-  const std::string_view key_ns = kind.namespaced ? ns : std::string_view();
-  int64_t revision = 0;
-  {
-    ASSIGN_OR_RETURN(auto q, conn_.Prepare("SELECT rv FROM objects WHERE kind = ?1 AND "
-                                           "namespace = ?2 AND name = ?3"));
-    q.Bind(1, kind_key).Bind(2, key_ns).Bind(3, name);
-    ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) return std::optional<StoredObject>();
-    revision = q.Int(0);
-  }
-  ASSIGN_OR_RETURN(auto object, LoadRevision(kind_key, key_ns, name, revision));
-  loaded_.push_back(object);
-  return std::optional<StoredObject>(StoredObject{*object, revision});
-}
-
-Result<std::shared_ptr<const api::Object>> Txn::LoadRevision(const std::string& kind_key,
-                                                             std::string_view ns,
-                                                             std::string_view name,
-                                                             int64_t revision) {
-  // Written earlier in this batch: not in the cache until the batch commits.
-  for (auto it = changes_.rbegin(); it != changes_.rend(); ++it) {
-    if (it->revision == revision) return it->object;
-  }
-  if (auto cached = store_.object_cache().Find(kind_key, ns, name, revision)) return cached;
-  ASSIGN_OR_RETURN(auto q, conn_.Prepare("SELECT doc FROM events WHERE rv = ?1"));
-  q.Bind(1, revision);
-  ASSIGN_OR_RETURN(bool row, q.Step());
-  if (!row) {
-    return DataLossError(
-        fmt::format("stored object {}/{}: no event holds its revision {}", ns, name, revision));
-  }
-  auto obj = api::ObjectFromJsonText(q.Text(0));
-  if (!obj.ok()) {
-    return DataLossError(
-        fmt::format("stored object {}/{} does not parse: {}", ns, name, obj.status().message()));
-  }
-  auto parsed = std::make_shared<const api::Object>(std::move(*obj));
-  store_.object_cache().Put(kind_key, parsed);
-  return parsed;
+  ASSIGN_OR_RETURN(auto current,
+                   store_.ReadCurrent(conn_, kind.GroupKind(),
+                                      kind.namespaced ? ns : std::string_view(), name, changes_));
+  if (!current.object) return std::optional<StoredObject>();
+  loaded_.push_back(current.object);
+  return std::optional<StoredObject>(StoredObject{*current.object, current.revision});
 }
 
 std::shared_ptr<const api::Object> Txn::Loaded(const StoredObject& stored) const {
