@@ -72,6 +72,13 @@ class QueueWatcher final : public Watcher {
 
 }  // namespace
 
+std::string PinnedName(const WatchOptions& options) {
+  for (const auto& r : options.field_selector.requirements()) {
+    if (r.field == "metadata.name" && r.equals) return r.value;
+  }
+  return {};
+}
+
 Result<std::unique_ptr<Watcher>> Store::Watch(const api::KindInfo* kind, WatchOptions options) {
   auto queue = std::make_shared<WatchQueue>();
   queue->max_queued = std::max<size_t>(1, options.max_queued_events);

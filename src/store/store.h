@@ -92,6 +92,11 @@ struct WatchOptions {
   size_t max_queued_events = 100000;
 };
 
+// The name a watch's field selector pins with `metadata.name=<name>`, or "" when it pins none.
+// A watch without a revision then lists only that key of its kind and namespace first: waiting
+// for one sandbox must not read every sandbox.
+std::string PinnedName(const WatchOptions& options);
+
 // Callbacks of a push subscription. Both run on a store thread, one call at a time and in
 // revision order; they must not block (hand work to another thread) and must not call back
 // into the store synchronously.

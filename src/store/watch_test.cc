@@ -1,10 +1,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <thread>
 
+#include "api/field_selector.h"
 #include "api/kinds.h"
+#include "base/encoding.h"
 #include "base/testing/fake_clock.h"
+#include "net/http_client.h"
 #include "store/testing/backend_store.h"
 #include "store/testing/objects.h"
 
@@ -145,6 +149,73 @@ TEST_P(Watch, WithoutARevisionListsThenFollows) {
   EXPECT_EQ(live[0].type, EventType::kAdded);
   EXPECT_EQ(live[0].object->metadata.name, "c");
   ExpectQuiet(**w);
+}
+
+// Stores `b`'s current document as text that does not parse, behind the store's back (closed).
+void CorruptStoredObject(BackendStore& s, const std::string& name) {
+  s.Close();
+  if (s.backend() == Backend::kSqlite) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(s.db_path().c_str(), &db), SQLITE_OK);
+    std::string sql = fmt::format(
+        "UPDATE events SET doc = '{{not json' WHERE rv = (SELECT rv FROM objects WHERE name = "
+        "'{}')",
+        name);
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_changes(db), 1);
+    sqlite3_close(db);
+  } else {
+    auto client = net::HttpClient::ForAddress(s.etcd()->endpoints()[0]);
+    ASSERT_TRUE(client.ok());
+    net::ClientRequest req;
+    req.method = "POST";
+    req.target = "/v3/kv/put";
+    req.body = api::DumpJson(
+        api::Json{{"key", base::Base64Encode("/warren/agents.kruise.io/sandboxes/default/" + name)},
+                  {"value", base::Base64Encode("{not json")}});
+    auto r = (*client)->Do(req);
+    ASSERT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().ToString());
+  }
+  s.Reopen();
+}
+
+// A watch that names its one object (how a create waits for its sandbox) starts from that
+// object alone: it neither reads its neighbours (with a thousand sandboxes, each create's wait
+// parsed all of them) nor fails because one of them is damaged. A watch of the whole namespace
+// still reads every object, and says which one is damaged.
+TEST_P(Watch, PinnedToOneNameListsOnlyThatObject) {
+  BackendStore s(GetParam());
+  ASSERT_TRUE(s->Create(MakeSandbox("a")).ok());
+  ASSERT_TRUE(s->Create(MakeSandbox("b")).ok());
+  ASSERT_TRUE(s->Create(MakeSandbox("c")).ok());
+  CorruptStoredObject(s, "b");
+
+  WatchOptions pinned;
+  pinned.namespace_ = "default";
+  pinned.field_selector = *api::FieldSelector::Parse("metadata.name=c");
+  auto w = s->Watch(&kSbx, pinned);
+  ASSERT_TRUE(w.ok()) << w.status();
+  auto initial = Take(**w, 1);
+  ASSERT_EQ(initial.size(), 1u);
+  EXPECT_EQ(initial[0].type, EventType::kAdded);
+  EXPECT_EQ(initial[0].object->metadata.name, "c");
+  ExpectQuiet(**w);
+
+  // Pinned to a name nobody has: nothing, then the object once it is made.
+  pinned.field_selector = *api::FieldSelector::Parse("metadata.name=d");
+  auto later = s->Watch(&kSbx, pinned);
+  ASSERT_TRUE(later.ok()) << later.status();
+  ExpectQuiet(**later);
+  ASSERT_TRUE(s->Create(MakeSandbox("d")).ok());
+  auto made = Take(**later, 1);
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_EQ(made[0].object->metadata.name, "d");
+
+  WatchOptions everything;
+  everything.namespace_ = "default";
+  auto all = s->Watch(&kSbx, everything);
+  ASSERT_FALSE(all.ok());
+  EXPECT_EQ(all.status().code(), StatusCode::kDataLoss) << all.status();
 }
 
 TEST_P(Watch, SelectorTransitionsBecomeAddedAndDeleted) {

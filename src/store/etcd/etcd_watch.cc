@@ -199,6 +199,12 @@ Result<std::unique_ptr<Subscription>> EtcdStoreImpl::Subscribe(const api::KindIn
   if (kind && !kind->namespaced) options.namespace_.clear();
   std::string kind_key = kind ? kind->GroupKind() : "";
   const std::string prefix = kind ? keys_.KindPrefix(*kind, options.namespace_) : keys_.All();
+  // One object's key when the selector pins its name (and a namespaced kind its namespace).
+  const std::string pinned = PinnedName(options);
+  const std::string one_key =
+      kind && !pinned.empty() && (!kind->namespaced || !options.namespace_.empty())
+          ? keys_.Object(*kind, options.namespace_, pinned)
+          : std::string();
   std::shared_ptr<WatchHub> hub = Hub();
   if (!hub) return UnavailableError("the store is shutting down");
   if (!options.resource_version) {
@@ -208,8 +214,9 @@ Result<std::unique_ptr<Subscription>> EtcdStoreImpl::Subscribe(const api::KindIn
           // The current objects as ADDED, at one revision, which is at least
           // every revision the feed published (a linearizable read).
           int64_t at = 0;
-          std::string from = prefix;
-          const std::string end = PrefixEnd(prefix);
+          std::string from = one_key.empty() ? prefix : one_key;
+          const std::string end =
+              one_key.empty() ? PrefixEnd(prefix) : one_key + std::string(1, '\0');
           while (true) {
             ASSIGN_OR_RETURN(api::Json range, Range(from, end, at, 500));
             if (at == 0) {

@@ -516,10 +516,10 @@ Result<int64_t> SqliteStoreImpl::ReplayInto(Connection& conn, const std::string&
     // The current objects, as ADDED, then changes after `current`.
     std::string sql =
         "SELECT o.kind, e.rv, e.doc FROM objects o JOIN events e ON e.rv = o.rv WHERE "
-        "(?1 = '' OR o.kind = ?1) AND (?2 = '' OR o.namespace = ?2) "
+        "(?1 = '' OR o.kind = ?1) AND (?2 = '' OR o.namespace = ?2) AND (?3 = '' OR o.name = ?3) "
         "ORDER BY o.kind, o.namespace, o.name";
     ASSIGN_OR_RETURN(auto q, conn.Prepare(sql));
-    q.Bind(1, kind_key).Bind(2, options.namespace_);
+    q.Bind(1, kind_key).Bind(2, options.namespace_).Bind(3, PinnedName(options));
     while (true) {
       ASSIGN_OR_RETURN(bool row, q.Step());
       if (!row) break;

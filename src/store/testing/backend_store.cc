@@ -26,7 +26,7 @@ void BackendStore::Reopen() {
   Close();
   if (backend_ == Backend::kSqlite) {
     SqliteStoreOptions o;
-    o.path = dir_.path() + "/store.db";
+    o.path = db_path();
     o.clock = options_.clock;
     o.history = options_.history;
     auto opened = SqliteStore::Open(o);

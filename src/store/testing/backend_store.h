@@ -38,6 +38,8 @@ class BackendStore {
   Backend backend() const { return backend_; }
   // The etcd behind an etcd store (nullptr for SQLite).
   EtcdCluster* etcd() { return etcd_.get(); }
+  // The database file of a SQLite store.
+  std::string db_path() const { return dir_.path() + "/store.db"; }
 
   void Reopen();
   void Close();
