@@ -256,6 +256,17 @@ RunResult RunCold(E2bClient& e2b, int n) {
   return result;
 }
 
+// One burst of `pool` claims at c=1 from the full pool with its refills held
+// (scaleStrategy.maxUnavailable 0), killed after the burst: what a claim costs with `pool`
+// members present and nothing else running, whatever the burst's length. The set's refills
+// resume afterwards.
+RunResult RunHeldClaims(WarrenServer& server, E2bClient& e2b, const std::string& set, int pool) {
+  server.Apply(pool_testing::PoolManifest(set, pool, "  scaleStrategy:\n    maxUnavailable: 0\n"));
+  RunResult result = RunClaims(server, e2b, set, pool, pool, 1, false);
+  server.Apply(pool_testing::PoolManifest(set, pool));
+  return result;
+}
+
 // `n` claims at c=1 from a pool of `n` whose members all paused while idle
 // (spec.pauseStrategy `strategy`, idleSeconds 1), so each claim wakes one: refills are stopped
 // once all are paused (scaleStrategy.maxUnavailable 0), or a refill's running member would be
@@ -605,6 +616,7 @@ int Main(int argc, char** argv) {
              "per s");
   RunResult cold = RunCold(e2b, o.cold);
   PrintRow("cold create (reference, c=1)", cold);
+  PrintRow("pool claim c=1, refills held, one burst", RunHeldClaims(server, e2b, set, o.pool));
   for (int c : o.concurrency) {
     RunResult alone = RunClaims(server, e2b, set, o.pool, o.claims, c, false);
     PrintRow(fmt::format("pool claim c={}, kills after burst", c), alone);
