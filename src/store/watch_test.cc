@@ -151,7 +151,7 @@ TEST_P(Watch, WithoutARevisionListsThenFollows) {
   ExpectQuiet(**w);
 }
 
-// Stores `b`'s current document as text that does not parse, behind the store's back (closed).
+// Stores `name`'s current document as text that does not parse, behind the store's back.
 void CorruptStoredObject(BackendStore& s, const std::string& name) {
   s.Close();
   if (s.backend() == Backend::kSqlite) {
@@ -182,7 +182,7 @@ void CorruptStoredObject(BackendStore& s, const std::string& name) {
 // A watch that names its one object (how a create waits for its sandbox) starts from that
 // object alone: it neither reads its neighbours (with a thousand sandboxes, each create's wait
 // parsed all of them) nor fails because one of them is damaged. A watch of the whole namespace
-// still reads every object, and says which one is damaged.
+// still reads every object, and fails on the damaged one.
 TEST_P(Watch, PinnedToOneNameListsOnlyThatObject) {
   BackendStore s(GetParam());
   ASSERT_TRUE(s->Create(MakeSandbox("a")).ok());
