@@ -52,10 +52,13 @@ EventType FromStored(int64_t type) {
   }
 }
 
-Result<std::shared_ptr<const api::Object>> ParseDoc(std::string_view doc) {
+// `key` ("namespace/name"), when the caller knows it, names the object in the error.
+Result<std::shared_ptr<const api::Object>> ParseDoc(std::string_view doc,
+                                                    std::string_view key = {}) {
   auto obj = api::ObjectFromJsonText(doc);
   if (!obj.ok()) {
-    return DataLossError(fmt::format("stored object does not parse: {}", obj.status().message()));
+    return DataLossError(fmt::format("stored object {}{}does not parse: {}", key,
+                                     key.empty() ? "" : " ", obj.status().message()));
   }
   return std::make_shared<const api::Object>(std::move(*obj));
 }
@@ -218,12 +221,7 @@ Result<SqliteStoreImpl::Current> SqliteStoreImpl::ReadCurrent(
     return DataLossError(
         fmt::format("stored object {}/{}: no event holds its revision {}", ns, name, revision));
   }
-  auto obj = api::ObjectFromJsonText(q.Text(0));
-  if (!obj.ok()) {
-    return DataLossError(
-        fmt::format("stored object {}/{} does not parse: {}", ns, name, obj.status().message()));
-  }
-  auto parsed = std::make_shared<const api::Object>(std::move(*obj));
+  ASSIGN_OR_RETURN(auto parsed, ParseDoc(q.Text(0), fmt::format("{}/{}", ns, name)));
   object_cache_.Put(kind_key, parsed);
   return Current{std::move(parsed), revision};
 }
