@@ -1209,7 +1209,8 @@ void GvisorRuntime::AdoptInterruptedHibernateLocked(Sandbox& sb) {
   // failure ended is seen by the reaper as the shim's exit.
   native::RemoveTree(partial).IgnoreError();
   native::RemoveTree(image).IgnoreError();
-  Log()->info("sandbox hibernate by the last server did not finish id={}", id);
+  Log()->info("sandbox hibernate by the last server did not finish id={} runsc_error=\"{}\"", id,
+              LastRunscError(SandboxDir(id) + "/runsc.log"));
 }
 
 Result<GvisorRuntime::SandboxPtr> GvisorRuntime::AdoptOne(const std::string& id,
@@ -1266,6 +1267,8 @@ Result<GvisorRuntime::SandboxPtr> GvisorRuntime::AdoptOne(const std::string& id,
     native::RemoveTree(image + ".partial").IgnoreError();
     if (r.state == SandboxState::kRunning || r.state == SandboxState::kPaused) {
       // It ended while nobody watched, or its shim died: what is left of it goes.
+      Log()->warn("sandbox ended while no server watched id={} was={} runsc_error=\"{}\"", id,
+                  SandboxStateName(r.state), LastRunscError(SandboxDir(id) + "/runsc.log"));
       RemoveContainer(id);
       r.state = SandboxState::kStopped;
       r.pid = 0;

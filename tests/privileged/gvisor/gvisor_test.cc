@@ -128,6 +128,12 @@ class GvisorTest : public ::testing::Test {
     auto text = base::ReadSmallFile(dir_->path() + "/" + id + ".log");
     return text.ok() ? *text : std::string();
   }
+  // The last `bytes` of a file, for a failure message (runsc's own log of a sandbox).
+  static std::string LogTail(const std::string& path, size_t bytes) {
+    auto text = base::ReadSmallFile(path, 16 << 20);
+    if (!text.ok()) return text.status().ToString();
+    return text->size() > bytes ? text->substr(text->size() - bytes) : *text;
+  }
   // The log once it holds `text`, or as it is after 10 s.
   std::string WaitForLog(const std::string& id, std::string_view text) const {
     std::string log = ReadLog(id);
@@ -661,7 +667,8 @@ TEST_F(GvisorTest, AHibernateCutShortByAKill9EndsHibernatedOrRunning) {
     const SandboxInfo& adopted = report->adopted[0];
     ASSERT_TRUE(adopted.state == SandboxState::kRunning ||
                 (adopted.state == SandboxState::kPaused && adopted.pid == 0))
-        << "neither running nor hibernated: " << SandboxStateName(adopted.state);
+        << "neither running nor hibernated: " << SandboxStateName(adopted.state)
+        << "; runsc's log ends: " << LogTail(options_.state_dir + "/" + id + "/runsc.log", 2000);
     EXPECT_FALSE(PathExists(options_.state_dir + "/" + id + "/checkpoint.partial"));
     if (adopted.state == SandboxState::kPaused) {
       EXPECT_TRUE(PathExists(options_.state_dir + "/" + id + "/checkpoint"));
