@@ -314,8 +314,10 @@ class NodeAgent {
   // Reads the status, lets `fn` change it and writes it when anything changed (the object is
   // updated in place). Sets nodeName and observedGeneration (alone, not written). A conflict
   // with a change to the object's metadata only is retried on the fresh object (twice at most).
+  // With `add_finalizer`, the agent's finalizer goes in the same write when it is missing.
   Status WriteStatus(api::Object& obj,
-                     const std::function<void(api::SandboxStatus&, api::Json& raw)>& fn);
+                     const std::function<void(api::SandboxStatus&, api::Json& raw)>& fn,
+                     bool add_finalizer = false);
   Status EnsureFinalizer(api::Object& obj);
   Status RemoveFinalizer(api::Object& obj);
   Failure ClassifyExit(const std::string& id, const runtime::ExitStatus& exit, bool has_command,

@@ -206,9 +206,11 @@ void NodeAgent::CleanupGoneKey(const std::string& key) {
 }
 
 Status NodeAgent::WriteStatus(api::Object& obj,
-                              const std::function<void(api::SandboxStatus&, api::Json& raw)>& fn) {
+                              const std::function<void(api::SandboxStatus&, api::Json& raw)>& fn,
+                              bool add_finalizer) {
   const int64_t generation = obj.metadata.generation;
   for (int attempt = 1;; ++attempt) {
+    const bool finalize = add_finalizer && obj.AddFinalizer(api::finalizers::kSandbox);
     api::SandboxStatus status = StatusOf(obj);
     const api::Json before = obj.status();
     api::Json raw = before.is_object() ? before : api::Json::object();
@@ -217,16 +219,17 @@ Status NodeAgent::WriteStatus(api::Object& obj,
     status.observed_generation = obj.metadata.generation;
     obj.status() = std::move(raw);
     api::EncodeStatus(status, obj);
-    if (obj.status() == before) return Status::Ok();
+    if (!finalize && obj.status() == before) return Status::Ok();
     // Only when a status was recorded before: the first one is always written.
-    if (before.contains("observedGeneration") &&
+    if (!finalize && before.contains("observedGeneration") &&
         EqualExceptKeys(before, obj.status(), {"observedGeneration"})) {
       // A spec change the node has nothing to do for (a claim's timers, a pause time): not
       // worth a write and a round of every watcher; it is recorded with the next real change.
       obj.status() = before;
       return Status::Ok();
     }
-    auto written = store_.UpdateStatus(obj);
+    auto written = finalize ? store_.Update(obj, store::Subresource::kMainAndStatus)
+                            : store_.UpdateStatus(obj);
     if (written.ok()) {
       obj = std::move(*written);
       return Status::Ok();
@@ -317,9 +320,6 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
   }
   if (deleting) return Teardown(obj, id);
   if (Terminal(status.phase)) return EnsureFinished(obj, id);
-  if (Status s = EnsureFinalizer(obj); !s.ok()) {
-    return AfterWriteError(s);
-  }
 
   auto info = runtime_->Inspect(id);
   if (!info.ok()) {
@@ -327,14 +327,17 @@ NodeAgent::Next NodeAgent::Reconcile(api::Object& obj) {
     const bool known = locals_.Contains(id);
     if (known || status.phase == phase::kRunning || status.phase == phase::kPaused ||
         status.phase == phase::kResuming) {
+      if (Status s = EnsureFinalizer(obj); !s.ok()) return AfterWriteError(s);
       return Fail(obj, id,
                   Failure{reasons::kSandboxLost,
                           "the sandbox's processes and runtime state are gone (the host "
                           "restarted, or its state was removed); its writable layer and memory "
                           "are lost"});
     }
+    // Create writes the finalizer with the Pending status, before anything of it exists.
     return Create(obj, id);
   }
+  if (Status s = EnsureFinalizer(obj); !s.ok()) return AfterWriteError(s);
   if (!locals_.With(id, [&](Local& l) { l.state = info->state; })) {
     // The runtime has it but we never took it: not from this object (ids are unique per
     // node); leave it to adoption's rules on the next start rather than guess.
@@ -421,7 +424,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
           st.conditions,
           {conditions::kReady, "False", reasons::kCreating, "the sandbox is being made"}, now);
     }
-  });
+  }, /*add_finalizer=*/true);
   if (!s.ok()) return AfterWriteError(s);
 
   TemplateOutcome tmpl = ResolveTemplate(store_, obj);

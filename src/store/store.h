@@ -66,6 +66,10 @@ struct DeleteOptions {
 enum class Subresource {
   kMain,    // everything but the status, when the kind has a status subresource
   kStatus,  // the status only; the generation is not bumped
+  // Both in one write, for a controller in the server that changes its own metadata and the
+  // status together (a node agent's finalizer and first status): one commit and one watch event
+  // instead of two. Not offered over HTTP, where the two stay separate as in Kubernetes.
+  kMainAndStatus,
 };
 
 enum class EventType { kAdded, kModified, kDeleted };
@@ -145,7 +149,7 @@ class Store {
   // and resourceVersion are assigned; a status is dropped for kinds with a status subresource.
   virtual Result<api::Object> Create(api::Object object) = 0;
 
-  // Replaces the object, or with kStatus only its status. A non-zero
+  // Replaces the object, or with kStatus only its status (kMainAndStatus: both). A non-zero
   // metadata.resourceVersion is a precondition (stale → Aborted, 409). The generation goes up
   // when anything but metadata and status changes. Removing the last finalizer of an object
   // being deleted deletes it. An update that changes nothing writes nothing.

@@ -113,6 +113,33 @@ TEST_P(StoreBasics, GenerationFollowsSpecNotMetadataOrStatus) {
   EXPECT_EQ(s->CurrentRevision(), before);
 }
 
+// A node agent's finalizer and first status in one write: one revision, both kept, the
+// generation unchanged; a status admission refuses is refused whole.
+TEST_P(StoreBasics, MainAndStatusWritesBothInOneRevision) {
+  BackendStore s(GetParam());
+  auto created = *s->Create(MakeSandbox("a"));
+  api::Object bad = created;
+  bad.AddFinalizer("warren.dev/test");
+  bad.status()["phase"] = 5;
+  auto refused = s->Update(bad, Subresource::kMainAndStatus);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("phase"), std::string::npos) << refused.status();
+  EXPECT_EQ(s->CurrentRevision(), created.metadata.resource_version) << "nothing is written";
+
+  api::Object both = created;
+  both.AddFinalizer("warren.dev/test");
+  both.status()["phase"] = "Pending";
+  auto written = s->Update(both, Subresource::kMainAndStatus);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(written->metadata.resource_version, created.metadata.resource_version + 1);
+  EXPECT_EQ(written->metadata.generation, 1);
+  auto got = *s->Get(kSbx, "default", "a");
+  EXPECT_TRUE(got.HasFinalizer("warren.dev/test"));
+  EXPECT_EQ(got.status()["phase"], "Pending");
+  EXPECT_EQ(got.metadata.resource_version, written->metadata.resource_version);
+}
+
 TEST_P(StoreBasics, StaleUpdateIsAConflictNamingTheObject) {
   BackendStore s(GetParam());
   auto v1 = *s->Create(MakeSandbox("a"));

@@ -187,7 +187,7 @@ Result<Write> Update(const api::KindInfo& kind, const StoredObject& current, api
     next.metadata.deletion_timestamp = before.metadata.deletion_timestamp;
     next.metadata.generation = before.metadata.generation;
     next.metadata.generate_name = before.metadata.generate_name;
-    if (kind.status_subresource) {
+    if (kind.status_subresource && subresource == Subresource::kMain) {
       auto status = before.body.find("status");
       if (status == before.body.end()) {
         next.body.erase("status");
@@ -206,6 +206,9 @@ Result<Write> Update(const api::KindInfo& kind, const StoredObject& current, api
       }
     }
     RETURN_IF_ERROR(api::AdmitUpdate(kind, before, next));
+    if (subresource == Subresource::kMainAndStatus && kind.status_subresource) {
+      RETURN_IF_ERROR(api::AdmitStatus(kind, next));
+    }
     if (GenerationTracked(next) != GenerationTracked(before)) ++next.metadata.generation;
   }
   next.metadata.resource_version = current.revision;
