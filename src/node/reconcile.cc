@@ -417,14 +417,15 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
   KeepSpan("node.create");
   auto log = Log();
   const base::WallTime now = clock_.Now();
-  Status s = WriteStatus(obj, [&](api::SandboxStatus& st, api::Json&) {
+  auto pending = [&](api::SandboxStatus& st, api::Json&) {
     st.phase = phase::kPending;
     if (!api::FindCondition(st.conditions, conditions::kReady)) {
       api::SetCondition(
           st.conditions,
           {conditions::kReady, "False", reasons::kCreating, "the sandbox is being made"}, now);
     }
-  }, /*add_finalizer=*/true);
+  };
+  Status s = WriteStatus(obj, pending, /*add_finalizer=*/true);
   if (!s.ok()) return AfterWriteError(s);
 
   TemplateOutcome tmpl = ResolveTemplate(store_, obj);
