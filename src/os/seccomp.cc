@@ -7,11 +7,13 @@
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "base/unique_fd.h"
 
@@ -48,7 +50,7 @@ sock_filter Jump(uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) {
 
 // The system call numbers `name` has on the ABIs behind `audit_arch`: i386's, or for x86_64
 // both x86_64's and x32's (x32 shares AUDIT_ARCH_X86_64 and sets bit 30 of the number).
-Result<std::vector<uint32_t>> NumbersOf(const std::string& name, uint32_t audit_arch) {
+Result<std::vector<uint32_t>> NumbersOf(const std::string& name, uint32_t audit_arch, bool x32) {
   std::vector<uint32_t> out;
   if (audit_arch == AUDIT_ARCH_I386) {
     int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, name.c_str());
@@ -60,8 +62,8 @@ Result<std::vector<uint32_t>> NumbersOf(const std::string& name, uint32_t audit_
   if (nr < 0) return InvalidArgumentError(fmt::format("{} is not an x86_64 system call", name));
   out.push_back(static_cast<uint32_t>(nr));
   constexpr uint32_t kX32Bit = 0x40000000;
-  int x32 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X32, name.c_str());
-  if (x32 >= 0) out.push_back(static_cast<uint32_t>(x32) | kX32Bit);
+  int x32_nr = x32 ? seccomp_syscall_resolve_name_arch(SCMP_ARCH_X32, name.c_str()) : -1;
+  if (x32_nr >= 0) out.push_back(static_cast<uint32_t>(x32_nr) | kX32Bit);
   return out;
 }
 
@@ -70,14 +72,15 @@ Result<std::vector<uint32_t>> NumbersOf(const std::string& name, uint32_t audit_
 // system call number. Arguments compare their low 32 bits: i386's are 32 bits wide, and the
 // x86_64 calls these rules are for (ioctl's request) take an int the kernel truncates to 32
 // bits, so a caller's high bits must not steer around the rule.
-Status AppendRule(const SeccompRule& rule, uint32_t audit_arch, std::vector<sock_filter>& out) {
+Status AppendRule(const SeccompRule& rule, uint32_t audit_arch, bool x32,
+                  std::vector<sock_filter>& out) {
   struct Exit {
     size_t at;     // index of a conditional jump in `block`
     bool on_true;  // whether its true branch (else its false branch) leaves the block
   };
   for (std::string_view name : rule.names) {
     std::string n(name);
-    ASSIGN_OR_RETURN(std::vector<uint32_t> numbers, NumbersOf(n, audit_arch));
+    ASSIGN_OR_RETURN(std::vector<uint32_t> numbers, NumbersOf(n, audit_arch, x32));
     for (uint32_t nr : numbers) {
       std::vector<sock_filter> block;
       std::vector<Exit> exits;
@@ -109,11 +112,33 @@ Status AppendRule(const SeccompRule& rule, uint32_t audit_arch, std::vector<sock
   return Status::Ok();
 }
 
+// An i386 system call from 64-bit code (`int $0x80`): seccomp sees AUDIT_ARCH_I386.
+long I386Getpid() {
+  long ret;
+  asm volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory", "r8", "r9", "r10", "r11");
+  return ret;
+}
+
+SeccompAbis ProbeKernelAbis() {
+  SeccompAbis abis;
+  constexpr long kX32Bit = 0x40000000;
+  abis.x32 = !(syscall(kX32Bit | SYS_getpid) < 0 && errno == ENOSYS);
+  // In a child: without ia32 emulation the instruction faults.
+  pid_t child = fork();
+  if (child == 0) _exit(I386Getpid() > 0 ? 0 : 1);
+  int status = 0;
+  if (child < 0) return abis;  // keep the rules: a filter too long is only slower
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  abis.i386 = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return abis;
+}
+
 // `rules` for one ABI, skipped as a whole on any other.
-Status AppendSection(const std::vector<SeccompRule>& rules, uint32_t audit_arch,
+Status AppendSection(const std::vector<SeccompRule>& rules, uint32_t audit_arch, bool x32,
                      std::vector<sock_filter>& out) {
   std::vector<sock_filter> body;
-  for (const SeccompRule& rule : rules) RETURN_IF_ERROR(AppendRule(rule, audit_arch, body));
+  for (const SeccompRule& rule : rules) RETURN_IF_ERROR(AppendRule(rule, audit_arch, x32, body));
   if (body.empty()) return Status::Ok();
   if (body.size() > 255) return InvalidArgumentError("first rules for one ABI are too long");
   out.push_back(Stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
@@ -122,12 +147,15 @@ Status AppendSection(const std::vector<SeccompRule>& rules, uint32_t audit_arch,
   return Status::Ok();
 }
 
-// The program run before libseccomp's: the profile's i386_first rules on the i386 ABI and its
-// native_first rules on x86_64 and x32, in order; then libseccomp's program, which follows.
-Result<std::vector<sock_filter>> Prologue(const SeccompProfile& profile) {
+// The program run before libseccomp's: the profile's i386_first rules on the i386 ABI (when
+// kept) and its native_first rules on x86_64 and x32, in order; then libseccomp's program.
+Result<std::vector<sock_filter>> Prologue(const SeccompProfile& profile, SeccompAbis abis) {
   std::vector<sock_filter> out;
-  RETURN_IF_ERROR(AppendSection(profile.i386_first, AUDIT_ARCH_I386, out));
-  RETURN_IF_ERROR(AppendSection(profile.native_first, AUDIT_ARCH_X86_64, out));
+  // Names are checked on every ABI: a profile must not depend on the host it compiles on.
+  std::vector<sock_filter> left_out;
+  RETURN_IF_ERROR(
+      AppendSection(profile.i386_first, AUDIT_ARCH_I386, false, abis.i386 ? out : left_out));
+  RETURN_IF_ERROR(AppendSection(profile.native_first, AUDIT_ARCH_X86_64, abis.x32, out));
   return out;
 }
 
@@ -143,10 +171,22 @@ int SeccompProgram::LoadRaw() const noexcept {
   return 0;
 }
 
-Result<SeccompProgram> CompileSeccompProfile(const SeccompProfile& profile) {
+SeccompAbis KernelSeccompAbis() {
+  static const SeccompAbis abis = ProbeKernelAbis();
+  return abis;
+}
+
+Result<SeccompProgram> CompileSeccompProfile(const SeccompProfile& profile, SeccompAbis abis) {
   Ctx ctx(seccomp_init(SCMP_ACT_ERRNO(static_cast<uint32_t>(profile.default_errno))));
   if (!ctx) return InternalError("seccomp_init failed");
-  for (uint32_t arch : {SCMP_ARCH_X86, SCMP_ARCH_X32}) {
+  // A call on an ABI left out (an x32 number on x86_64, any other audit arch) gets what a
+  // kernel without it answers, rather than libseccomp's default of killing the caller.
+  if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(ENOSYS));
+      rc != 0) {
+    return ErrnoError("seccomp bad-arch action", -rc);
+  }
+  for (auto [arch, kept] : {std::pair{SCMP_ARCH_X86, abis.i386}, {SCMP_ARCH_X32, abis.x32}}) {
+    if (!kept) continue;
     int rc = seccomp_arch_add(ctx.get(), arch);
     if (rc != 0 && rc != -EEXIST) return ErrnoError("seccomp_arch_add", -rc);
   }
@@ -188,7 +228,7 @@ Result<SeccompProgram> CompileSeccompProfile(const SeccompProfile& profile) {
   if (pread(mfd, filter.data(), static_cast<size_t>(size), 0) != size) {
     return ErrnoError("read exported seccomp program", errno);
   }
-  ASSIGN_OR_RETURN(std::vector<sock_filter> prologue, Prologue(profile));
+  ASSIGN_OR_RETURN(std::vector<sock_filter> prologue, Prologue(profile, abis));
   filter.insert(filter.begin(), prologue.begin(), prologue.end());
   if (filter.size() > BPF_MAXINSNS) {
     return InternalError(
@@ -204,7 +244,7 @@ Result<const SeccompProgram*> DockerDefaultSeccompProgram() {
   static std::unique_ptr<SeccompProgram> program;
   static Status error;
   std::call_once(once, [] {
-    auto compiled = CompileSeccompProfile(DockerDefaultSeccompProfile());
+    auto compiled = CompileSeccompProfile(DockerDefaultSeccompProfile(), KernelSeccompAbis());
     if (compiled.ok()) {
       program = std::make_unique<SeccompProgram>(std::move(compiled).value());
     } else {
