@@ -684,9 +684,9 @@ NodeAgent::Readiness NodeAgent::WaitReady(const std::string& id,
   // envd listens within a few milliseconds of its start, and every one waited past that is the
   // user's. It writes "listening on" to pid 1's log right after it listens, so a write to that
   // file wakes the wait; a dial is tried then, and at a slower pace as a fallback (a log that
-  // cannot be watched, a pid 1 that is not envd). Polling every 250 µs instead cost ~0.7 ms of
-  // the node's CPU per start (a dial enters the sandbox's network namespace), beside an envd
-  // starting on the same two cores (bench/e2b_create/README.md).
+  // cannot be watched, a pid 1 that is not envd). Polling every 250 µs instead dialed a dozen
+  // times or more per start, each entering the sandbox's network namespace, beside an envd
+  // starting on the same cores (bench/e2b_create/README.md).
   auto log_writes = os::Inotify::Create();
   const bool woken = log_writes.ok() && log_writes->AddWatch(PathsFor(id).envd_log, IN_MODIFY).ok();
   const base::MonoTime fine_until = clock_.Monotonic() + 30ms;
