@@ -24,20 +24,34 @@ constexpr uint32_t kProfileErrno = SECCOMP_RET_ERRNO | EPERM;
 
 // What the runtime's own program decides, run in a BPF interpreter: the i386 ABI cannot be
 // entered on every machine (a PVM guest faults on int $0x80), the decision can always be read.
+// The program loaded here leaves out an ABI the kernel lacks and answers its calls ENOSYS, as
+// that kernel does; the program with every ABI (what a host with i386 and x32 loads) answers
+// the profile's EPERM on each.
 TEST(SeccompAbiTest, TheSandboxFilterRefusesVsockOnEveryAbi) {
-  auto prog = os::DockerDefaultSeccompProgram();
-  ASSERT_TRUE(prog.ok()) << prog.status();
-  auto decide = [&](uint32_t arch, int nr, std::initializer_list<uint64_t> args) {
-    auto action =
-        os::testing::RunSeccompFilter((*prog)->filter(), os::testing::SeccompCall(arch, nr, args));
-    EXPECT_TRUE(action.ok()) << action.status();
-    return action.ok() ? *action : 0;
-  };
-  EXPECT_EQ(decide(AUDIT_ARCH_X86_64, 41, {kAfVsock, SOCK_STREAM}), kProfileErrno);
-  EXPECT_EQ(decide(AUDIT_ARCH_X86_64, 0x40000000 | 41, {kAfVsock, SOCK_STREAM}), kProfileErrno);
-  EXPECT_EQ(decide(AUDIT_ARCH_I386, 359, {kAfVsock, SOCK_STREAM}), kProfileErrno);
-  // socketcall(SYS_SOCKET, &{AF_VSOCK, SOCK_STREAM, 0}): the pointer is all the filter sees.
-  EXPECT_EQ(decide(AUDIT_ARCH_I386, 102, {1, 0x10000}), kProfileErrno);
+  auto loaded = os::DockerDefaultSeccompProgram();
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  auto every_abi = os::CompileSeccompProfile(os::DockerDefaultSeccompProfile());
+  ASSERT_TRUE(every_abi.ok()) << every_abi.status();
+  const os::SeccompAbis kernel = os::KernelSeccompAbis();
+  constexpr uint32_t kAbsentAbi = SECCOMP_RET_ERRNO | ENOSYS;
+  for (const os::SeccompProgram* prog :
+       std::initializer_list<const os::SeccompProgram*>{*loaded, &*every_abi}) {
+    const bool all = prog == &*every_abi;
+    SCOPED_TRACE(all ? "every ABI" : "the kernel's ABIs");
+    auto decide = [&](uint32_t arch, int nr, std::initializer_list<uint64_t> args) {
+      auto action =
+          os::testing::RunSeccompFilter(prog->filter(), os::testing::SeccompCall(arch, nr, args));
+      EXPECT_TRUE(action.ok()) << action.status();
+      return action.ok() ? *action : 0;
+    };
+    const uint32_t x32 = all || kernel.x32 ? kProfileErrno : kAbsentAbi;
+    const uint32_t i386 = all || kernel.i386 ? kProfileErrno : kAbsentAbi;
+    EXPECT_EQ(decide(AUDIT_ARCH_X86_64, 41, {kAfVsock, SOCK_STREAM}), kProfileErrno);
+    EXPECT_EQ(decide(AUDIT_ARCH_X86_64, 0x40000000 | 41, {kAfVsock, SOCK_STREAM}), x32);
+    EXPECT_EQ(decide(AUDIT_ARCH_I386, 359, {kAfVsock, SOCK_STREAM}), i386);
+    // socketcall(SYS_SOCKET, &{AF_VSOCK, SOCK_STREAM, 0}): the pointer is all the filter sees.
+    EXPECT_EQ(decide(AUDIT_ARCH_I386, 102, {1, 0x10000}), i386);
+  }
 }
 
 class SeccompSandboxTest : public AttackTest, public ::testing::WithParamInterface<bool> {};
