@@ -43,6 +43,9 @@ uint32_t ActionOf(const SeccompRule& rule) {
              : SECCOMP_RET_ERRNO | (static_cast<uint32_t>(rule.errno_ret) & SECCOMP_RET_DATA);
 }
 
+// x32 shares AUDIT_ARCH_X86_64 and sets this bit of the call number.
+constexpr uint32_t kX32Bit = 0x40000000;
+
 sock_filter Stmt(uint16_t code, uint32_t k) { return BPF_STMT(code, k); }
 sock_filter Jump(uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) {
   return BPF_JUMP(code, k, jt, jf);
@@ -61,7 +64,6 @@ Result<std::vector<uint32_t>> NumbersOf(const std::string& name, uint32_t audit_
   int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name.c_str());
   if (nr < 0) return InvalidArgumentError(fmt::format("{} is not an x86_64 system call", name));
   out.push_back(static_cast<uint32_t>(nr));
-  constexpr uint32_t kX32Bit = 0x40000000;
   int x32_nr = x32 ? seccomp_syscall_resolve_name_arch(SCMP_ARCH_X32, name.c_str()) : -1;
   if (x32_nr >= 0) out.push_back(static_cast<uint32_t>(x32_nr) | kX32Bit);
   return out;
@@ -121,8 +123,7 @@ long I386Getpid() {
 
 SeccompAbis ProbeKernelAbis() {
   SeccompAbis abis;
-  constexpr long kX32Bit = 0x40000000;
-  abis.x32 = !(syscall(kX32Bit | SYS_getpid) < 0 && errno == ENOSYS);
+  abis.x32 = !(syscall(long{kX32Bit} | SYS_getpid) < 0 && errno == ENOSYS);
   // In a child: without ia32 emulation the instruction faults.
   pid_t child = fork();
   if (child == 0) _exit(I386Getpid() > 0 ? 0 : 1);
