@@ -593,6 +593,12 @@ Status NativeRuntime::Start(std::string_view id_view) {
   // No device node in the image or the writable layer opens (with a user namespace the kernel
   // makes the overlay nodev anyway).
   plan.overlay.attrs = MOUNT_ATTR_NODEV;
+  // A host crash loses a running sandbox's writable layer (the node reports the sandbox lost),
+  // so syncing the layer at each unmount bought nothing and cost every teardown a commit of the
+  // whole filesystem under it. Stop, the one path that keeps the layer for a later boot, syncs
+  // it itself; here, in the boot that stopped it or synced, its marker may go.
+  plan.overlay.volatile_upper = true;
+  RETURN_IF_ERROR(os::ClearVolatileMarker(plan.overlay.work).WithPrefix("sandbox " + id));
   plan.rootfs_dir = SandboxDir(id) + "/rootfs";
 
   // Resolved again at every Start (restarts and adopted sandboxes too): volumes are the
@@ -770,17 +776,19 @@ Status NativeRuntime::Stop(std::string_view id, std::chrono::milliseconds grace)
   {
     std::lock_guard lock(sb->mu);
     if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id));
-    if (!sb->process) {
-      exit = CollectExitLocked(*sb);
-      return Status::Ok();
+    if (sb->process) {
+      if (sb->record.state == SandboxState::kPaused) {
+        RETURN_IF_ERROR(sb->cgroup.Thaw(options_.freeze_timeout));
+        sb->record.state = SandboxState::kRunning;
+      }
+      sb->process->SendSignal(SIGTERM).IgnoreError();
+      if (!sb->process->WaitForExit(grace).ok()) RETURN_IF_ERROR(KillLocked(*sb));
     }
-    if (sb->record.state == SandboxState::kPaused) {
-      RETURN_IF_ERROR(sb->cgroup.Thaw(options_.freeze_timeout));
-      sb->record.state = SandboxState::kRunning;
-    }
-    sb->process->SendSignal(SIGTERM).IgnoreError();
-    if (!sb->process->WaitForExit(grace).ok()) RETURN_IF_ERROR(KillLocked(*sb));
     exit = CollectExitLocked(*sb);
+    // The layer is kept for a later Start, maybe after a host crash: what the volatile mount
+    // left in the page cache goes to disk now.
+    RETURN_IF_ERROR(os::SyncUpper(sb->record.spec.writable_dir + "/upper")
+                        .WithPrefix("sandbox " + std::string(id)));
   }
   NotifyExit(std::string(id), exit);
   return Status::Ok();

@@ -201,6 +201,14 @@ TEST_F(SandboxTest, WritesLandInTheWritableLayerOnly) {
   EXPECT_EQ(lstat((layer_ + "/bin/ls").c_str(), &st), 0) << "the image layer is never written";
 }
 
+// fsync and syncfs inside reach no disk: a host crash loses a running sandbox's writable layer
+// anyway, and a stop syncs the layer it keeps (lifecycle_test restarts one).
+TEST_F(SandboxTest, TheRootIsAVolatileOverlay) {
+  std::string out = Run(ShellSpec("vol", "grep ' / / ' /proc/self/mountinfo"));
+  EXPECT_THAT(out, HasSubstr(" - overlay "));
+  EXPECT_THAT(out, HasSubstr("volatile"));
+}
+
 TEST_F(SandboxTest, MinimalDevWorks) {
   std::string out =
       Run(ShellSpec("dev",
