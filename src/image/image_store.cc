@@ -709,6 +709,9 @@ Result<ImageRecord> ImageStore::CommitImage(std::string_view name, std::string_v
   base::UniqueFd rootfs(open((stage + "/rootfs").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!rootfs.valid()) return ErrnoError("open staging rootfs", errno);
   ASSIGN_OR_RETURN(CopiedLayer copied, CopyWritableLayer(writable_fd, rootfs.get(), options));
+  // The record written below is durable; the files it names must be before it, or a host crash
+  // leaves a snapshot whose layer is missing what it recorded.
+  if (syncfs(rootfs.get()) != 0) return ErrnoError("sync the committed layer", errno);
   LayerRecord layer;
   layer.digest = copied.digest;
   layer.media_type = std::string(kCommittedLayerMediaType);
