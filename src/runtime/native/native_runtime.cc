@@ -773,6 +773,7 @@ Status NativeRuntime::KillLocked(Sandbox& sb) {
 Status NativeRuntime::Stop(std::string_view id, std::chrono::milliseconds grace) {
   ASSIGN_OR_RETURN(SandboxPtr sb, Find(id));
   std::optional<ExitStatus> exit;
+  Status synced;
   {
     std::lock_guard lock(sb->mu);
     if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id));
@@ -786,12 +787,12 @@ Status NativeRuntime::Stop(std::string_view id, std::chrono::milliseconds grace)
     }
     exit = CollectExitLocked(*sb);
     // The layer is kept for a later Start, maybe after a host crash: what the volatile mount
-    // left in the page cache goes to disk now.
-    RETURN_IF_ERROR(os::SyncUpper(sb->record.spec.writable_dir + "/upper")
-                        .WithPrefix("sandbox " + std::string(id)));
+    // left in the page cache goes to disk now. The exit is reported either way.
+    synced = os::SyncUpper(sb->record.spec.writable_dir + "/upper")
+                 .WithPrefix("sandbox " + std::string(id));
   }
   NotifyExit(std::string(id), exit);
-  return Status::Ok();
+  return synced;
 }
 
 Status NativeRuntime::RemoveSandboxFiles(const SandboxRecord& record) {
