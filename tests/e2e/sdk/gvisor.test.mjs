@@ -380,8 +380,13 @@ test('an idle gvisor pool hibernates its member to disk; a create restores it fo
     }
     // HibernatePauseSucceed: runsc wrote its processes and memory to disk and it holds none.
     const id = member.metadata.labels['agents.kruise.io/sandbox-id'];
-    const status = await (await w.apiFetch(`${sets}/gvisor-idle-pool`)).json();
-    assert.equal(status.status.hibernatedReplicas, 1, JSON.stringify(status.status));
+    // The set's status is the controller's next pass over its members: it follows the member's.
+    for (let i = 0; ; i++) {
+      const set = await (await w.apiFetch(`${sets}/gvisor-idle-pool`)).json();
+      if (set.status?.hibernatedReplicas === 1) break;
+      assert.ok(i < 100, `the set does not count its hibernated member: ${JSON.stringify(set.status)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
 
     // Stop refills: the next create must find the hibernated member, not a fresh one.
     const patched = await w.apiFetch(`${sets}/gvisor-idle-pool`, {

@@ -59,6 +59,24 @@ function one(spans, name) {
   return found[0];
 }
 
+const attribute = (s, key) => s.attributes?.find((a) => a.key === key)?.value;
+
+// The infra.lock that took the member. A claim makes one such span per attempt
+// (pool_claimer.cc): one that found the pool's index empty (its member not indexed yet, or the
+// pool still refilling) says `warren.stock: false`, one that lost a write race is an error;
+// exactly one attempt wins and names its sandbox.
+function wonLock(spans, parentSpanId) {
+  const locks = spans.filter((s) => s.name === 'infra.lock' && s.parentSpanId === parentSpanId);
+  const won = locks.filter((s) => attribute(s, 'warren.sandbox'));
+  assert.equal(won.length, 1, `infra.lock attempts that won: ${won.length} of ${locks.length}`);
+  for (const s of locks.filter((x) => x !== won[0])) {
+    assert.ok(attribute(s, 'warren.stock')?.boolValue === false || s.status?.code === 2,
+      `an infra.lock that did not win says neither "no stock" nor an error: ${JSON.stringify(s)}`);
+    assert.ok(nanos(s.endTimeUnixNano) <= nanos(won[0].startTimeUnixNano), 'attempts in turn');
+  }
+  return won[0];
+}
+
 // The tree as text, for a person reading the run (WARREN_PRINT_TRACE=1).
 function printTree(spans, rootParent) {
   const t0 = nanos(spans.reduce((a, s) => (nanos(s.startTimeUnixNano) < nanos(a.startTimeUnixNano)
@@ -197,7 +215,7 @@ test('a claim from a pool: lock, init and route sync as siblings under the reque
   assert.equal(request.parentSpanId, c.spanId);
   let previousEnd = nanos(request.startTimeUnixNano);
   for (const name of steps) {
-    const s = one(spans, name);
+    const s = name === 'infra.lock' ? wonLock(spans, request.spanId) : one(spans, name);
     assertSane(s);
     assert.equal(s.parentSpanId, request.spanId, `${name} is a child of the request`);
     assert.ok(nanos(s.startTimeUnixNano) >= previousEnd, `${name} after the step before`);
@@ -231,10 +249,11 @@ test('a claim from a pool: lock, init and route sync as siblings under the reque
   assert.equal(controllerSpan.parentSpanId, post.spanId);
   const claimSpan = one(claimSpans, 'controller.claim');
   assert.equal(claimSpan.parentSpanId, controllerSpan.spanId);
-  assert.equal(one(claimSpans, 'infra.lock').parentSpanId, claimSpan.spanId);
+  const claimLock = wonLock(claimSpans, claimSpan.spanId);
   const claimAttrs = Object.fromEntries(claimSpan.attributes.map((a) => [a.key, a.value]));
   const claimedId = claimAttrs['warren.sandbox_id'].stringValue;
   assert.ok(claimedId);
+  assert.equal(attribute(claimLock, 'warren.sandbox').stringValue, claimedId);
   await w.apiFetch(`${claims}/traced-claim`, { method: 'DELETE' });
   const sandboxes = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxes`;
   assert.ok([200, 202].includes((await w.apiFetch(`${sandboxes}/${claimedId}`,
