@@ -82,7 +82,8 @@ NodeAgent::~NodeAgent() {
   if (made_runtime) {
     for (const auto& d : cgroup_dirs) rmdir(d.c_str());
     rmdir((options_.runtime_state_dir + "/.idmap").c_str());
-    rmdir(options_.runtime_state_dir.c_str());
+    // No sandbox of this agent is left to start again from envd's copy once its dir is gone.
+    if (rmdir(options_.runtime_state_dir.c_str()) == 0 && envd_stage_) UnstageEnvd(*envd_stage_);
     runtime::gvisor::GvisorRuntime::RemoveEmptyCgroups(options_.cgroup_parent + "-gvisor");
     rmdir((options_.root + "/gvisor/.runsc").c_str());
     rmdir((options_.root + "/gvisor").c_str());
@@ -118,6 +119,24 @@ void NodeAgent::KeepRuntimeStateInMemory() {
   }
 }
 
+void NodeAgent::StageEnvdBinary() {
+  if (!options_.stage_envd) return;
+  EnvdStage stage;
+  stage.name = base::Sha256Hex(options_.runtime_state_dir).substr(0, 12);
+  auto staged = StageEnvd(options_.envd_path, stage);
+  if (!staged.ok()) {
+    Log()->warn("envd is bound from {} as it is, not from a huge-page copy: {}", options_.envd_path,
+                staged.status().ToString());
+    return;
+  }
+  Log()->info(
+      "envd copied to {} (a tmpfs with huge=within_size) from {}; sandboxes bind the copy "
+      "(WARREN_NODE_ENVD_STAGE=off: bind the original)",
+      *staged, options_.envd_path);
+  envd_path_ = *staged;
+  envd_stage_ = std::move(stage);
+}
+
 std::string NodeAgent::LeaseId(const std::string& uid) const {
   // Leases of one image store may come from several agents (one per data dir); each agent only
   // ever releases its own, so they carry the agent's root.
@@ -134,6 +153,7 @@ Status NodeAgent::Start() {
     return s.WithPrefix("node agent root");
   }
   if (options_.user_namespace) EnsureSearchable(options_.root);
+  envd_path_ = options_.envd_path;
   storage_ = SandboxStorage::Open(options_.root, options_.storage);
   ASSIGN_OR_RETURN(NodeSecret secret, NodeSecret::LoadOrCreate(options_.root + "/node.secret"));
   secret_ = std::move(secret);
@@ -156,6 +176,7 @@ Status NodeAgent::Start() {
     ro.clock = options_.clock;
     KeepRuntimeStateInMemory();
     if (Status s = MakeDirs(options_.runtime_state_dir); !s.ok()) return s;
+    StageEnvdBinary();
     ASSIGN_OR_RETURN(auto native, runtime::native::NativeRuntime::Create(ro));
     native_ = native.get();
     injected_runtime_ = std::move(native);
@@ -239,7 +260,7 @@ Status NodeAgent::Start() {
       "node agent started node={} root={} runtime_state={} cgroup_parent={} envd={} "
       "userns={}",
       options_.node_name, options_.root, options_.runtime_state_dir, options_.cgroup_parent,
-      options_.envd_path, options_.user_namespace);
+      envd_path_, options_.user_namespace);
   return Status::Ok();
 }
 

@@ -22,6 +22,7 @@
 #include "base/unique_fd.h"
 #include "image/image_store.h"
 #include "node/envd_client.h"
+#include "node/envd_stage.h"
 #include "node/event_recorder.h"
 #include "node/failure.h"
 #include "node/image_puller.h"
@@ -325,6 +326,7 @@ class NodeAgent {
   std::string EnvdLogTail(const std::string& id) const;
   // Puts the runtime's records on a tmpfs where they would be on a disk (options.h).
   void KeepRuntimeStateInMemory();
+  void StageEnvdBinary();
   std::string LeaseId(const std::string& uid) const;
   std::chrono::milliseconds RetryDelay(const std::string& key);
   SandboxPaths PathsFor(const std::string& id) const {
@@ -344,6 +346,9 @@ class NodeAgent {
   std::unique_ptr<runtime::RuntimeRouter> runtime_;
   runtime::RuntimePtr injected_runtime_;              // until Start puts it in runtime_
   runtime::native::NativeRuntime* native_ = nullptr;  // the native class, when the agent made it
+  std::optional<EnvdStage> envd_stage_;  // where StageEnvdBinary put envd's copy, if it did
+  // What sandboxes bind: options_.envd_path, or its copy (set by Start).
+  std::string envd_path_;
   std::unique_ptr<image::ImageStore> images_;
   std::unique_ptr<SandboxStorage> storage_;  // set by Start; <root>/sandboxes
   std::optional<NodeSecret> secret_;

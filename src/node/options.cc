@@ -69,6 +69,7 @@ NodeAgentOptions NodeAgentOptions::ForDataDir(const std::string& data_dir) {
   o.envd_path = FindEnvdBinary();
   o.gvisor_init_path = FindGvisorInitBinary();
   o.envd_gvisor_path = FindEnvdGvisorBinary(o.envd_path);
+  if (auto v = Env("WARREN_NODE_ENVD_STAGE"); v == "off" || v == "0") o.stage_envd = false;
   if (auto v = Env("WARREN_NODE_GVISOR"); v == "off" || v == "0") o.gvisor = false;
   if (auto v = Env("WARREN_RUNSC_PATH"); !v.empty()) o.runsc_path = v;
   o.node_name = HostName();

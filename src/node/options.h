@@ -77,6 +77,9 @@ struct NodeAgentOptions {
   image::RegistryAllowlist allowed_registries;
   // The warren-envd binary (static) bind-mounted read-only into every sandbox as pid 1.
   std::string envd_path;
+  // Bind a copy of it on a huge-page tmpfs instead (envd_stage.h), when the agent makes the
+  // native runtime itself. WARREN_NODE_ENVD_STAGE=off: bind `envd_path` as it is.
+  bool stage_envd = true;
   // Its select-loop build for gVisor sandboxes, which runsc can checkpoint (hibernate); the
   // gvisor class is offered only when it is there.
   std::string envd_gvisor_path;

@@ -395,7 +395,7 @@ std::optional<Failure> NodeAgent::FillPlanInput(const api::Object& obj, const st
   in.image = leased.image.config;
   in.layers = leased.lower_dirs;
   in.paths = PathsFor(id);
-  in.envd_path = options_.envd_path;
+  in.envd_path = envd_path_;
   in.envd_gvisor_path = options_.envd_gvisor_path;
   in.node_secret = secret_->ForSandbox(id);
   in.birth_token = base::RandomHex(32);
@@ -524,7 +524,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     detach_on_exit.Dismiss();
   }
   if (Status c = runtime_->Create(plan.spec); !c.ok()) {
-    Failure f = RuntimeFailure(c, options_.envd_path);
+    Failure f = RuntimeFailure(c, envd_path_);
     log->warn("runtime create failed id={} object={} error=\"{}\"", id, obj.Key(), c.ToString());
     if (!f.terminal) {
       events_->Warning(obj, f.reason, f.message);

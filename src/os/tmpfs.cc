@@ -61,7 +61,52 @@ Result<std::string> FirstEntry(const std::string& dir) {
   return std::string();
 }
 
+// Whether `dir` is the root of a mount (statx says so since Linux 5.8).
+Result<bool> IsMountRoot(const std::string& dir) {
+  struct statx stx {};
+  if (statx(AT_FDCWD, dir.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) != 0) {
+    return ErrnoError(fmt::format("statx {}", dir), errno);
+  }
+  if ((stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) == 0) {
+    return FailedPreconditionError(
+        fmt::format("statx {}: this kernel does not say whether it is a mount point", dir));
+  }
+  return (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+}
+
 }  // namespace
+
+Result<bool> EnsureOwnTmpfs(const std::string& dir, unsigned mode, std::string_view tmpfs_options) {
+  if (mkdir(dir.c_str(), mode) != 0 && errno != EEXIST) {
+    return ErrnoError(fmt::format("mkdir {}", dir), errno);
+  }
+  auto mounted_here = [&]() -> Result<bool> {
+    ASSIGN_OR_RETURN(bool root, IsMountRoot(dir));
+    if (!root) return false;
+    ASSIGN_OR_RETURN(long type, FsTypeOf(dir));
+    if (static_cast<unsigned long>(type) == TMPFS_MAGIC) return true;
+    return FailedPreconditionError(
+        fmt::format("{} is the mount point of a {} filesystem, not a tmpfs", dir, FsName(type)));
+  };
+  ASSIGN_OR_RETURN(bool already, mounted_here());
+  if (already) return false;
+  // Locked on the directory underneath, as in EnsureMemoryBackedDir: whoever waited looks again.
+  base::UniqueFd lock(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!lock.valid()) return ErrnoError(fmt::format("open {}", dir), errno);
+  if (flock(lock.get(), LOCK_EX) != 0) return ErrnoError(fmt::format("flock {}", dir), errno);
+  ASSIGN_OR_RETURN(already, mounted_here());
+  if (already) return false;
+  ASSIGN_OR_RETURN(std::string entry, FirstEntry(dir));
+  if (!entry.empty()) {
+    return FailedPreconditionError(
+        fmt::format("{} is not empty (it holds {}): a tmpfs over it would hide that", dir, entry));
+  }
+  const std::string options(tmpfs_options);
+  if (mount("warren-tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
+    return ErrnoError(fmt::format("mount tmpfs ({}) on {}", options, dir), errno);
+  }
+  return true;
+}
 
 Result<MemoryBackedDir> EnsureMemoryBackedDir(const std::string& dir, unsigned mode,
                                               std::string_view tmpfs_options) {

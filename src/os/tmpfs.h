@@ -27,4 +27,12 @@ struct MemoryBackedDir {
 Result<MemoryBackedDir> EnsureMemoryBackedDir(const std::string& dir, unsigned mode,
                                               std::string_view tmpfs_options);
 
+// Makes `dir` (created with `mode` if missing) the root of a tmpfs of its own, mounted with
+// `tmpfs_options`, unless a tmpfs is mounted there already (it keeps the options its mounter
+// gave). Unlike EnsureMemoryBackedDir this mounts over a directory that is in memory already:
+// the options (huge=within_size) are the point. Returns whether it mounted. A directory that
+// holds entries and is no mount point is refused (FailedPrecondition naming an entry); racing
+// callers mount one tmpfs between them. Never unmounted here.
+Result<bool> EnsureOwnTmpfs(const std::string& dir, unsigned mode, std::string_view tmpfs_options);
+
 }  // namespace warren::os

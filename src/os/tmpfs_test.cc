@@ -107,5 +107,58 @@ TEST_F(TmpfsTest, ABadOptionIsAnErrorNamingIt) {
   EXPECT_EQ(MountsAt(dir_), 0);
 }
 
+class OwnTmpfsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "mounting needs root";
+    dir_ = tmp_.path() + "/bin";
+  }
+  void TearDown() override {
+    while (!dir_.empty() && MountsAt(dir_) > 0 && umount2(dir_.c_str(), MNT_DETACH) == 0) {
+    }
+  }
+
+  base::testing::TempDir tmp_;
+  std::string dir_;
+};
+
+TEST_F(OwnTmpfsTest, ADirectoryGetsATmpfsOfItsOwnOnceEvenWhenRacedFor) {
+  for (int round = 0; round < 10; ++round) {
+    std::vector<std::thread> callers;
+    std::vector<Result<bool>> results(6, InternalError("not run"));
+    std::latch start(static_cast<std::ptrdiff_t>(results.size()));
+    for (size_t i = 0; i < results.size(); ++i) {
+      callers.emplace_back([&, i] {
+        start.arrive_and_wait();
+        results[i] = EnsureOwnTmpfs(dir_, 0755, "mode=0755,size=1m");
+      });
+    }
+    for (auto& t : callers) t.join();
+    int mounted = 0;
+    for (const auto& r : results) {
+      ASSERT_TRUE(r.ok()) << r.status();
+      mounted += *r;
+    }
+    ASSERT_EQ(mounted, 1) << "round " << round;
+    ASSERT_EQ(MountsAt(dir_), 1) << "round " << round;
+    std::ofstream(dir_ + "/warren-envd") << "x";
+    auto again = EnsureOwnTmpfs(dir_, 0755, "mode=0755,size=1m");
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_FALSE(*again);
+    EXPECT_EQ(access((dir_ + "/warren-envd").c_str(), F_OK), 0) << "a second tmpfs hid it";
+    ASSERT_EQ(umount2(dir_.c_str(), MNT_DETACH), 0);
+  }
+}
+
+TEST_F(OwnTmpfsTest, ADirectoryThatHoldsFilesIsRefusedNamingOne) {
+  ASSERT_EQ(mkdir(dir_.c_str(), 0755), 0);
+  std::ofstream(dir_ + "/left-here") << "x";
+  auto out = EnsureOwnTmpfs(dir_, 0755, "size=1m");
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(out.status().message().find("left-here"), std::string::npos) << out.status();
+  EXPECT_EQ(MountsAt(dir_), 0);
+}
+
 }  // namespace
 }  // namespace warren::os
