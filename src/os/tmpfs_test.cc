@@ -27,6 +27,22 @@ long MountsAt(const std::string& dir) {
                        [&](const MountEntry& m) { return m.mount_point == dir; });
 }
 
+// `call` from `n` threads released at once; their results in order.
+template <typename F>
+auto Race(size_t n, F call) {
+  std::vector<decltype(call())> results(n, InternalError("not run"));
+  std::vector<std::thread> callers;
+  std::latch start(static_cast<std::ptrdiff_t>(n));
+  for (size_t i = 0; i < n; ++i) {
+    callers.emplace_back([&, i] {
+      start.arrive_and_wait();
+      results[i] = call();
+    });
+  }
+  for (auto& t : callers) t.join();
+  return results;
+}
+
 class TmpfsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -68,16 +84,7 @@ TEST_F(TmpfsTest, AnEmptyDirectoryOnDiskGetsOneTmpfsAndKeepsIt) {
 TEST_F(TmpfsTest, CallersRacingForOneDirectoryMountOneTmpfs) {
   // Rounds, since one race may well come out right by luck.
   for (int round = 0; round < 20; ++round) {
-    std::vector<std::thread> callers;
-    std::vector<Result<MemoryBackedDir>> results(8, InternalError("not run"));
-    std::latch start(static_cast<std::ptrdiff_t>(results.size()));
-    for (size_t i = 0; i < results.size(); ++i) {
-      callers.emplace_back([&, i] {
-        start.arrive_and_wait();
-        results[i] = EnsureMemoryBackedDir(dir_, 0711, "size=1m");
-      });
-    }
-    for (auto& t : callers) t.join();
+    auto results = Race(8, [&] { return EnsureMemoryBackedDir(dir_, 0711, "size=1m"); });
     int mounted = 0;
     for (const auto& r : results) {
       ASSERT_TRUE(r.ok()) << r.status();
@@ -124,16 +131,7 @@ class OwnTmpfsTest : public ::testing::Test {
 
 TEST_F(OwnTmpfsTest, ADirectoryGetsATmpfsOfItsOwnOnceEvenWhenRacedFor) {
   for (int round = 0; round < 10; ++round) {
-    std::vector<std::thread> callers;
-    std::vector<Result<bool>> results(6, InternalError("not run"));
-    std::latch start(static_cast<std::ptrdiff_t>(results.size()));
-    for (size_t i = 0; i < results.size(); ++i) {
-      callers.emplace_back([&, i] {
-        start.arrive_and_wait();
-        results[i] = EnsureOwnTmpfs(dir_, 0755, "mode=0755,size=1m");
-      });
-    }
-    for (auto& t : callers) t.join();
+    auto results = Race(6, [&] { return EnsureOwnTmpfs(dir_, 0755, "mode=0755,size=1m"); });
     int mounted = 0;
     for (const auto& r : results) {
       ASSERT_TRUE(r.ok()) << r.status();
