@@ -16,14 +16,17 @@ Status CommandSupervisor::Start(os::SpawnOptions options) {
   options.stdin_pipe = false;
   options.new_session = true;
   auto child = os::ChildReaper::Get().Spawn(options, [state = state_](int status) {
+    // Logged before the exit is published: whoever waits for it may end the process at once
+    // (--exit-with-command), and the loggers are static objects that go with it; a log line
+    // after the notify crashed a test at its exit.
+    base::Logger("envd")->info("template command exited status=\"{}\"",
+                               ProcessExitFromWaitStatus(status).status);
     {
       std::lock_guard lock(state->mu);
       state->running = false;
       state->wait_status = status;
     }
     state->exited_cv.notify_all();
-    base::Logger("envd")->info("template command exited status=\"{}\"",
-                               ProcessExitFromWaitStatus(status).status);
   });
   if (!child.ok()) return child.status();
   {

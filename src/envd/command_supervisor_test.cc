@@ -73,6 +73,12 @@ TEST(CommandSupervisorTest, ASupervisorMayGoBeforeItsCommandEndsOrItsOutputDrain
   };
   for (int i = 0; i < 3000 && lines() < 50; ++i) usleep(10'000);
   EXPECT_EQ(lines(), 50u) << log.Snapshot();
+  // The reaper runs exit callbacks one at a time, in the order the children end: once a command
+  // started after every line arrived has been seen to exit, the callbacks of the 50 (whose
+  // supervisors are gone) are done too, and none runs into this process's exit.
+  CommandSupervisor last(log);
+  ASSERT_TRUE(last.Start(Bash("sleep 0.05")).ok());
+  EXPECT_TRUE(last.WaitExited(30s));
 }
 
 TEST(CommandSupervisorTest, NothingStartedIsDrained) {
