@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/scope_guard.h"
+#include "base/testing/free_port.h"
 #include "base/testing/temp_dir.h"
 #include "base/unique_fd.h"
 #include "cold_create/stats.h"
@@ -31,21 +32,6 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A port nothing listens on now: the kernel's pick for a socket bound to port 0. Fixed ports
-// collide with the other tests ctest runs beside this one.
-uint16_t FreePort() {
-  warren::base::UniqueFd s(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      getsockname(s.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    return 0;
-  }
-  return ntohs(a.sin_port);
-}
 
 bool Accepts(uint16_t port) {
   warren::base::UniqueFd s(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -142,7 +128,7 @@ int main(int argc, char** argv) {
       // A port taken between FreePort and the start makes the program exit: tried again.
       double ms = -1;
       for (int attempt = 0; attempt < 3 && ms < 0; ++attempt) {
-        const uint16_t port = FreePort();
+        const uint16_t port = base::testing::FreeLoopbackPort();
         std::vector<std::string> args =
             v.reference ? std::vector<std::string>{v.binary, std::to_string(port)}
                         : std::vector<std::string>{v.binary, "--log-level", "off", "--listen",

@@ -38,6 +38,7 @@
 #include "base/log.h"
 #include "base/scope_guard.h"
 #include "base/strings.h"
+#include "base/testing/free_port.h"
 #include "gateway/gateway.h"
 #include "gateway/runtime_dialer.h"
 #include "net/dial.h"
@@ -202,20 +203,6 @@ Figures RunWrk(const Settings& s, const std::string& url, const std::string& san
   if (f.requests == 0) Die("wrk reported no requests for " + url + ":\n" + *out);
   if (cpu) f.cpu_us_per_request = (cpu() - cpu_before) * 1e6 / static_cast<double>(f.requests);
   return f;
-}
-
-// A port nothing listens on right now (nginx binds it a moment later).
-uint16_t FreePort() {
-  base::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (!fd || ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    Die("cannot find a free port");
-  }
-  return ntohs(addr.sin_port);
 }
 
 // A veth pair: one end in the host's namespace, the other in the sandbox's, each with an
@@ -436,8 +423,8 @@ int Main(int argc, char** argv) {
   Veth veth(info->pid);
 
   // nginx beside the gateway: the same upstream, reached over the veth pair.
-  uint16_t nginx_plain = FreePort();
-  uint16_t nginx_keepalive = FreePort();
+  uint16_t nginx_plain = base::testing::FreeLoopbackPort();
+  uint16_t nginx_keepalive = base::testing::FreeLoopbackPort();
   std::string upstream = veth.sandbox_ip() + ":" + std::to_string(gateway::kEnvdPort);
   Nginx nginx(dir.path(), loops, upstream, nginx_plain, nginx_keepalive);
 

@@ -29,6 +29,7 @@
 #include "base/log.h"
 #include "base/scope_guard.h"
 #include "base/strings.h"
+#include "base/testing/free_port.h"
 #include "base/unique_fd.h"
 #include "net/dial.h"
 #include "net/http_server.h"
@@ -62,20 +63,6 @@ struct Figures {
 [[noreturn]] void Die(const std::string& why) {
   std::fprintf(stderr, "http_bench: %s\n", why.c_str());
   std::exit(1);
-}
-
-// A port nothing listens on right now (nginx binds it a moment later).
-uint16_t FreePort() {
-  base::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (!fd || ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    Die("cannot find a free port");
-  }
-  return ntohs(addr.sin_port);
 }
 
 Result<std::string> ReadAll(int fd) {
@@ -296,9 +283,9 @@ int Main(int argc, char** argv) {
     return 0;
   }
 
-  uint16_t nginx_static = FreePort();
-  uint16_t nginx_proxy = FreePort();
-  uint16_t nginx_keepalive = FreePort();
+  uint16_t nginx_static = base::testing::FreeLoopbackPort();
+  uint16_t nginx_proxy = base::testing::FreeLoopbackPort();
+  uint16_t nginx_keepalive = base::testing::FreeLoopbackPort();
   Nginx nginx(dir, cores, nginx_static, nginx_proxy, nginx_keepalive);
 
   // The gateway's shape: an inline handler dials the upstream and hands the exchange to Proxy.

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/testing/free_port.h"
 #include "image/oci.h"
 #include "image/testing/oci_builder.h"
 
@@ -81,25 +82,13 @@ std::string HeaderValue(const std::string& headers, const std::string& name) {
   return "";
 }
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 }  // namespace
 
 Result<std::unique_ptr<RegistryProcess>> RegistryProcess::Start(const std::string& storage_dir,
                                                                 const std::string& redirect_to) {
   auto p = std::unique_ptr<RegistryProcess>(new RegistryProcess);
   p->storage_ = storage_dir + "/data";
-  int port = FreePort();
+  int port = base::testing::FreeLoopbackPort();
   p->address_ = fmt::format("127.0.0.1:{}", port);
   std::string config = storage_dir + "/config.yml";
   std::string middleware;

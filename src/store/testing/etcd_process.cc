@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "base/check.h"
+#include "base/testing/free_port.h"
 #include "base/unique_fd.h"
 #include "net/http_client.h"
 
@@ -22,29 +23,6 @@ namespace warren::store::testing {
 namespace {
 
 constexpr const char* kBinary = "/usr/bin/etcd";
-
-// `n` distinct ports nothing listens on right now (the kernel's picks for port 0). Every probe
-// socket stays bound until all are picked: closed one by one, the kernel may hand the same port
-// out twice (seen: an etcd member given one port for clients and peers, which then failed to
-// bind). etcd binds them a moment later; another process taking one in between is possible but
-// rare on a test machine.
-std::vector<int> FreePorts(int n) {
-  std::vector<base::UniqueFd> held;
-  std::vector<int> ports;
-  for (int i = 0; i < n; ++i) {
-    base::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    CHECK(fd.valid());
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    CHECK(::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-    socklen_t len = sizeof(addr);
-    CHECK(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-    ports.push_back(ntohs(addr.sin_port));
-    held.push_back(std::move(fd));
-  }
-  return ports;
-}
 
 bool Answers(const std::string& endpoint) {
   auto client = net::HttpClient::ForAddress(endpoint);
@@ -67,7 +45,7 @@ EtcdCluster::EtcdCluster(int members, const std::string& parent_dir) {
   CHECK_MSG(::access(kBinary, X_OK) == 0, kBinary << " is missing (apt install etcd-server)");
   std::vector<int> client_ports, peer_ports;
   std::string initial_cluster;
-  const std::vector<int> ports = FreePorts(2 * members);
+  const std::vector<uint16_t> ports = base::testing::FreeLoopbackPorts(2 * members);
   for (int i = 0; i < members; ++i) {
     client_ports.push_back(ports[2 * i]);
     peer_ports.push_back(ports[2 * i + 1]);

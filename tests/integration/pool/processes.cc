@@ -18,6 +18,7 @@
 
 #include "api/json.h"
 #include "base/check.h"
+#include "base/testing/free_port.h"
 
 extern char** environ;
 
@@ -46,19 +47,6 @@ std::string UrlEncode(const std::string& s) {
 }
 
 }  // namespace
-
-uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  CHECK(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  CHECK(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
-  socklen_t len = sizeof(a);
-  CHECK(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 Child::Child(const std::vector<std::string>& argv, const std::string& log_path,
              const std::map<std::string, std::string>& env) {
@@ -311,7 +299,7 @@ void WarrenServer::Apply(const std::string& yaml) {
 }
 
 Prometheus::Prometheus(const std::vector<std::string>& targets, std::chrono::seconds interval) {
-  port_ = FreePort();
+  port_ = base::testing::FreeLoopbackPort();
   std::string config = dir_.path() + "/prometheus.yml";
   {
     std::ofstream f(config);

@@ -105,9 +105,6 @@ class Prometheus {
   std::unique_ptr<net::HttpClient> http_;
 };
 
-// A port that was free a moment ago (bind 0, read, close).
-uint16_t FreePort();
-
 // Polls `f` every 20 ms until it returns true or `timeout` passes.
 template <class F>
 bool Eventually(F f, std::chrono::milliseconds timeout) {

@@ -12,22 +12,10 @@
 #include <thread>
 
 #include "base/check.h"
+#include "base/testing/free_port.h"
 
 namespace warren::testing {
 namespace {
-
-uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  CHECK(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  CHECK(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  CHECK(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 bool Accepts(uint16_t port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -42,7 +30,7 @@ bool Accepts(uint16_t port) {
 
 }  // namespace
 
-RedisProcess::RedisProcess() : port_(FreePort()) { Start(); }
+RedisProcess::RedisProcess() : port_(base::testing::FreeLoopbackPort()) { Start(); }
 
 RedisProcess::~RedisProcess() { Kill(); }
 
