@@ -132,13 +132,18 @@ export async function startWarren({ env = {}, network = 'none', dns = '8.8.8.8',
       return (await w.sandboxObjects()).find((o) =>
         o.metadata.labels?.['agents.kruise.io/sandbox-id'] === sandboxId);
     },
-    // Waits until SandboxSet `name` (namespace default) has `replicas` members Available.
+    // Waits until SandboxSet `name` (namespace default) has `replicas` members in stock: its
+    // status says so and so do the members themselves. The status alone follows on the
+    // controller's next pass, so right after a claim it may still count the member just taken.
     async waitPool(name, replicas = 1, ms = 180000) {
       const url = `${w.apiUrl}/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets/${name}`;
       const deadline = Date.now() + ms;
       for (;;) {
         const set = await (await apiFetch(url)).json();
-        if ((set.status?.availableReplicas ?? 0) >= replicas) return;
+        if ((set.status?.availableReplicas ?? 0) >= replicas &&
+            (await w.sandboxObjects()).filter((o) => isStockOf(name, o)).length >= replicas) {
+          return;
+        }
         if (Date.now() > deadline) {
           throw new Error(`SandboxSet ${name} not filled in ${ms / 1000} s: ` +
             `${JSON.stringify(set.status)}\n${w.log().slice(-4000)}`);
@@ -222,6 +227,21 @@ export function useEnv(w, key = w.adminKey) {
   process.env.E2B_SANDBOX_URL = w.sandboxUrl;
   process.env.E2B_API_KEY = key;
   process.env.E2B_VOLUME_API_URL = w.apiUrl;
+}
+
+// A member of pool `name` (namespace default) a claim can take, running or hibernated (ClassifyMember's rule in
+// src/controller/sandboxset_member.cc).
+function isStockOf(name, o) {
+  const m = o.metadata ?? {};
+  if (m.namespace !== 'default' || m.labels?.['agents.kruise.io/sandbox-pool'] !== name) return false;
+  if (m.deletionTimestamp) return false;
+  if (m.labels?.['agents.kruise.io/sandbox-claimed'] === 'true') return false;
+  if (!(m.ownerReferences ?? []).some((r) => r.kind === 'SandboxSet' && r.controller)) return false;
+  const annotations = m.annotations ?? {};
+  if ('agents.kruise.io/lock' in annotations || 'warren.dev/recycling' in annotations) return false;
+  const phase = o.status?.phase;
+  const ready = (o.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  return o.spec?.paused === true ? phase === 'Paused' && !ready : phase === 'Running' && ready;
 }
 
 export { sleep };
