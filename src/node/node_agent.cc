@@ -154,6 +154,11 @@ Status NodeAgent::Start() {
   }
   if (options_.user_namespace) EnsureSearchable(options_.root);
   envd_path_ = options_.envd_path;
+  if (auto hub = os::InotifyHub::Create(); hub.ok()) {
+    log_writes_ = std::move(hub).value();
+  } else {
+    log->warn("envd's readiness will be polled: {}", hub.status().ToString());
+  }
   storage_ = SandboxStorage::Open(options_.root, options_.storage);
   ASSIGN_OR_RETURN(NodeSecret secret, NodeSecret::LoadOrCreate(options_.root + "/node.secret"));
   secret_ = std::move(secret);

@@ -40,6 +40,7 @@
 #include "node/volume_agent.h"
 #include "node/watched_sandboxes.h"
 #include "node/work_queue.h"
+#include "os/inotify_hub.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_router.h"
 #include "store/store.h"
@@ -349,6 +350,9 @@ class NodeAgent {
   std::optional<EnvdStage> envd_stage_;  // where StageEnvdBinary put envd's copy, if it did
   // What sandboxes bind: options_.envd_path, or its copy (set by Start).
   std::string envd_path_;
+  // Where WaitReady watches envd's log for its "listening" line: one inotify instance for every
+  // start, since closing one costs an SRCU grace period (os/inotify_hub.h). Null: polled.
+  std::unique_ptr<os::InotifyHub> log_writes_;
   std::unique_ptr<image::ImageStore> images_;
   std::unique_ptr<SandboxStorage> storage_;  // set by Start; <root>/sandboxes
   std::optional<NodeSecret> secret_;

@@ -1,7 +1,6 @@
 // NodeAgent's reconciliation: one pass over one Sandbox object (README.md, "Lifecycle").
 
 #include <fmt/format.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -27,7 +26,7 @@
 #include "node/sandbox_object.h"
 #include "node/template_resolver.h"
 #include "node/volume_step.h"
-#include "os/inotify.h"
+#include "os/inotify_hub.h"
 #include "os/thread_priority.h"
 #include "trace/object_context.h"
 #include "trace/span.h"
@@ -687,8 +686,13 @@ NodeAgent::Readiness NodeAgent::WaitReady(const std::string& id,
   // cannot be watched, a pid 1 that is not envd). Polling every 250 µs instead dialed a dozen
   // times or more per start, each entering the sandbox's network namespace, beside an envd
   // starting on the same cores (bench/e2b_create/README.md).
-  auto log_writes = os::Inotify::Create();
-  const bool woken = log_writes.ok() && log_writes->AddWatch(PathsFor(id).envd_log, IN_MODIFY).ok();
+  std::optional<os::InotifyHub::Watch> log_writes;
+  if (log_writes_) {
+    if (auto watch = log_writes_->Add(PathsFor(id).envd_log, IN_MODIFY); watch.ok()) {
+      log_writes.emplace(std::move(watch).value());
+    }
+  }
+  const bool woken = log_writes.has_value();
   const base::MonoTime fine_until = clock_.Monotonic() + 30ms;
   auto pause = woken ? std::chrono::microseconds(2000) : std::chrono::microseconds(250);
   while (true) {
@@ -700,11 +704,7 @@ NodeAgent::Readiness NodeAgent::WaitReady(const std::string& id,
     }
     if (clock_.Monotonic() >= deadline) return Readiness::kTimeout;
     if (woken) {
-      pollfd p{log_writes->fd(), POLLIN, 0};
-      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(pause).count();
-      if (poll(&p, 1, static_cast<int>(std::max<int64_t>(ms, 1))) > 0) {
-        log_writes->ReadEvents().status().IgnoreError();
-      }
+      log_writes->Wait(pause);
     } else {
       std::this_thread::sleep_for(pause);
     }
