@@ -229,12 +229,12 @@ export function useEnv(w, key = w.adminKey) {
   process.env.E2B_VOLUME_API_URL = w.apiUrl;
 }
 
-// A member of pool `name` (namespace default) a claim can take, running or hibernated (ClassifyMember's rule in
-// src/controller/sandboxset_member.cc).
+// A member of pool `name` (namespace default) a claim can take, running or hibernated
+// (ClassifyMember's rule in src/controller/sandboxset_member.cc).
 function isStockOf(name, o) {
   const m = o.metadata ?? {};
-  if (m.namespace !== 'default' || m.labels?.['agents.kruise.io/sandbox-pool'] !== name) return false;
-  if (m.deletionTimestamp) return false;
+  if (m.namespace !== 'default' || m.deletionTimestamp) return false;
+  if (m.labels?.['agents.kruise.io/sandbox-pool'] !== name) return false;
   if (m.labels?.['agents.kruise.io/sandbox-claimed'] === 'true') return false;
   if (!(m.ownerReferences ?? []).some((r) => r.kind === 'SandboxSet' && r.controller)) return false;
   const annotations = m.annotations ?? {};
