@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "base/unique_fd.h"
+#include "os/seccomp_section.h"
 
 namespace warren::os {
 namespace {
@@ -35,12 +36,6 @@ scmp_arg_cmp ToCmp(const SeccompArg& a) {
       return SCMP_CMP(a.index, SCMP_CMP_MASKED_EQ, a.mask, a.value);
   }
   return SCMP_CMP(a.index, SCMP_CMP_EQ, a.value);
-}
-
-uint32_t ActionOf(const SeccompRule& rule) {
-  return rule.errno_ret == 0
-             ? SECCOMP_RET_ALLOW
-             : SECCOMP_RET_ERRNO | (static_cast<uint32_t>(rule.errno_ret) & SECCOMP_RET_DATA);
 }
 
 // x32 shares AUDIT_ARCH_X86_64 and sets this bit of the call number.
@@ -102,7 +97,7 @@ Status AppendRule(const SeccompRule& rule, uint32_t audit_arch, bool x32,
         block.push_back(Jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(a.value), 0, 0));
         exits.push_back({block.size() - 1, a.op == SeccompOp::kNotEqual});
       }
-      block.push_back(Stmt(BPF_RET | BPF_K, ActionOf(rule)));
+      block.push_back(Stmt(BPF_RET | BPF_K, SeccompActionOf(rule)));
       for (const Exit& e : exits) {
         size_t distance = block.size() - (e.at + 1);  // to the first instruction after the block
         if (distance > 255) return InvalidArgumentError(fmt::format("{}: rule too long", n));
@@ -162,7 +157,8 @@ Result<std::vector<sock_filter>> Prologue(const SeccompProfile& profile, Seccomp
 
 }  // namespace
 
-SeccompProgram::SeccompProgram(std::vector<sock_filter> filter) : filter_(std::move(filter)) {}
+SeccompProgram::SeccompProgram(std::vector<sock_filter> filter, std::vector<std::string> unknown)
+    : filter_(std::move(filter)), unknown_(std::move(unknown)) {}
 
 int SeccompProgram::LoadRaw() const noexcept {
   sock_fprog prog;
@@ -177,24 +173,34 @@ SeccompAbis KernelSeccompAbis() {
   return abis;
 }
 
-Result<SeccompProgram> CompileSeccompProfile(const SeccompProfile& profile, SeccompAbis abis) {
+namespace {
+
+// libseccomp's program for `arches` (SCMP_ARCH_*; the native one included or not), a call on
+// any other ABI answered ENOSYS, as a kernel without it answers, rather than libseccomp's
+// default of killing the caller.
+Result<std::vector<sock_filter>> LibseccompProgram(const SeccompProfile& profile,
+                                                   const std::vector<uint32_t>& arches,
+                                                   std::vector<std::string>& unknown) {
   Ctx ctx(seccomp_init(SCMP_ACT_ERRNO(static_cast<uint32_t>(profile.default_errno))));
   if (!ctx) return InternalError("seccomp_init failed");
-  // A call on an ABI left out (an x32 number on x86_64, any other audit arch) gets what a
-  // kernel without it answers, rather than libseccomp's default of killing the caller.
   if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(ENOSYS));
       rc != 0) {
     return ErrnoError("seccomp bad-arch action", -rc);
   }
-  for (auto [arch, kept] : {std::pair{SCMP_ARCH_X86, abis.i386}, {SCMP_ARCH_X32, abis.x32}}) {
-    if (!kept) continue;
+  bool native = false;
+  for (uint32_t arch : arches) {
+    if (arch == seccomp_arch_native()) native = true;
     int rc = seccomp_arch_add(ctx.get(), arch);
     if (rc != 0 && rc != -EEXIST) return ErrnoError("seccomp_arch_add", -rc);
+  }
+  if (!native) {
+    if (int rc = seccomp_arch_remove(ctx.get(), SCMP_ARCH_NATIVE); rc != 0) {
+      return ErrnoError("seccomp_arch_remove", -rc);
+    }
   }
   // We set no_new_privs ourselves in the child; the exported program must not depend on it.
   seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_NNP, 0);
 
-  std::vector<std::string> unknown;
   for (const SeccompRule& rule : profile.rules) {
     uint32_t action = rule.errno_ret == 0 ? SCMP_ACT_ALLOW
                                           : SCMP_ACT_ERRNO(static_cast<uint32_t>(rule.errno_ret));
@@ -229,15 +235,44 @@ Result<SeccompProgram> CompileSeccompProfile(const SeccompProfile& profile, Secc
   if (pread(mfd, filter.data(), static_cast<size_t>(size), 0) != size) {
     return ErrnoError("read exported seccomp program", errno);
   }
-  ASSIGN_OR_RETURN(std::vector<sock_filter> prologue, Prologue(profile, abis));
-  filter.insert(filter.begin(), prologue.begin(), prologue.end());
+  return filter;
+}
+
+Result<SeccompProgram> Finished(std::vector<sock_filter> filter, std::vector<std::string> unknown) {
   if (filter.size() > BPF_MAXINSNS) {
     return InternalError(
         fmt::format("seccomp program has {} instructions (max {})", filter.size(), BPF_MAXINSNS));
   }
-  SeccompProgram program(std::move(filter));
-  program.unknown_ = std::move(unknown);
-  return program;
+  return SeccompProgram(std::move(filter), std::move(unknown));
+}
+
+}  // namespace
+
+Result<SeccompProgram> CompileSeccompProfile(const SeccompProfile& profile, SeccompAbis abis) {
+  // x32 calls share x86_64's audit arch and rules, which libseccomp compiles together.
+  if (abis.x32) return CompileSeccompProfileWithLibseccomp(profile, abis);
+  // A section per ABI the kernel serves, then ENOSYS for any other, as a kernel without it
+  // answers.
+  std::vector<std::string> unknown, again;  // the same names, listed once
+  ASSIGN_OR_RETURN(std::vector<sock_filter> filter,
+                   CompileSeccompSection(profile, SeccompAbi::kX8664, unknown));
+  ASSIGN_OR_RETURN(std::vector<sock_filter> i386,
+                   CompileSeccompSection(profile, SeccompAbi::kI386, again));
+  if (abis.i386) filter.insert(filter.end(), i386.begin(), i386.end());
+  filter.push_back(Stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS));
+  return Finished(std::move(filter), std::move(unknown));
+}
+
+Result<SeccompProgram> CompileSeccompProfileWithLibseccomp(const SeccompProfile& profile,
+                                                           SeccompAbis abis) {
+  std::vector<uint32_t> arches{seccomp_arch_native()};
+  if (abis.i386) arches.push_back(SCMP_ARCH_X86);
+  if (abis.x32) arches.push_back(SCMP_ARCH_X32);
+  std::vector<std::string> unknown;
+  ASSIGN_OR_RETURN(std::vector<sock_filter> filter, LibseccompProgram(profile, arches, unknown));
+  ASSIGN_OR_RETURN(std::vector<sock_filter> prologue, Prologue(profile, abis));
+  filter.insert(filter.begin(), prologue.begin(), prologue.end());
+  return Finished(std::move(filter), std::move(unknown));
 }
 
 Result<const SeccompProgram*> DockerDefaultSeccompProgram() {
