@@ -175,11 +175,10 @@ SeccompAbis KernelSeccompAbis() {
 
 namespace {
 
-// libseccomp's program for `arches` (SCMP_ARCH_*; the native one included or not), a call on
-// any other ABI answered ENOSYS, as a kernel without it answers, rather than libseccomp's
-// default of killing the caller.
-Result<std::vector<sock_filter>> LibseccompProgram(const SeccompProfile& profile,
-                                                   const std::vector<uint32_t>& arches,
+// libseccomp's program for x86_64 and the 32-bit ABIs of `abis`, a call on any other ABI
+// answered ENOSYS, as a kernel without it answers, rather than libseccomp's default of killing
+// the caller.
+Result<std::vector<sock_filter>> LibseccompProgram(const SeccompProfile& profile, SeccompAbis abis,
                                                    std::vector<std::string>& unknown) {
   Ctx ctx(seccomp_init(SCMP_ACT_ERRNO(static_cast<uint32_t>(profile.default_errno))));
   if (!ctx) return InternalError("seccomp_init failed");
@@ -187,16 +186,10 @@ Result<std::vector<sock_filter>> LibseccompProgram(const SeccompProfile& profile
       rc != 0) {
     return ErrnoError("seccomp bad-arch action", -rc);
   }
-  bool native = false;
-  for (uint32_t arch : arches) {
-    if (arch == seccomp_arch_native()) native = true;
+  for (auto [arch, kept] : {std::pair{SCMP_ARCH_X86, abis.i386}, {SCMP_ARCH_X32, abis.x32}}) {
+    if (!kept) continue;
     int rc = seccomp_arch_add(ctx.get(), arch);
     if (rc != 0 && rc != -EEXIST) return ErrnoError("seccomp_arch_add", -rc);
-  }
-  if (!native) {
-    if (int rc = seccomp_arch_remove(ctx.get(), SCMP_ARCH_NATIVE); rc != 0) {
-      return ErrnoError("seccomp_arch_remove", -rc);
-    }
   }
   // We set no_new_privs ourselves in the child; the exported program must not depend on it.
   seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_NNP, 0);
@@ -265,11 +258,8 @@ Result<SeccompProgram> CompileSeccompProfile(const SeccompProfile& profile, Secc
 
 Result<SeccompProgram> CompileSeccompProfileWithLibseccomp(const SeccompProfile& profile,
                                                            SeccompAbis abis) {
-  std::vector<uint32_t> arches{seccomp_arch_native()};
-  if (abis.i386) arches.push_back(SCMP_ARCH_X86);
-  if (abis.x32) arches.push_back(SCMP_ARCH_X32);
   std::vector<std::string> unknown;
-  ASSIGN_OR_RETURN(std::vector<sock_filter> filter, LibseccompProgram(profile, arches, unknown));
+  ASSIGN_OR_RETURN(std::vector<sock_filter> filter, LibseccompProgram(profile, abis, unknown));
   ASSIGN_OR_RETURN(std::vector<sock_filter> prologue, Prologue(profile, abis));
   filter.insert(filter.begin(), prologue.begin(), prologue.end());
   return Finished(std::move(filter), std::move(unknown));
