@@ -320,9 +320,10 @@ TEST(SeccompTest, ThirtyTwoBitSocketcallIsRefusedForReal) {
   EXPECT_EQ(results[2], 0) << strerror(results[2]);
 }
 
-// Without x32 the x86_64 rules are compiled by hand into runs of call numbers: the program
-// must decide every call as libseccomp's does, on every ABI, for arguments on either side of
-// each rule (64-bit compares: a value's high half matters) and for random ones.
+// Without x32 each ABI's rules are compiled by hand into runs of call numbers (and of a
+// multiplexer's sub-calls): the program must decide every call as libseccomp's does, on every
+// ABI, for arguments on either side of each rule (x86_64 compares 64 bits: a value's high half
+// matters), every socketcall and ipc sub-call, and random ones.
 TEST(SeccompTest, HandCompiledSectionsDecideAsLibseccomp) {
   std::vector<std::vector<uint64_t>> args = {
       {},
