@@ -38,77 +38,6 @@ scmp_arg_cmp ToCmp(const SeccompArg& a) {
   return SCMP_CMP(a.index, SCMP_CMP_EQ, a.value);
 }
 
-// x32 shares AUDIT_ARCH_X86_64 and sets this bit of the call number.
-constexpr uint32_t kX32Bit = 0x40000000;
-
-sock_filter Stmt(uint16_t code, uint32_t k) { return BPF_STMT(code, k); }
-sock_filter Jump(uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) {
-  return BPF_JUMP(code, k, jt, jf);
-}
-
-// The system call numbers `name` has on the ABIs behind `audit_arch`: i386's, or for x86_64
-// both x86_64's and x32's (x32 shares AUDIT_ARCH_X86_64 and sets bit 30 of the number).
-Result<std::vector<uint32_t>> NumbersOf(const std::string& name, uint32_t audit_arch, bool x32) {
-  std::vector<uint32_t> out;
-  if (audit_arch == AUDIT_ARCH_I386) {
-    int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, name.c_str());
-    if (nr < 0) return InvalidArgumentError(fmt::format("{} is not an i386 system call", name));
-    out.push_back(static_cast<uint32_t>(nr));
-    return out;
-  }
-  int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name.c_str());
-  if (nr < 0) return InvalidArgumentError(fmt::format("{} is not an x86_64 system call", name));
-  out.push_back(static_cast<uint32_t>(nr));
-  int x32_nr = x32 ? seccomp_syscall_resolve_name_arch(SCMP_ARCH_X32, name.c_str()) : -1;
-  if (x32_nr >= 0) out.push_back(static_cast<uint32_t>(x32_nr) | kX32Bit);
-  return out;
-}
-
-// One hand-compiled rule as classic BPF: returns the rule's action when the call and every
-// argument condition match, else falls through to the instruction after it. One block per
-// system call number. Arguments compare their low 32 bits: i386's are 32 bits wide, and the
-// x86_64 calls these rules are for (ioctl's request) take an int the kernel truncates to 32
-// bits, so a caller's high bits must not steer around the rule.
-Status AppendRule(const SeccompRule& rule, uint32_t audit_arch, bool x32,
-                  std::vector<sock_filter>& out) {
-  struct Exit {
-    size_t at;     // index of a conditional jump in `block`
-    bool on_true;  // whether its true branch (else its false branch) leaves the block
-  };
-  for (std::string_view name : rule.names) {
-    std::string n(name);
-    ASSIGN_OR_RETURN(std::vector<uint32_t> numbers, NumbersOf(n, audit_arch, x32));
-    for (uint32_t nr : numbers) {
-      std::vector<sock_filter> block;
-      std::vector<Exit> exits;
-      // Reloaded in each block: argument loads overwrite A.
-      block.push_back(Stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
-      block.push_back(Jump(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 0));
-      exits.push_back({block.size() - 1, false});
-      for (const SeccompArg& a : rule.args) {
-        if (a.index >= 6)
-          return InvalidArgumentError(fmt::format("{}: no argument {}", n, a.index));
-        // The low half of args[i] (little endian).
-        block.push_back(Stmt(BPF_LD | BPF_W | BPF_ABS,
-                             static_cast<uint32_t>(offsetof(seccomp_data, args) + 8 * a.index)));
-        if (a.op == SeccompOp::kMaskedEqual) {
-          block.push_back(Stmt(BPF_ALU | BPF_AND | BPF_K, static_cast<uint32_t>(a.mask)));
-        }
-        block.push_back(Jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(a.value), 0, 0));
-        exits.push_back({block.size() - 1, a.op == SeccompOp::kNotEqual});
-      }
-      block.push_back(Stmt(BPF_RET | BPF_K, SeccompActionOf(rule)));
-      for (const Exit& e : exits) {
-        size_t distance = block.size() - (e.at + 1);  // to the first instruction after the block
-        if (distance > 255) return InvalidArgumentError(fmt::format("{}: rule too long", n));
-        (e.on_true ? block[e.at].jt : block[e.at].jf) = static_cast<uint8_t>(distance);
-      }
-      out.insert(out.end(), block.begin(), block.end());
-    }
-  }
-  return Status::Ok();
-}
-
 // An i386 system call from 64-bit code (`int $0x80`): seccomp sees AUDIT_ARCH_I386.
 long I386Getpid() {
   long ret;
@@ -118,7 +47,7 @@ long I386Getpid() {
 
 SeccompAbis ProbeKernelAbis() {
   SeccompAbis abis;
-  abis.x32 = !(syscall(long{kX32Bit} | SYS_getpid) < 0 && errno == ENOSYS);
+  abis.x32 = !(syscall(long{kSeccompX32Bit} | SYS_getpid) < 0 && errno == ENOSYS);
   // In a child: without ia32 emulation the instruction faults.
   pid_t child = fork();
   if (child == 0) _exit(I386Getpid() > 0 ? 0 : 1);
@@ -130,28 +59,16 @@ SeccompAbis ProbeKernelAbis() {
   return abis;
 }
 
-// `rules` for one ABI, skipped as a whole on any other.
-Status AppendSection(const std::vector<SeccompRule>& rules, uint32_t audit_arch, bool x32,
-                     std::vector<sock_filter>& out) {
-  std::vector<sock_filter> body;
-  for (const SeccompRule& rule : rules) RETURN_IF_ERROR(AppendRule(rule, audit_arch, x32, body));
-  if (body.empty()) return Status::Ok();
-  if (body.size() > 255) return InvalidArgumentError("first rules for one ABI are too long");
-  out.push_back(Stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
-  out.push_back(Jump(BPF_JMP | BPF_JEQ | BPF_K, audit_arch, 0, static_cast<uint8_t>(body.size())));
-  out.insert(out.end(), body.begin(), body.end());
-  return Status::Ok();
-}
-
 // The program run before libseccomp's: the profile's i386_first rules on the i386 ABI (when
 // kept) and its native_first rules on x86_64 and x32, in order; then libseccomp's program.
 Result<std::vector<sock_filter>> Prologue(const SeccompProfile& profile, SeccompAbis abis) {
-  std::vector<sock_filter> out;
   // Names are checked on every ABI: a profile must not depend on the host it compiles on.
-  std::vector<sock_filter> left_out;
-  RETURN_IF_ERROR(
-      AppendSection(profile.i386_first, AUDIT_ARCH_I386, false, abis.i386 ? out : left_out));
-  RETURN_IF_ERROR(AppendSection(profile.native_first, AUDIT_ARCH_X86_64, abis.x32, out));
+  ASSIGN_OR_RETURN(std::vector<sock_filter> out,
+                   CompileSeccompFirstRules(profile.i386_first, SeccompAbi::kI386, false));
+  if (!abis.i386) out.clear();
+  ASSIGN_OR_RETURN(std::vector<sock_filter> native,
+                   CompileSeccompFirstRules(profile.native_first, SeccompAbi::kX8664, abis.x32));
+  out.insert(out.end(), native.begin(), native.end());
   return out;
 }
 
@@ -252,7 +169,7 @@ Result<SeccompProgram> CompileSeccompProfile(const SeccompProfile& profile, Secc
   ASSIGN_OR_RETURN(std::vector<sock_filter> i386,
                    CompileSeccompSection(profile, SeccompAbi::kI386, again));
   if (abis.i386) filter.insert(filter.end(), i386.begin(), i386.end());
-  filter.push_back(Stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS));
+  filter.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS));
   return Finished(std::move(filter), std::move(unknown));
 }
 

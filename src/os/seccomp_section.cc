@@ -21,9 +21,6 @@
 namespace warren::os {
 namespace {
 
-// x32 shares AUDIT_ARCH_X86_64 and sets this bit of the call number.
-constexpr uint32_t kX32Bit = 0x40000000;
-
 constexpr uint32_t ArgLow(unsigned index) {
   return static_cast<uint32_t>(offsetof(seccomp_data, args) + 8 * index);
 }
@@ -250,8 +247,11 @@ Result<std::map<uint32_t, CallRules>> CallsOf(const SeccompProfile& profile, Sec
 }
 
 // The ABI's first rules (native_first, i386_first): each rule's call and arguments (low 32
-// bits) return its action; otherwise on.
-Status EmitFirstRules(Assembler& a, const std::vector<SeccompRule>& rules, SeccompAbi abi) {
+// bits: i386's are 32 bits wide, and the x86_64 call these are for, ioctl, takes a request the
+// kernel truncates to 32 bits, so high bits must not steer around a rule) return its action;
+// otherwise on. With `x32`, an x86_64 rule also matches its call's x32 number.
+Status EmitFirstRules(Assembler& a, const std::vector<SeccompRule>& rules, SeccompAbi abi,
+                      bool x32) {
   for (const SeccompRule& rule : rules) {
     for (std::string_view name : rule.names) {
       RETURN_IF_ERROR(CheckArgs(name, rule.args));
@@ -261,12 +261,19 @@ Status EmitFirstRules(Assembler& a, const std::vector<SeccompRule>& rules, Secco
         return InvalidArgumentError(fmt::format("{} is not an {} system call", n,
                                                 abi == SeccompAbi::kX8664 ? "x86_64" : "i386"));
       }
-      Label next = a.NewLabel();
-      a.Load(offsetof(seccomp_data, nr));
-      a.Jump(BPF_JEQ, static_cast<uint32_t>(nr), Assembler::kNext, next);
-      for (const SeccompArg& arg : rule.args) EmitCondition(a, arg, /*wide=*/false, next);
-      a.Return(SeccompActionOf(rule));
-      a.Bind(next);
+      std::vector<uint32_t> numbers{static_cast<uint32_t>(nr)};
+      if (x32 && abi == SeccompAbi::kX8664) {
+        const int x32_nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X32, n.c_str());
+        if (x32_nr >= 0) numbers.push_back(static_cast<uint32_t>(x32_nr) | kSeccompX32Bit);
+      }
+      for (uint32_t number : numbers) {
+        Label next = a.NewLabel();
+        a.Load(offsetof(seccomp_data, nr));
+        a.Jump(BPF_JEQ, number, Assembler::kNext, next);
+        for (const SeccompArg& arg : rule.args) EmitCondition(a, arg, /*wide=*/false, next);
+        a.Return(SeccompActionOf(rule));
+        a.Bind(next);
+      }
     }
   }
   return Status::Ok();
@@ -406,7 +413,7 @@ Result<std::vector<sock_filter>> CompileSeccompSection(const SeccompProfile& pro
   if (abi == SeccompAbi::kX8664) {
     Label native = a.NewLabel();
     a.Load(offsetof(seccomp_data, nr));
-    a.Jump(BPF_JGE, kX32Bit, Assembler::kNext, native);
+    a.Jump(BPF_JGE, kSeccompX32Bit, Assembler::kNext, native);
     // -1, which a tracer sets to skip a call, gets the default as libseccomp gives it.
     a.Jump(BPF_JEQ, 0xffffffff, native, Assembler::kNext);
     a.Return(SECCOMP_RET_ERRNO | ENOSYS);
@@ -414,7 +421,7 @@ Result<std::vector<sock_filter>> CompileSeccompSection(const SeccompProfile& pro
   }
 
   RETURN_IF_ERROR(EmitFirstRules(
-      a, abi == SeccompAbi::kX8664 ? profile.native_first : profile.i386_first, abi));
+      a, abi == SeccompAbi::kX8664 ? profile.native_first : profile.i386_first, abi, false));
 
   // Calls with argument rules: a block each, every way out of it a return.
   for (const auto& [nr, call] : calls) {
@@ -438,6 +445,18 @@ Result<std::vector<sock_filter>> CompileSeccompSection(const SeccompProfile& pro
     a.Bind(label);
     a.Return(action);
   }
+  a.Bind(end);
+  return std::move(a).Finish();
+}
+
+Result<std::vector<sock_filter>> CompileSeccompFirstRules(const std::vector<SeccompRule>& rules,
+                                                          SeccompAbi abi, bool x32) {
+  if (rules.empty()) return std::vector<sock_filter>{};
+  Assembler a;
+  Label end = a.NewLabel();
+  a.Load(offsetof(seccomp_data, arch));
+  a.Jump(BPF_JEQ, FactsOf(abi).audit_arch, Assembler::kNext, end);
+  RETURN_IF_ERROR(EmitFirstRules(a, rules, abi, x32));
   a.Bind(end);
   return std::move(a).Finish();
 }

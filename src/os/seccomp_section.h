@@ -11,6 +11,9 @@
 
 namespace warren::os {
 
+// x32 calls carry x86_64's audit arch and this bit in their number.
+inline constexpr uint32_t kSeccompX32Bit = 0x40000000;
+
 // The ABIs a section is compiled for.
 enum class SeccompAbi { kX8664, kI386 };
 
@@ -35,6 +38,14 @@ enum class SeccompAbi { kX8664, kI386 };
 Result<std::vector<sock_filter>> CompileSeccompSection(const SeccompProfile& profile,
                                                        SeccompAbi abi,
                                                        std::vector<std::string>& unknown);
+
+// A profile's first rules for one ABI (`native_first`, `i386_first`) as a block run before
+// libseccomp's program: on a call of that ABI whose number and arguments (low 32 bits) match a
+// rule, its action; on anything else, on past the block. With `x32`, x86_64 rules also match
+// their calls' x32 numbers. Empty for no rules; a name without a number on the ABI, or a block
+// too long for a conditional jump over it, is an InvalidArgument.
+Result<std::vector<sock_filter>> CompileSeccompFirstRules(const std::vector<SeccompRule>& rules,
+                                                          SeccompAbi abi, bool x32);
 
 // The seccomp return value of a rule: SECCOMP_RET_ALLOW, or SECCOMP_RET_ERRNO with its errno.
 uint32_t SeccompActionOf(const SeccompRule& rule);
