@@ -125,7 +125,8 @@ Decision Decide(const Policy& policy, const Observation& observation, const Memo
 inline constexpr std::chrono::milliseconds kDefaultRefill{2000};
 
 // How long the SandboxSet controller may put a refill off while claims keep coming
-// (SandboxSetControllerOptions::refill_max_delay): a member's creation → Ready does not see it.
+// (SandboxSetControllerOptions::refill_max_delay; past it, members are made a few at a time until
+// the claims pause): a member's creation → Ready does not see it.
 inline constexpr std::chrono::milliseconds kSetRefillDelay{1000};
 
 // The refill horizon: the policy's horizonSeconds, else the pool's measured refill p90 (or

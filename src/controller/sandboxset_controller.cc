@@ -1,6 +1,7 @@
 #include "controller/sandboxset_controller.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +16,14 @@
 #include "base/log.h"
 
 namespace warren::controller {
+
+int DefaultRefillsWhileClaiming() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -253,7 +262,18 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
       if (max.ok()) allowed = static_cast<int>(std::max<int64_t>(0, *max - creating));
     }
     int want = std::min(diff, allowed);
-    if (want > 0 && DeferRefill(KeyOf(ns, name))) want = 0;
+    if (want > 0) {
+      switch (PaceRefill(KeyOf(ns, name))) {
+        case RefillPace::kAll:
+          break;
+        case RefillPace::kLater:
+          want = 0;
+          break;
+        case RefillPace::kTrickle:
+          want = std::min(want, std::max(0, options_.refills_while_claiming - creating));
+          break;
+      }
+    }
     if (want > 0) {
       std::string error;
       int made = ScaleUp(*set, revision, want, sandbox_write, error);
@@ -316,27 +336,35 @@ Status SandboxSetController::Reconcile(std::string_view ns, std::string_view nam
   return written;
 }
 
-bool SandboxSetController::DeferRefill(const std::string& key) {
+SandboxSetController::RefillPace SandboxSetController::PaceRefill(const std::string& key) {
   auto now = std::chrono::steady_clock::now();
   std::chrono::steady_clock::duration delay{};
+  RefillPace pace = RefillPace::kLater;
   {
     std::lock_guard lock(mu_);
     auto last = last_claim_.find(key);
     if (last == last_claim_.end() || now - last->second >= options_.refill_quiet) {
       refill_deferred_since_.erase(key);
-      return false;
+      return RefillPace::kAll;
     }
     auto since = refill_deferred_since_.try_emplace(key, now).first->second;
+    const auto quiet_at = options_.refill_quiet - (now - last->second);
     if (now - since >= options_.refill_max_delay) {
-      refill_deferred_since_.erase(key);
-      return false;
+      if (options_.refills_while_claiming <= 0) {
+        refill_deferred_since_.erase(key);
+        return RefillPace::kAll;
+      }
+      // A trickle until the claims pause; then the rest at once.
+      pace = RefillPace::kTrickle;
+      delay = quiet_at;
+    } else {
+      delay = std::min<std::chrono::steady_clock::duration>(
+          quiet_at, options_.refill_max_delay - (now - since));
     }
-    delay = std::min<std::chrono::steady_clock::duration>(
-        options_.refill_quiet - (now - last->second), options_.refill_max_delay - (now - since));
   }
   queue_.AddAfter(key, std::chrono::duration_cast<std::chrono::milliseconds>(delay) +
                            std::chrono::milliseconds(1));
-  return true;
+  return pace;
 }
 
 Status SandboxSetController::EnsureRevisionTemplate(const api::Object& set,

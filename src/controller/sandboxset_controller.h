@@ -23,6 +23,9 @@
 
 namespace warren::controller {
 
+// The cores this process may run on (its CPU affinity), at least 1.
+int DefaultRefillsWhileClaiming();
+
 struct SandboxSetControllerOptions {
   int workers = 3;               // sets reconciled in parallel (one set is never in two)
   int initial_batch_size = 16;   // slow start: 16, 32, 64, ... creates per batch
@@ -38,6 +41,10 @@ struct SandboxSetControllerOptions {
   // with its own refills. Zero refills at once.
   std::chrono::milliseconds refill_quiet{100};
   std::chrono::milliseconds refill_max_delay{1000};
+  // Past refill_max_delay, while claims still arrive, at most this many members are made at
+  // once (one per core by default: what a node can start beside the claims it serves); the
+  // rest follow when the claims pause. Zero = no limit.
+  int refills_while_claiming = DefaultRefillsWhileClaiming();
   // While claims arrive (within refill_quiet of the last), the set's status is written at most
   // this often: every claim changes its counts, and a write per claim costs the store and every
   // watcher more than the claim's own. The counts then lag the claims by at most this much,
@@ -65,8 +72,9 @@ struct SandboxSetControllerOptions {
 //     (default 20%) minus the updated members still Creating at a time; replacements come from
 //     the next scale-up. Claimed sandboxes are never touched;
 //   - dead members (Failed, Succeeded) are deleted and replaced;
-//   - refills after claims wait for a pause in the claims (refill_quiet, at most
-//     refill_max_delay), so a burst of claims is not slowed by its own refills;
+//   - refills after claims wait for a pause in the claims (refill_quiet); past
+//     refill_max_delay of claims they trickle (refills_while_claiming at once), so a burst of
+//     claims is not slowed by its own refills and a steady claim rate never drains the pool;
 //   - status: replicas, availableReplicas, updatedReplicas, updatedAvailableReplicas,
 //     updateRevision (hash), currentRevision (template name), selector, observedGeneration,
 //     conditions Ready (pool full) and ReplicaFailure (a create or the template failed).
@@ -96,8 +104,10 @@ class SandboxSetController {
   void OnTemplate(const Informer::Change& change);
   void Worker();
   void ResyncLoop();
-  // Whether a refill of the set should wait for claims to pause (and requeue it for then).
-  bool DeferRefill(const std::string& key);
+  // How much of a refill of the set may start now: all, none until the claims pause (it is
+  // requeued for then), or a trickle while they go on past refill_max_delay.
+  enum class RefillPace { kAll, kLater, kTrickle };
+  RefillPace PaceRefill(const std::string& key);
   Status EnsureRevisionTemplate(const api::Object& set, const TemplateRevision& revision,
                                 int64_t& last_write);
   int ScaleUp(const api::Object& set, const TemplateRevision& revision, int count,

@@ -178,6 +178,40 @@ TEST_F(SandboxSetRefillTest, RefillsWaitForABurstOfClaimsToPause) {
   ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 4); }));
 }
 
+// Claims that go on for longer than the refill's 200 ms limit (each within 3 s of the last).
+class SandboxSetRefillTrickleTest : public SandboxSetControllerTest {
+  SandboxSetControllerOptions ControllerOptions() override {
+    return {.refill_quiet = std::chrono::milliseconds(3000),
+            .refill_max_delay = std::chrono::milliseconds(200),
+            .refills_while_claiming = 1};
+  }
+};
+
+TEST_F(SandboxSetRefillTrickleTest, RefillsTrickleWhileClaimsGoOnAndCatchUpWhenTheyPause) {
+  CreateSet("py", 6);
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 6); }));
+  node_->set_hold(true);  // what the refill makes stays Creating
+  auto members = Members("py");
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(Claim(members[i]).ok());
+    std::this_thread::sleep_for(150ms);
+  }
+  // Past the limit one member is made, and no second one while it is still Creating...
+  ASSERT_TRUE(Eventually([&] { return Members("py").size() == 3u; }, 2s));
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(Members("py").size(), 3u);
+  // ...the next once it is Ready, the claims still going on.
+  node_->ReadyAll();
+  ASSERT_TRUE(Eventually([&] { return Members("py").size() == 4u; }, 2s));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(Members("py").size(), 4u);
+  // Once they pause, the rest at once.
+  ASSERT_TRUE(Eventually([&] { return Members("py").size() == 6u; }, 10s));
+  node_->set_hold(false);
+  node_->ReadyAll();
+  ASSERT_TRUE(Eventually([&] { return FullAndReady("py", 6); }));
+}
+
 class SandboxSetClaimStatusTest : public SandboxSetControllerTest {
   SandboxSetControllerOptions ControllerOptions() override {
     return {.refill_quiet = std::chrono::milliseconds(5000),
