@@ -41,9 +41,9 @@ struct SandboxSetControllerOptions {
   // with its own refills. Zero refills at once.
   std::chrono::milliseconds refill_quiet{100};
   std::chrono::milliseconds refill_max_delay{1000};
-  // Past refill_max_delay, while claims still arrive, at most this many members are made at
-  // once (one per core by default: what a node can start beside the claims it serves); the
-  // rest follow when the claims pause. Zero = no limit.
+  // Past refill_max_delay, while claims still arrive, at most this many members are Creating
+  // at once (by default one per core this server may run on: on one machine, what it can start
+  // beside the claims it serves); the rest follow when the claims pause. Zero = no limit.
   int refills_while_claiming = DefaultRefillsWhileClaiming();
   // While claims arrive (within refill_quiet of the last), the set's status is written at most
   // this often: every claim changes its counts, and a write per claim costs the store and every
