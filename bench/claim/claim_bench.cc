@@ -3,7 +3,7 @@
 // same run. See README.md.
 //
 //   claim_bench [--pool 50] [--claims 2000] [--concurrency 1,16] [--rates 500] [--cold 20]
-//               [--idle-seconds 10] [--hibernated 20] [--tail]
+//               [--idle-seconds 10] [--hibernated 20] [--tail] [--trace-slowest N]
 //   claim_bench --tracing ROUNDS [--pool 50] [--claims 1000]   # the claim path, tracing off vs on
 //
 // Needs root (real sandboxes); exits 77 (skipped) otherwise.
@@ -25,6 +25,7 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -35,10 +36,12 @@
 #include "api/types/labels.h"
 #include "base/check.h"
 #include "base/encoding.h"
+#include "base/traceparent.h"
 #include "controller/sandboxset_member.h"
 #include "e2b_client.h"
 #include "net/http_server.h"
 #include "processes.h"
+#include "span_recorder.h"
 
 namespace warren::bench {
 namespace {
@@ -86,9 +89,27 @@ double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(
 
 // POST /sandboxes from a pool of `template_id`; the sandbox id.
 Result<std::string> CreateSandbox(E2bClient& e2b, const std::string& template_id,
-                                  bool create_on_no_stock) {
-  ASSIGN_OR_RETURN(auto doc, e2b.Create(template_id, create_on_no_stock));
+                                  bool create_on_no_stock, const std::string& traceparent = "") {
+  ASSIGN_OR_RETURN(auto doc,
+                   e2b.Create(template_id, create_on_no_stock, api::Json::object(), traceparent));
   return doc.value("sandboxID", "");
+}
+
+// --trace-slowest N: every claim of a row carries a sampled traceparent of its own, the server
+// exports its spans to `span_recorder`, and each row prints its N slowest claims' spans.
+int trace_slowest = 0;
+SpanRecorder* span_recorder = nullptr;
+
+// A new sampled trace context, for one claim.
+base::TraceContext NewTraceContext() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  base::TraceContext c;
+  for (auto& b : c.trace_id) b = static_cast<uint8_t>(rng());
+  for (auto& b : c.span_id) b = static_cast<uint8_t>(rng());
+  c.trace_id[0] |= 1;  // never all zeros
+  c.span_id[0] |= 1;
+  c.flags = 1;
+  return c;
 }
 
 // Sandbox objects in the store (any state), or -1.
@@ -157,10 +178,17 @@ class Reaper {
   std::vector<std::thread> threads_;
 };
 
+// One claim's client-side times (steady clock) and trace id, for --trace-slowest.
+struct ClaimTimes {
+  std::string trace_id;
+  Clock::time_point scheduled, sent, done;
+};
+
 struct RunResult {
   std::vector<double> ms;
-  std::vector<int> position;  // per claim: its index within its burst (RunClaims only)
-  double busy_seconds = 0;    // summed burst wall time
+  std::vector<int> position;      // per claim: its index within its burst (RunClaims only)
+  std::vector<ClaimTimes> times;  // per claim, with --trace-slowest (RunClaims only)
+  double busy_seconds = 0;        // summed burst wall time
   int errors = 0;
   std::string first_error;
 };
@@ -203,12 +231,23 @@ RunResult RunClaims(WarrenServer& server, E2bClient& e2b, const std::string& set
                std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(i / rate));
           std::this_thread::sleep_until(t0);
         }
-        auto id = CreateSandbox(e2b, set, /*create_on_no_stock=*/false);
-        double ms = Ms(Clock::now() - t0);
+        ClaimTimes times;
+        std::string traceparent;
+        if (span_recorder != nullptr) {
+          base::TraceContext context = NewTraceContext();
+          times.trace_id = base::TraceIdHex(context.trace_id);
+          traceparent = base::FormatTraceparent(context);
+        }
+        times.scheduled = t0;
+        times.sent = Clock::now();
+        auto id = CreateSandbox(e2b, set, /*create_on_no_stock=*/false, traceparent);
+        times.done = Clock::now();
+        double ms = Ms(times.done - t0);
         std::lock_guard lock(mu);
         if (id.ok()) {
           result.ms.push_back(ms);
           result.position.push_back(i);
+          if (span_recorder != nullptr) result.times.push_back(std::move(times));
           if (kill_during) {
             reaper.Add(*id);
           } else {
@@ -452,6 +491,49 @@ void PrintTail(const RunResult& r) {
   fmt::print("    slowest {} by position in burst (ms):{}\n", order.size(), out);
 }
 
+// The N slowest claims of a row, each with where its time went: waiting for a free sender
+// (open loop), then the server's spans by their start from the moment the request was sent, and
+// how many claims were in flight when it was sent.
+void PrintSlowest(const RunResult& r) {
+  if (r.times.size() != r.ms.size() || r.times.empty()) return;
+  // The server exports at least once a second; envd's spans reach it through the node, which
+  // forwards them every stats interval (5 s).
+  std::this_thread::sleep_for(6s);
+  const auto steady_now = Clock::now();
+  const auto wall_now = std::chrono::system_clock::now();
+  auto unix_ns = [&](Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               (wall_now + (t - steady_now)).time_since_epoch())
+        .count();
+  };
+  std::vector<size_t> order(r.ms.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return r.ms[a] > r.ms[b]; });
+  order.resize(std::min<size_t>(order.size(), static_cast<size_t>(trace_slowest)));
+  for (size_t i : order) {
+    const ClaimTimes& c = r.times[i];
+    int in_flight = 0;
+    for (const ClaimTimes& o : r.times) {
+      if (o.sent <= c.sent && o.done > c.sent) ++in_flight;
+    }
+    fmt::print("    claim #{} {:.2f} ms: waited {:.2f} for a sender, {} in flight when sent\n",
+               r.position[i], r.ms[i], Ms(c.sent - c.scheduled), in_flight);
+    const int64_t sent_ns = unix_ns(c.sent);
+    std::vector<RecordedSpan> spans = span_recorder->Trace(c.trace_id);
+    if (spans.empty()) fmt::print("      (no spans received)\n");
+    std::map<std::string, int> depth;
+    for (const RecordedSpan& s : spans) {
+      auto parent = depth.find(s.parent_span_id);
+      int d = parent == depth.end() ? 0 : parent->second + 1;
+      depth[s.span_id] = d;
+      fmt::print("      {:>7.2f} +{:<7.2f} {}{}{}\n", (s.start_unix_ns - sent_ns) / 1e6,
+                 (s.end_unix_ns - s.start_unix_ns) / 1e6, std::string(2 * d, ' '), s.name,
+                 s.service == "warren-envd" ? " (envd)" : "");
+    }
+    fmt::print("      {:>7.2f}  answer read by the bench\n", Ms(c.done - c.sent));
+  }
+}
+
 void PrintRow(const std::string& label, const RunResult& r) {
   Summary s = Summarize(r.ms);
   double rate = r.busy_seconds > 0 ? s.n / r.busy_seconds : 0;
@@ -460,6 +542,7 @@ void PrintRow(const std::string& label, const RunResult& r) {
   if (r.errors > 0) fmt::print("   ({} errors; first: {})", r.errors, r.first_error);
   fmt::print("\n");
   if (print_tail && r.position.size() == r.ms.size() && !r.ms.empty()) PrintTail(r);
+  if (trace_slowest > 0) PrintSlowest(r);
 }
 
 // An OTLP/HTTP receiver in the bench process: answers 200 and counts the spans it is sent
@@ -567,6 +650,8 @@ int Main(int argc, char** argv) {
       o.hibernated = std::stoi(value());
     } else if (a == "--tail") {
       print_tail = true;
+    } else if (a == "--trace-slowest") {
+      trace_slowest = std::stoi(value());
     } else if (a == "--tracing") {
       tracing_rounds = std::stoi(value());
     } else if (a == "--smoke") {
@@ -594,10 +679,17 @@ int Main(int argc, char** argv) {
                "per s");
     return RunTracingAb(o, tracing_rounds);
   }
+  std::optional<SpanRecorder> recorder;
+  std::vector<std::string> server_args;
+  if (trace_slowest > 0) {
+    // Only the bench's claims are traced (their traceparent is sampled; nothing else is).
+    span_recorder = &recorder.emplace();
+    server_args = {"--tracing-endpoint", recorder->endpoint(), "--tracing-sampling-ratio", "0"};
+  }
   WarrenServer server;
   server.EnableNodeAgent();
   std::string key = pool_testing::BootstrapAdminKey(server);
-  server.Start();
+  server.Start(server_args);
   E2bClient e2b(server, key);
 
   const std::string set = "bench-pool";

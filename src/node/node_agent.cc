@@ -26,6 +26,7 @@
 #include "os/tmpfs.h"
 #include "runtime/gvisor/gvisor_runtime.h"
 #include "runtime/native/native_runtime.h"
+#include "trace/span.h"
 
 namespace warren::node {
 namespace {
@@ -566,8 +567,12 @@ std::shared_ptr<EnvdClient> NodeAgent::EnvdFor(const std::string& id) {
   locals_.With(id, [&](Local& l) {
     if (!l.envd) {
       runtime::Runtime* rt = runtime_.get();
+      // A connection is kept after each call: a traced call that has to make one says so.
       l.envd = std::make_shared<EnvdClient>(
-          [rt, id](std::chrono::milliseconds timeout) { return rt->Dial(id, kEnvdPort, timeout); },
+          [rt, id](std::chrono::milliseconds timeout) {
+            trace::Span dial("node.dialEnvd");
+            return rt->Dial(id, kEnvdPort, timeout);
+          },
           secret_->ForSandbox(id));
     }
     client = l.envd;

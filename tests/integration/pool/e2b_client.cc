@@ -24,7 +24,7 @@ std::string BootstrapAdminKey(WarrenServer& server) {
 }
 
 Result<api::Json> E2bClient::Create(const std::string& template_id, bool create_on_no_stock,
-                                    const api::Json& env_vars) {
+                                    const api::Json& env_vars, const std::string& traceparent) {
   api::Json body = {{"templateID", template_id}, {"timeout", 600}, {"envVars", env_vars}};
   if (!create_on_no_stock) {
     body["metadata"] = {{"e2b.agents.kruise.io/create-on-no-stock", "false"}};
@@ -32,6 +32,7 @@ Result<api::Json> E2bClient::Create(const std::string& template_id, bool create_
   net::ClientRequest req{.method = "POST", .target = "/sandboxes"};
   req.headers.Set("X-API-Key", key_);
   req.headers.Set("Content-Type", "application/json");
+  if (!traceparent.empty()) req.headers.Set("traceparent", traceparent);
   req.body = api::DumpJson(body);
   req.timeout = 120s;
   auto r = server_.http().Do(req);

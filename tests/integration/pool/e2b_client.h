@@ -16,9 +16,11 @@ std::string BootstrapAdminKey(WarrenServer& server);
 class E2bClient {
  public:
   E2bClient(WarrenServer& server, std::string key) : server_(server), key_(std::move(key)) {}
-  // POST /sandboxes: the response body (201), or an error naming the status and body.
+  // POST /sandboxes: the response body (201), or an error naming the status and body. A
+  // non-empty `traceparent` is sent as that header (the server parents its spans on it).
   Result<api::Json> Create(const std::string& template_id, bool create_on_no_stock = true,
-                           const api::Json& env_vars = api::Json::object());
+                           const api::Json& env_vars = api::Json::object(),
+                           const std::string& traceparent = "");
   Status Kill(const std::string& sandbox_id);
 
  private:
