@@ -26,6 +26,7 @@
 #include "node/sandbox_object.h"
 #include "node/template_resolver.h"
 #include "node/volume_step.h"
+#include "os/cgroup.h"
 #include "os/inotify_hub.h"
 #include "os/thread_priority.h"
 #include "trace/object_context.h"
@@ -391,6 +392,7 @@ std::optional<Failure> NodeAgent::FillPlanInput(const api::Object& obj, const st
   in.sandbox_id = id;
   in.pod = tmpl.pod;
   in.restart_policy = tmpl.restart_policy;
+  in.pool_stock = IsUnclaimedPoolStock(obj);
   in.image = leased.image.config;
   in.layers = leased.lower_dirs;
   in.paths = PathsFor(id);
@@ -584,6 +586,14 @@ NodeAgent::Next NodeAgent::StartAndWait(api::Object& obj, const std::string& id)
   const std::optional<Status> init = ReplayInit(obj, id);
   if (init && !init->ok()) return Next::kRetry;
   locals_.With(id, [](Local& l) { l.ready = true; });
+  // A pool member gets a sandbox's full CPU share before anyone can claim it (the status
+  // write below makes it claimable). Stock made before a restart of this agent too.
+  if (IsPoolMember(obj)) {
+    if (Status w = runtime_->SetCpuWeight(id, os::kDefaultCpuWeight);
+        !w.ok() && w.code() != StatusCode::kUnimplemented) {
+      log->warn("cpu weight not restored id={} error=\"{}\"", id, w.ToString());
+    }
+  }
   TrackProbes(obj, id);  // a fresh run of pid 1: fresh probe state
   const base::WallTime now = clock_.Now();
   const bool first_start = !HasStarted(obj);

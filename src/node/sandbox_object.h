@@ -39,11 +39,16 @@ inline bool PausesFilesystemOnly(const api::Object& obj) {
   return type != strategy->end() && type->is_string() && type->get<std::string>() == "Stop";
 }
 
+// A SandboxSet's member, claimed or not.
+inline bool IsPoolMember(const api::Object& obj) {
+  const api::OwnerReference* ref = obj.ControllerRef();
+  return ref != nullptr && ref->kind == "SandboxSet";
+}
+
 // Stock of a warm pool nobody has taken yet: a SandboxSet's member, neither claimed nor being
 // claimed (locked) nor deleted. Making it is background work: no request waits on it.
 inline bool IsUnclaimedPoolStock(const api::Object& obj) {
-  const api::OwnerReference* ref = obj.ControllerRef();
-  if (ref == nullptr || ref->kind != "SandboxSet" || obj.metadata.deletion_timestamp) return false;
+  if (!IsPoolMember(obj) || obj.metadata.deletion_timestamp) return false;
   auto claimed = obj.metadata.labels.find(api::labels::kSandboxClaimed);
   if (claimed != obj.metadata.labels.end() && claimed->second == "true") return false;
   return !obj.metadata.annotations.contains(api::annotations::kLock);

@@ -256,6 +256,7 @@ PlanOutcome PlanSandbox(const PlanInput& in) {
   spec.layers = in.layers;
   spec.writable_dir = in.paths.writable;
   spec.user_namespace = in.user_namespace;
+  if (in.pool_stock) spec.cpu_weight = kPoolStockCpuWeight;
   spec.log_path = in.paths.envd_log;
   spec.working_dir = "/";
   spec.user = runtime::User{0, 0, {}};  // envd is root in its sandbox; the command's user below

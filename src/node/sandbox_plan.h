@@ -42,6 +42,12 @@ struct HostPath {
   Kind kind = Kind::kExisting;
 };
 
+// The CPU weight (runtime::SandboxSpec::cpu_weight) pool stock starts with, a tenth of a
+// sandbox's: while refills start, the envd of a member just claimed (its /init is on the
+// claim's path) and the sandboxes in use get the CPU first. The node gives a member the full
+// weight once it is ready, before it can be claimed (reconcile.cc, StartAndWait).
+inline constexpr int kPoolStockCpuWeight = 10;
+
 struct PlanInput {
   std::string sandbox_id;
   api::PodTemplateSpec pod;         // the resolved template (inline or templateRef)
@@ -59,6 +65,8 @@ struct PlanInput {
   // before its claim, any sandbox before its /init), and /reset returns it to that.
   std::string birth_token;
   bool user_namespace = true;
+  // Unclaimed warm-pool stock (IsUnclaimedPoolStock): it starts at kPoolStockCpuWeight.
+  bool pool_stock = false;
   // The runtime classes this node offers (runtime::RuntimeRouter::Classes); the first is what
   // an empty runtimeClassName means. Empty: native only.
   std::vector<std::string> runtime_classes;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "api/quantity.h"
+#include "os/cgroup.h"
 
 namespace warren::node {
 namespace {
@@ -53,6 +54,18 @@ TEST(SandboxPlan, ANodeWithANetworkLinksEverySandboxOutUnderItsPolicyWithTheNode
   ASSERT_NE(resolv, spec.mounts.end());
   EXPECT_EQ(resolv->source, in.resolv_conf);
   EXPECT_TRUE(resolv->read_only) << "one file, shared by every sandbox of the node";
+}
+
+TEST(SandboxPlan, PoolStockStartsAtATenthOfTheCpuWeight) {
+  PlanInput in = Input();
+  PlanOutcome cold = PlanSandbox(in);
+  ASSERT_TRUE(cold.plan);
+  EXPECT_EQ(cold.plan->spec.cpu_weight, 0) << "a sandbox someone waits for: the default";
+  in.pool_stock = true;
+  PlanOutcome stock = PlanSandbox(in);
+  ASSERT_TRUE(stock.plan);
+  EXPECT_EQ(stock.plan->spec.cpu_weight, kPoolStockCpuWeight);
+  EXPECT_EQ(kPoolStockCpuWeight * 10, os::kDefaultCpuWeight);
 }
 
 TEST(SandboxPlan, Pid1IsEnvdAndTheCommandRunsUnderIt) {

@@ -187,7 +187,24 @@ std::string Cgroup::V1Dir(std::string_view controller) const {
 
 std::string Cgroup::UnifiedDir() const { return fmt::format("{}/{}", h_.unified, relative_); }
 
+Status Cgroup::SetCpuWeight(int weight) {
+  if (weight < 1 || weight > 10000) {
+    return InvalidArgumentError(fmt::format("cpu weight {} is outside 1-10000", weight));
+  }
+  if (h_.version == CgroupVersion::kV1) {
+    std::string dir = V1Dir("cpu");
+    if (dir.empty()) return Status::Ok();
+    // cpu.shares' floor is 2; 100 maps to the v1 default of 1024.
+    int64_t shares = std::max<int64_t>(2, int64_t{weight} * 1024 / kDefaultCpuWeight);
+    return base::WriteKernelFile(dir + "/cpu.shares", std::to_string(shares));
+  }
+  std::string file = UnifiedDir() + "/cpu.weight";
+  if (!Exists(file)) return Status::Ok();
+  return base::WriteKernelFile(file, std::to_string(weight));
+}
+
 Status Cgroup::SetLimits(const CgroupLimits& limits) {
+  if (limits.cpu_weight != 0) RETURN_IF_ERROR(SetCpuWeight(limits.cpu_weight));
   if (h_.version == CgroupVersion::kV1) {
     if (limits.cpu_quota_us > 0) {
       std::string dir = V1Dir("cpu");

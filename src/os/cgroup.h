@@ -43,10 +43,18 @@ struct CgroupHierarchies {
   std::vector<std::string> DirsFor(std::string_view relative) const;
 };
 
+// The kernel's CPU weight for a new group, on cgroup v2's scale (v1: cpu.shares 1024).
+inline constexpr int kDefaultCpuWeight = 100;
+
 // Limits for one group. Zero means "no limit" for each field.
 struct CgroupLimits {
   int64_t cpu_quota_us = 0;
   int64_t cpu_period_us = 100000;
+  // The group's share of contended CPU against its siblings, on cgroup v2's scale (1-10000,
+  // kDefaultCpuWeight = the kernel's default; v1 writes cpu.shares = weight * 1024 / 100).
+  // 0 leaves it as it is. A scheduling preference, not a limit: skipped where the cpu
+  // controller is not available.
+  int cpu_weight = 0;
   int64_t memory_bytes = 0;
   int64_t pids = 0;
   // Deny every device but DefaultDeviceRules() (os/device_policy.h: null, zero, full, random,
@@ -91,6 +99,9 @@ class Cgroup {
 
   // FailedPrecondition when a limit needs a controller that is not available (v2 here).
   Status SetLimits(const CgroupLimits& limits);
+  // CgroupLimits::cpu_weight alone (one write). InvalidArgument outside 1-10000; OK without
+  // doing anything where the cpu controller is not available.
+  Status SetCpuWeight(int weight);
   // v2: the group's directory, for CLONE_INTO_CGROUP.
   Result<base::UniqueFd> OpenUnifiedDir() const;
   // v1: the `tasks` file of every hierarchy, open for writing, so that a single-threaded child

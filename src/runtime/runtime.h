@@ -186,6 +186,12 @@ class Runtime {
     (void)resources;
     return UnimplementedError(fmt::format("sandbox {}: this runtime cannot resize", id));
   }
+  // The sandbox's share of contended CPU against the node's other sandboxes (SandboxSpec::
+  // cpu_weight's scale), while it runs. A preference: OK where the node has no cpu controller.
+  virtual Status SetCpuWeight(std::string_view id, int weight) {
+    (void)weight;
+    return UnimplementedError(fmt::format("sandbox {}: this runtime cannot weigh CPU", id));
+  }
   // After a restart: takes over every sandbox recorded in the state dir whose process still
   // runs (and those that stopped, with their writable layer), and reports the orphans.
   virtual Result<AdoptionReport> Adopt() = 0;

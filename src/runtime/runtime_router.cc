@@ -224,4 +224,9 @@ Status RuntimeRouter::UpdateResources(std::string_view id, const Resources& reso
   return rt->UpdateResources(id, resources);
 }
 
+Status RuntimeRouter::SetCpuWeight(std::string_view id, int weight) {
+  ASSIGN_OR_RETURN(Runtime * rt, Holder(id));
+  return rt->SetCpuWeight(id, weight);
+}
+
 }  // namespace warren::runtime

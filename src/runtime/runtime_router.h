@@ -51,6 +51,7 @@ class RuntimeRouter final : public Runtime {
   Status UpdateEgress(std::string_view id, const sbnet::EgressPolicy& policy) override;
   Status Rebase(const SandboxSpec& spec, bool discard_writable) override;
   Status UpdateResources(std::string_view id, const Resources& resources) override;
+  Status SetCpuWeight(std::string_view id, int weight) override;
   Status CaptureWritableLayer(std::string_view id,
                               const std::function<Status(const WritableLayerView&)>& read) override;
   Status CaptureMemory(std::string_view id, const std::string& image_dir,

@@ -65,6 +65,10 @@ struct SandboxSpec {
   User user;
   std::vector<BindMount> mounts;
   Resources resources;
+  // The sandbox's share of contended CPU against the node's other sandboxes at its start, on
+  // cgroup v2's scale (os::CgroupLimits::cpu_weight); 0 = the kernel's default. Not kept in
+  // the runtime's record: Runtime::SetCpuWeight changes it while the sandbox runs.
+  int cpu_weight = 0;
   // Run in a user namespace: root inside is an unprivileged uid outside
   // (NativeRuntimeOptions::userns_host_uid, 65536 ids), image layers are idmapped so root
   // inside can still write through the overlay.

@@ -424,9 +424,9 @@ Status NativeRuntime::Create(const SandboxSpec& spec) {
     }
     return cgroup.status().WithPrefix("sandbox " + id);
   }
-  if (Status st = cgroup->SetLimits(LimitsFor(spec.resources)); !st.ok()) {
-    return LimitError(st, id);
-  }
+  os::CgroupLimits limits = LimitsFor(spec.resources);
+  limits.cpu_weight = spec.cpu_weight;
+  if (Status st = cgroup->SetLimits(limits); !st.ok()) return LimitError(st, id);
 
   sb->record.spec = std::move(canonical);
   sb->record.state = SandboxState::kCreated;
@@ -540,6 +540,14 @@ Status NativeRuntime::UpdateResources(std::string_view id, const Resources& reso
   sb->record.spec.resources = resources;
   sb->last_stats.reset();
   return Persist(*sb).WithPrefix("sandbox " + next.id);
+}
+
+Status NativeRuntime::SetCpuWeight(std::string_view id, int weight) {
+  ASSIGN_OR_RETURN(SandboxPtr sb, Find(id));
+  std::lock_guard lock(sb->mu);
+  if (sb->gone) return NotFoundError(fmt::format("sandbox {} not found", id));
+  if (sb->cgroup.relative().empty()) return Status::Ok();  // made again at its next start
+  return sb->cgroup.SetCpuWeight(weight).WithPrefix(fmt::format("sandbox {}", id));
 }
 
 Status NativeRuntime::Start(std::string_view id_view) {

@@ -58,6 +58,7 @@ class NativeRuntime final : public Runtime {
   Status UpdateEgress(std::string_view id, const sbnet::EgressPolicy& policy) override;
   Status Rebase(const SandboxSpec& spec, bool discard_writable) override;
   Status UpdateResources(std::string_view id, const Resources& resources) override;
+  Status SetCpuWeight(std::string_view id, int weight) override;
   Status Destroy(std::string_view id) override;
   Result<SandboxStats> Stats(std::string_view id) override;
   Result<SandboxInfo> Inspect(std::string_view id) override;

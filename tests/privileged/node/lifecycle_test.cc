@@ -273,5 +273,51 @@ TEST_F(NodeTest, ATemplateWithoutResourcesGetsTheDefaultLimits) {
   WaitGone("plain");
 }
 
+TEST_F(NodeTest, PoolStockIsReadyWithAFullCpuWeight) {
+  // Stock starts at a tenth of the weight (sandbox_plan.h, kPoolStockCpuWeight) and must have
+  // the full one by the time it is Ready: a claim hands it to a user as it is.
+  StartAgent();
+  // The set itself (no controller runs here: the test makes its member), so that the store
+  // keeps a member that names it as its owner.
+  api::Object set = Apply(
+      "apiVersion: agents.kruise.io/v1alpha1\nkind: SandboxSet\n"
+      "metadata: {name: pool, namespace: default}\n"
+      "spec:\n  replicas: 0\n  template:\n    spec:\n      containers:\n"
+      "      - {name: main, image: busybox}\n");
+  ASSERT_FALSE(set.metadata.uid.empty());
+  std::string yaml = SandboxYaml("stock", "busybox", R"(["sleep", "3600"])");
+  const std::string plain_meta = "metadata: {name: stock, namespace: default}";
+  ASSERT_NE(yaml.find(plain_meta), std::string::npos);
+  yaml.replace(yaml.find(plain_meta), plain_meta.size(),
+               fmt::format("metadata: {{name: stock, namespace: default, ownerReferences: "
+                           "[{{apiVersion: agents.kruise.io/v1alpha1, kind: SandboxSet, name: "
+                           "pool, uid: {}, controller: true}}]}}",
+                           set.metadata.uid));
+  Apply(yaml);
+  api::Object ready = WaitFor(
+      "stock", [](const api::Object& o) { return ConditionStatus(o, "Ready") == "True"; }, "Ready");
+  const std::string id = SandboxId(ready);
+  auto hierarchies = os::CgroupHierarchies::Detect();
+  ASSERT_TRUE(hierarchies.ok()) << hierarchies.status();
+  bool seen = false;
+  for (const std::string& dir : hierarchies->DirsFor(Options().cgroup_parent + "/" + id)) {
+    std::ifstream shares(dir + "/cpu.shares");  // v1
+    std::ifstream weight(dir + "/cpu.weight");  // v2, where the cpu controller is enabled
+    std::string v;
+    if (shares && std::getline(shares, v)) {
+      EXPECT_EQ(v, "1024");
+      seen = true;
+    } else if (weight && std::getline(weight, v)) {
+      EXPECT_EQ(v, "100");
+      seen = true;
+    }
+  }
+  if (!seen && hierarchies->version == os::CgroupVersion::kV1) {
+    ADD_FAILURE() << "no cpu.shares for sandbox " << id;
+  }
+  Delete("stock");
+  WaitGone("stock");
+}
+
 }  // namespace
 }  // namespace warren::node::testing

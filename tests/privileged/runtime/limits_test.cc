@@ -7,6 +7,7 @@
 
 #include <thread>
 
+#include "os/cgroup.h"
 #include "os/thread_priority.h"
 #include "sandbox_fixture.h"
 
@@ -139,6 +140,54 @@ TEST_F(SandboxTest, ASandboxStartedByBackgroundWorkRunsAtTheNormalPriority) {
   EXPECT_EQ(out_userns, fmt::format("nice={}\n", normal));
   // Outside background work nothing changes.
   EXPECT_EQ(Run(ShellSpec("normal", script)), fmt::format("nice={}\n", normal));
+}
+
+TEST_F(SandboxTest, ALowerCpuWeightGetsLessOfABusyCpuUntilItIsRaised) {
+  // Pool stock starts at a tenth of the weight (node::kPoolStockCpuWeight) so that, while
+  // refills start, sandboxes in use get the CPU. Each sandbox here spins one loop per CPU, so
+  // the two compete on every core.
+  const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  const std::string spin = fmt::format(
+      "i=0; while [ $i -lt {} ]; do (while :; do :; done) & i=$((i+1)); done; wait", cpus);
+  SandboxSpec full = ShellSpec("full", spin);
+  SandboxSpec low = ShellSpec("low", spin);
+  low.cpu_weight = 10;
+  ASSERT_OK(rt_->Create(full));
+  ASSERT_OK(rt_->Create(low));
+  ASSERT_OK(rt_->Start("full"));
+  ASSERT_OK(rt_->Start("low"));
+  // CPU seconds each got over one second of contention.
+  auto share = [&]() -> std::pair<double, double> {
+    auto a_full = rt_->Stats("full");
+    auto a_low = rt_->Stats("low");
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    auto b_full = rt_->Stats("full");
+    auto b_low = rt_->Stats("low");
+    EXPECT_TRUE(a_full.ok() && a_low.ok() && b_full.ok() && b_low.ok());
+    if (!a_full.ok() || !a_low.ok() || !b_full.ok() || !b_low.ok()) return {0, 0};
+    return {(b_full->cpu_usage_ns - a_full->cpu_usage_ns) / 1e9,
+            (b_low->cpu_usage_ns - a_low->cpu_usage_ns) / 1e9};
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // every loop running
+  auto [full_s, low_s] = share();
+  // 10 against 100 is a ratio of 1:10; the host's own load blurs it, not by a factor of 3.
+  EXPECT_GT(full_s, 0.2);
+  EXPECT_LT(low_s, full_s / 3) << "full " << full_s << " s, low " << low_s << " s of CPU";
+  ASSERT_OK(rt_->SetCpuWeight("low", os::kDefaultCpuWeight));
+  auto [full_after, low_after] = share();
+  EXPECT_GT(low_after, full_after / 2)
+      << "full " << full_after << " s, low " << low_after << " s of CPU after the raise";
+  // Out of range: refused, naming the value.
+  Status zero = rt_->SetCpuWeight("low", 0);
+  EXPECT_EQ(zero.code(), StatusCode::kInvalidArgument) << zero;
+  EXPECT_THAT(zero.message(), HasSubstr("cpu weight 0"));
+  SandboxSpec bad = ShellSpec("bad", "true");
+  bad.cpu_weight = 20000;
+  Status refused = rt_->Create(bad);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused;
+  EXPECT_THAT(refused.message(), HasSubstr("cpu_weight 20000"));
+  ASSERT_OK(rt_->Destroy("full"));
+  ASSERT_OK(rt_->Destroy("low"));
 }
 
 TEST_F(SandboxTest, CpuQuotaCapsABusyLoop) {
