@@ -39,9 +39,8 @@
 #include "base/traceparent.h"
 #include "controller/sandboxset_member.h"
 #include "e2b_client.h"
-#include "net/http_server.h"
+#include "otlp_receivers.h"
 #include "processes.h"
-#include "span_recorder.h"
 
 namespace warren::bench {
 namespace {
@@ -544,36 +543,6 @@ void PrintRow(const std::string& label, const RunResult& r) {
   if (print_tail && r.position.size() == r.ms.size() && !r.ms.empty()) PrintTail(r);
   if (trace_slowest > 0) PrintSlowest(r);
 }
-
-// An OTLP/HTTP receiver in the bench process: answers 200 and counts the spans it is sent
-// (by their "spanId" keys: parsing every batch would charge the bench's own CPU).
-class SpanCounter {
- public:
-  SpanCounter() {
-    net::Router router;
-    router.Add("POST", "/v1/traces", [this](net::Request&& req, net::Responder r) {
-      size_t n = 0;
-      for (auto at = req.body.find("\"spanId\""); at != std::string::npos;
-           at = req.body.find("\"spanId\"", at + 1)) {
-        ++n;
-      }
-      spans_ += n;
-      r.Send(net::Response::Json(200, "{}"));
-    });
-    net::ServerOptions options;
-    options.loop_threads = 1;
-    options.blocking_threads = 1;
-    auto started = net::HttpServer::Start(options, std::move(router));
-    CHECK_MSG(started.ok(), started.status().ToString());
-    server_ = std::move(*started);
-  }
-  std::string endpoint() const { return fmt::format("http://127.0.0.1:{}", server_->port()); }
-  size_t spans() const { return spans_.load(); }
-
- private:
-  std::atomic<size_t> spans_{0};
-  std::unique_ptr<net::HttpServer> server_;
-};
 
 // The claim path with tracing off and on in the same run: rounds alternate (off, on, off, on,
 // ...) so drift in the machine's load falls on both; each round is a fresh server (tracing is

@@ -1,4 +1,4 @@
-#include "span_recorder.h"
+#include "otlp_receivers.h"
 
 #include <fmt/format.h>
 
@@ -26,11 +26,41 @@ std::string ServiceName(const api::Json& resource) {
   return "";
 }
 
+// A one-thread HTTP server on an ephemeral loopback port that hands every POST /v1/traces to
+// `handler`.
+std::unique_ptr<net::HttpServer> StartReceiver(net::Handler handler) {
+  net::Router router;
+  router.Add("POST", "/v1/traces", std::move(handler));
+  net::ServerOptions options;
+  options.loop_threads = 1;
+  options.blocking_threads = 1;
+  auto started = net::HttpServer::Start(options, std::move(router));
+  CHECK_MSG(started.ok(), started.status().ToString());
+  return std::move(*started);
+}
+
+std::string EndpointOf(const net::HttpServer& server) {
+  return fmt::format("http://127.0.0.1:{}", server.port());
+}
+
 }  // namespace
 
+SpanCounter::SpanCounter() {
+  server_ = StartReceiver([this](net::Request&& req, net::Responder r) {
+    size_t n = 0;
+    for (auto at = req.body.find("\"spanId\""); at != std::string::npos;
+         at = req.body.find("\"spanId\"", at + 1)) {
+      ++n;
+    }
+    spans_ += n;
+    r.Send(net::Response::Json(200, "{}"));
+  });
+}
+
+std::string SpanCounter::endpoint() const { return EndpointOf(*server_); }
+
 SpanRecorder::SpanRecorder() {
-  net::Router router;
-  router.Add("POST", "/v1/traces", [this](net::Request&& req, net::Responder r) {
+  server_ = StartReceiver([this](net::Request&& req, net::Responder r) {
     auto doc = api::ParseJson(req.body);
     std::lock_guard lock(mu_);
     if (!doc.ok() || !doc->contains("resourceSpans")) {
@@ -53,17 +83,9 @@ SpanRecorder::SpanRecorder() {
     }
     r.Send(net::Response::Json(200, "{}"));
   });
-  net::ServerOptions options;
-  options.loop_threads = 1;
-  options.blocking_threads = 1;
-  auto started = net::HttpServer::Start(options, std::move(router));
-  CHECK_MSG(started.ok(), started.status().ToString());
-  server_ = std::move(*started);
 }
 
-std::string SpanRecorder::endpoint() const {
-  return fmt::format("http://127.0.0.1:{}", server_->port());
-}
+std::string SpanRecorder::endpoint() const { return EndpointOf(*server_); }
 
 std::vector<RecordedSpan> SpanRecorder::Trace(const std::string& trace_id) const {
   std::vector<RecordedSpan> out;

@@ -1,8 +1,10 @@
 #pragma once
 
-// An OTLP/HTTP JSON receiver in the bench process that keeps the spans it is sent, by trace id,
-// so `claim_bench --trace-slowest` can say where its slowest claims spent their time.
+// OTLP/HTTP JSON receivers in the bench process, for the server's --tracing-endpoint:
+// SpanCounter counts what it is sent (`claim_bench --tracing`, tracing's overhead), SpanRecorder
+// keeps it by trace id (`--trace-slowest`, where the slowest claims spent their time).
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -21,6 +23,19 @@ struct RecordedSpan {
   std::string service;  // the resource's service.name: "warren" or "warren-envd"
   int64_t start_unix_ns = 0;
   int64_t end_unix_ns = 0;
+};
+
+// Answers 200 and counts the spans by their "spanId" keys: parsing every batch would charge the
+// bench's own CPU.
+class SpanCounter {
+ public:
+  SpanCounter();
+  std::string endpoint() const;
+  size_t spans() const { return spans_.load(); }
+
+ private:
+  std::atomic<size_t> spans_{0};
+  std::unique_ptr<net::HttpServer> server_;
 };
 
 class SpanRecorder {
