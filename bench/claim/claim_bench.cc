@@ -25,7 +25,6 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -41,6 +40,7 @@
 #include "e2b_client.h"
 #include "otlp_receivers.h"
 #include "processes.h"
+#include "trace/tracer.h"
 
 namespace warren::bench {
 namespace {
@@ -101,14 +101,7 @@ SpanRecorder* span_recorder = nullptr;
 
 // A new sampled trace context, for one claim.
 base::TraceContext NewTraceContext() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  base::TraceContext c;
-  for (auto& b : c.trace_id) b = static_cast<uint8_t>(rng());
-  for (auto& b : c.span_id) b = static_cast<uint8_t>(rng());
-  c.trace_id[0] |= 1;  // never all zeros
-  c.span_id[0] |= 1;
-  c.flags = 1;
-  return c;
+  return {.trace_id = trace::NewTraceId(), .span_id = trace::NewSpanId(), .flags = 1};
 }
 
 // Sandbox objects in the store (any state), or -1.

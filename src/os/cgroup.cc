@@ -188,8 +188,9 @@ std::string Cgroup::V1Dir(std::string_view controller) const {
 std::string Cgroup::UnifiedDir() const { return fmt::format("{}/{}", h_.unified, relative_); }
 
 Status Cgroup::SetCpuWeight(int weight) {
-  if (weight < 1 || weight > 10000) {
-    return InvalidArgumentError(fmt::format("cpu weight {} is outside 1-10000", weight));
+  if (weight < kMinCpuWeight || weight > kMaxCpuWeight) {
+    return InvalidArgumentError(
+        fmt::format("cpu weight {} is outside {}-{}", weight, kMinCpuWeight, kMaxCpuWeight));
   }
   if (h_.version == CgroupVersion::kV1) {
     std::string dir = V1Dir("cpu");

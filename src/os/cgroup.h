@@ -43,8 +43,11 @@ struct CgroupHierarchies {
   std::vector<std::string> DirsFor(std::string_view relative) const;
 };
 
-// The kernel's CPU weight for a new group, on cgroup v2's scale (v1: cpu.shares 1024).
+// CPU weights on cgroup v2's scale: the kernel's default for a new group (v1: cpu.shares
+// 1024) and the range it accepts.
 inline constexpr int kDefaultCpuWeight = 100;
+inline constexpr int kMinCpuWeight = 1;
+inline constexpr int kMaxCpuWeight = 10000;
 
 // Limits for one group. Zero means "no limit" for each field.
 struct CgroupLimits {

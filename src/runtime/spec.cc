@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/strings.h"
+#include "os/cgroup.h"
 
 namespace warren::runtime {
 namespace {
@@ -55,9 +56,11 @@ Status ValidateSpec(const SandboxSpec& spec) {
     RETURN_IF_ERROR(CheckPath("image layer", layer).WithPrefix("sandbox " + spec.id));
   }
   RETURN_IF_ERROR(CheckPath("writable_dir", spec.writable_dir).WithPrefix("sandbox " + spec.id));
-  if (spec.cpu_weight < 0 || spec.cpu_weight > 10000) {
-    return InvalidArgumentError(fmt::format(
-        "sandbox {}: cpu_weight {} is outside 1-10000 (0: the default)", spec.id, spec.cpu_weight));
+  if (spec.cpu_weight != 0 &&
+      (spec.cpu_weight < os::kMinCpuWeight || spec.cpu_weight > os::kMaxCpuWeight)) {
+    return InvalidArgumentError(
+        fmt::format("sandbox {}: cpu_weight {} is outside {}-{} (0: the default)", spec.id,
+                    spec.cpu_weight, os::kMinCpuWeight, os::kMaxCpuWeight));
   }
   if (spec.command.empty() || spec.command[0].empty()) {
     return InvalidArgumentError(fmt::format("sandbox {}: empty command", spec.id));
