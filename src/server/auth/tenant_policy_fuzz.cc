@@ -23,8 +23,10 @@ void Check(bool ok) {
   if (!ok) __builtin_trap();
 }
 
-// What only the control plane may set on a Sandbox, listed independently of tenant_policy.cc.
-bool ControlPlaneKey(std::string_view key) {
+// What only the control plane may set on a Sandbox, listed independently of tenant_policy.cc:
+// the annotations it reads and the labels it selects by. A label's name used as an annotation
+// (or the other way round) means nothing to it, so a team may set it.
+bool ControlPlaneAnnotation(std::string_view key) {
   static const std::set<std::string, std::less<>> kKeys = {
       "agents.kruise.io/lock",
       "agents.kruise.io/owner",
@@ -33,24 +35,30 @@ bool ControlPlaneKey(std::string_view key) {
       "agents.kruise.io/runtime-access-token",
       "agents.kruise.io/runtime-url",
       "agents.kruise.io/sandbox-id",
-      "agents.kruise.io/sandbox-pool",
-      "agents.kruise.io/sandbox-claimed",
-      "agents.kruise.io/claim-name",
-      "agents.kruise.io/template-hash",
       "agents.kruise.io/updated-metadata-in-claim",
   };
   return kKeys.contains(key) || key.starts_with("secrets.warren.dev/");
 }
 
+bool ControlPlaneLabel(std::string_view key) {
+  static const std::set<std::string, std::less<>> kKeys = {
+      "agents.kruise.io/sandbox-id",      "agents.kruise.io/sandbox-pool",
+      "agents.kruise.io/sandbox-claimed", "agents.kruise.io/claim-name",
+      "agents.kruise.io/template-hash",
+  };
+  return kKeys.contains(key);
+}
+
 void CheckKeysKept(const std::map<std::string, std::string>& before,
-                   const std::map<std::string, std::string>& after) {
+                   const std::map<std::string, std::string>& after,
+                   bool (*control_plane)(std::string_view)) {
   for (const auto& [k, v] : after) {
-    if (!ControlPlaneKey(k)) continue;
+    if (!control_plane(k)) continue;
     auto it = before.find(k);
     Check(it != before.end() && it->second == v);  // neither added nor changed
   }
   for (const auto& [k, v] : before) {
-    if (ControlPlaneKey(k)) Check(after.contains(k));  // nor removed
+    if (control_plane(k)) Check(after.contains(k));  // nor removed
   }
 }
 
@@ -105,8 +113,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::set<std::string> had = HostPaths(current.spec());
     for (const std::string& v : HostPaths(result->spec())) Check(had.contains(v));
     if (current.kind == "Sandbox") {
-      CheckKeysKept(current.metadata.annotations, result->metadata.annotations);
-      CheckKeysKept(current.metadata.labels, result->metadata.labels);
+      CheckKeysKept(current.metadata.annotations, result->metadata.annotations,
+                    ControlPlaneAnnotation);
+      CheckKeysKept(current.metadata.labels, result->metadata.labels, ControlPlaneLabel);
     }
   }
   return 0;
