@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
   std::string log_file;
   std::string audit_file;
   std::string span_file;
+  std::string init_dir;
   std::string log_level = "info";
   std::string command_user = "root";
   int threads = 2;
@@ -107,6 +108,9 @@ int main(int argc, char** argv) {
   app.add_option("--span-log", span_file,
                  "file where spans of requests that carry a sampled traceparent are written "
                  "(OTLP/JSON, one per line) for the node agent to forward; default: no spans");
+  app.add_option("--init-dir", init_dir,
+                 "the node agent's init channel: /init bodies it writes there without a request "
+                 "(src/envd/init_channel.h)");
   app.add_option("--command-user", command_user, "user the template command runs as");
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error|off");
   app.add_option("--threads", threads, "HTTP loop threads");
@@ -164,6 +168,14 @@ int main(int argc, char** argv) {
   options.log_file = log_file;
   options.audit_file = audit_file;
   envd::Envd agent(options);
+  if (!init_dir.empty()) {
+    auto channel = envd::InitChannelReader::Open(init_dir);
+    if (!channel.ok()) {
+      std::cerr << "warren-envd: --init-dir: " << channel.status().ToString() << "\n";
+      return 2;
+    }
+    agent.FollowInitChannel(std::move(channel).value());
+  }
 
   net::ServerOptions server_options;
   server_options.address = listen.substr(0, colon);

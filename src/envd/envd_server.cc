@@ -424,6 +424,12 @@ void Envd::Reset() {
   base::Logger("envd")->info("state reset");
 }
 
+void Envd::FollowInitChannel(std::unique_ptr<InitChannelReader> channel) {
+  state_.FollowInitChannel(std::move(channel), [this](const std::string& name) {
+    return users_.LookupUser(name).status();
+  });
+}
+
 net::Router Envd::BuildRouter() {
   net::Router router;
   const RpcAuth auth{&state_, &users_};

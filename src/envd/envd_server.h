@@ -9,6 +9,7 @@
 #include "envd/envd_state.h"
 #include "envd/filesystem_ops.h"
 #include "envd/filesystem_service.h"
+#include "envd/init_channel.h"
 #include "envd/log_ring.h"
 #include "envd/process_manager.h"
 #include "envd/process_service.h"
@@ -49,6 +50,10 @@ class Envd {
   // Kills every process, stops every watcher and forgets tokens, env vars and defaults given
   // by /init (sandbox recycling).
   void Reset();
+
+  // Takes /init bodies from the node's init channel (init_channel.h) from now on: the current
+  // one at once, each later one before the first request that reads the settings after it.
+  void FollowInitChannel(std::unique_ptr<InitChannelReader> channel);
 
   LogRing& command_log() { return command_log_; }
   ProcessManager& processes() { return processes_; }

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -20,6 +22,8 @@ struct InitRequest {
 };
 Result<InitRequest> ParseInitRequest(std::string_view body);
 
+class InitChannelReader;
+
 // Defaults from the command line; Reset() returns to them.
 struct EnvdDefaults {
   std::string default_user = "root";
@@ -34,6 +38,15 @@ struct EnvdDefaults {
 class EnvdState {
  public:
   explicit EnvdState(EnvdDefaults defaults);
+  ~EnvdState();
+
+  // Whether a user of that name exists (a defaultUser /init may name).
+  using UserCheck = std::function<Status(const std::string& name)>;
+  // From now on every read of the settings first takes what the node last wrote to `channel`
+  // (init_channel.h), as an /init from the node (ApplyInit with by_node); the current body is
+  // taken here. A body that does not parse closes envd (a token nobody holds) until the node
+  // writes one that does; an unknown defaultUser in it is left out (POST /init refuses both).
+  void FollowInitChannel(std::unique_ptr<InitChannelReader> channel, UserCheck user_exists);
 
   // Merges env vars (a later value for a key wins) and replaces whatever else is set; a new
   // access token replaces the old one, an empty one removes it. Idempotent. The reset secret
@@ -50,9 +63,15 @@ class EnvdState {
   std::optional<std::string> reset_secret() const;
 
  private:
+  // Takes the channel's body if the node wrote since it was last taken. Const for the readers:
+  // what they read is the state as the node last set it (hence the mutable members).
+  void CatchUpLocked() const;
+
   const EnvdDefaults defaults_;
   mutable std::mutex mu_;
-  EnvdDefaults current_;  // guarded by mu_
+  mutable EnvdDefaults current_;                        // guarded by mu_
+  mutable std::unique_ptr<InitChannelReader> channel_;  // guarded by mu_
+  UserCheck user_exists_;
 };
 
 }  // namespace warren::envd
