@@ -62,14 +62,13 @@ class SandboxNodes {
     if (relay) return relay->Dial(id, port, timeout);
     return agent_.Dial(id, port, timeout);
   }
-  // envd /init with the node secret (the agent's keep-alive client: no connect on the claim
-  // path).
+  // An /init body for the sandbox's envd (NodeAgent::DeliverInit: its init channel, or
+  // POST /init with the node secret).
   warren::Status Init(std::string_view id, const std::string& body,
                       std::chrono::milliseconds timeout) {
     ASSIGN_OR_RETURN(auto relay, Remote(id));
     if (relay) return relay->Init(id, body, timeout);
-    ASSIGN_OR_RETURN(auto envd, agent_.Envd(id));
-    return envd->Init(body, timeout);
+    return agent_.DeliverInit(id, body, timeout);
   }
   // A real reset: processes restarted, writable layer discarded, envd fresh (node/reset.cc).
   warren::Status Reset(std::string_view id, std::chrono::milliseconds timeout) {

@@ -36,6 +36,8 @@ struct LocalSandbox {
   std::string network;           // the egress annotations (EgressAnnotationsOf) last applied
   runtime::SandboxState state = runtime::SandboxState::kCreated;
   bool ready = false;
+  // Its envd follows the init channel (SandboxPlan::init_channel): /init bodies go there.
+  bool init_channel = false;
   std::optional<base::MonoTime> restart_at;  // set while waiting to restart (backoff)
   std::optional<uint64_t> oom_kills_seen;    // cgroup counter at the last sample
   uint64_t oom_kills_reported = 0;

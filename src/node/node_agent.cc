@@ -14,6 +14,7 @@
 #include "base/dir_names.h"
 #include "base/encoding.h"
 #include "base/log.h"
+#include "envd/init_channel.h"
 #include "image/builtin_images.h"
 #include "image/safe_fs.h"
 #include "node/audit_collector.h"
@@ -397,6 +398,9 @@ Status NodeAgent::Adopt() {
       l.uid = obj.metadata.uid;
       l.restart_policy = owner->restart_policy;
       l.has_command = owner->has_command;
+      // Its envd was started following the channel iff the agent made one for it.
+      l.init_channel =
+          access((paths.init_dir + "/" + envd::kInitChannelGeneration).c_str(), F_OK) == 0;
       l.cpu_millicores = owner->cpu_millicores;
       l.disk_limit_bytes = owner->disk_bytes;
       if (!owner->template_json.empty()) {
@@ -587,6 +591,29 @@ Result<std::shared_ptr<EnvdClient>> NodeAgent::Envd(std::string_view sandbox_id)
   auto client = EnvdFor(std::string(sandbox_id));
   if (!client) return NotFoundError(fmt::format("sandbox {} is gone", sandbox_id));
   return client;
+}
+
+Status NodeAgent::DeliverInit(std::string_view sandbox_id, const std::string& body,
+                              std::chrono::milliseconds timeout) {
+  bool known = false, channel = false;
+  runtime::SandboxState state = runtime::SandboxState::kCreated;
+  locals_.With(sandbox_id, [&](const Local& l) {
+    known = true;
+    channel = l.init_channel;
+    state = l.state;
+  });
+  if (!known) return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
+  if (!channel) {
+    ASSIGN_OR_RETURN(auto envd, Envd(sandbox_id));
+    return envd->Init(body, timeout);
+  }
+  // As a request would have: a sandbox that is not running takes no /init (a claim then tries
+  // another member).
+  if (state != runtime::SandboxState::kRunning) {
+    return FailedPreconditionError(
+        fmt::format("sandbox {} is {}, not running", sandbox_id, runtime::SandboxStateName(state)));
+  }
+  return envd::WriteInitChannel(PathsFor(std::string(sandbox_id)).init_dir, body, SandboxRootUid());
 }
 
 std::vector<StatsSample> NodeAgent::Metrics(std::string_view sandbox_id, base::WallTime start,

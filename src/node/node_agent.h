@@ -129,6 +129,12 @@ class NodeAgent {
   // A client of the sandbox's envd (/init, /reset, /logs, /health, or any request), carrying
   // its node secret. Shared: one keep-alive pool per sandbox. NotFound as Dial.
   Result<std::shared_ptr<EnvdClient>> Envd(std::string_view sandbox_id);
+  // An /init body for the sandbox's envd (claims, recycling, the agent's own replay): written to
+  // its init channel when it has one (envd holds it at its next request, or its next start), else
+  // POST /init. Errors: NotFound as Envd, FailedPrecondition when it is not running, and the
+  // write's or the request's.
+  Status DeliverInit(std::string_view sandbox_id, const std::string& body,
+                     std::chrono::milliseconds timeout);
   // Stats samples of a sandbox between start and end (zero = open), oldest first; empty when
   // the sandbox is unknown.
   std::vector<StatsSample> Metrics(std::string_view sandbox_id, base::WallTime start = {},
@@ -333,6 +339,8 @@ class NodeAgent {
   SandboxPaths PathsFor(const std::string& id) const {
     return SandboxPaths::For(options_.root, id);
   }
+  // The sandbox's root as the host sees it: the owner of what the agent makes for it.
+  uint32_t SandboxRootUid() const { return options_.user_namespace ? options_.userns_host_id : 0; }
   std::shared_ptr<EnvdClient> EnvdFor(const std::string& id);
 
   store::Store& store_;

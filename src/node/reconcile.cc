@@ -16,6 +16,7 @@
 #include "base/scope_guard.h"
 #include "base/strings.h"
 #include "base/time_format.h"
+#include "envd/init_channel.h"
 #include "image/safe_fs.h"
 #include "node/egress.h"
 #include "node/image_step.h"
@@ -500,8 +501,14 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     log->error("owner record failed id={} error=\"{}\"", id, w.ToString());
     return Next::kRetry;
   }
-  const uint32_t sandbox_root = options_.user_namespace ? options_.userns_host_id : 0;
+  const uint32_t sandbox_root = SandboxRootUid();
   if (auto f = PrepareHostPaths(plan.host_paths, sandbox_root)) return Fail(obj, id, *f);
+  if (plan.init_channel) {
+    if (Status c = envd::CreateInitChannel(paths.init_dir, sandbox_root); !c.ok()) {
+      log->error("init channel failed id={} error=\"{}\"", id, c.ToString());
+      return Next::kRetry;
+    }
+  }
   if (auto f = PrepareMemoryRestore(image_name, paths, plan.spec)) return Fail(obj, id, *f);
   {
     Local l;
@@ -512,6 +519,7 @@ NodeAgent::Next NodeAgent::Create(api::Object& obj, const std::string& id) {
     l.uid = obj.metadata.uid;
     l.restart_policy = plan.restart_policy;
     l.has_command = !plan.command.empty();
+    l.init_channel = plan.init_channel;
     l.cpu_millicores = plan.spec.resources.cpu_millicores;
     l.disk_limit_bytes = plan.ephemeral_storage_bytes;
     l.network = network_text;
@@ -661,13 +669,12 @@ std::optional<Status> NodeAgent::ReplayInit(api::Object& obj, const std::string&
       body = api::DumpJson(*json);
     }
   }
-  std::shared_ptr<EnvdClient> envd = EnvdFor(id);
   Status s;
   {
-    // envd gets this span's traceparent with the call (EnvdClient::Init).
+    // envd gets this span's traceparent with the call (EnvdClient::Init), if it is one.
     trace::Span init_span("infra.initRuntime");
     // A body that does not open leaves envd with its birth token: closed, and said so.
-    s = !sealed.ok() ? sealed.status() : envd ? envd->Init(body, 5s) : NotFoundError("gone");
+    s = !sealed.ok() ? sealed.status() : DeliverInit(id, body, 5s);
     if (!s.ok()) init_span.SetError(s.message());
   }
   if (s.ok()) return s;

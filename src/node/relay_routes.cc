@@ -83,9 +83,7 @@ void AddRelayRoutes(net::Router& router, NodeAgent& agent, std::string token) {
              Guarded([&agent](net::Request&& req, net::Responder r) {
                auto wait = WaitOf(req);
                if (!wait.ok()) return SendError(r, wait.status());
-               auto envd = agent.Envd(req.PathParam("id"));
-               if (!envd.ok()) return SendError(r, envd.status());
-               Status s = (*envd)->Init(req.body, *wait);
+               Status s = agent.DeliverInit(req.PathParam("id"), req.body, *wait);
                if (!s.ok()) return SendError(r, s);
                r.Send(net::Response::Empty(204));
              }),

@@ -17,6 +17,7 @@ SandboxPaths SandboxPaths::For(const std::string& root, const std::string& sandb
   p.command_log = p.log_dir + "/" + kCommandLogName;
   p.envd_log = p.dir + "/envd.log";
   p.volumes = p.dir + "/volumes";
+  p.init_dir = p.dir + "/init";
   return p;
 }
 

@@ -16,6 +16,9 @@ struct SandboxPaths {
   std::string command_log;  // dir/log/command.log: the template command's output (envd)
   std::string envd_log;     // dir/envd.log: pid 1's own stdout and stderr
   std::string volumes;      // dir/volumes/<name>: emptyDir volumes
+  // dir/init: the init channel (envd/init_channel.h), bind-mounted read-only at
+  // kInitDirInSandbox: /init bodies for envd without a request to it.
+  std::string init_dir;
 
   static SandboxPaths For(const std::string& root, const std::string& sandbox_id);
   // <root>/sandboxes
@@ -30,6 +33,7 @@ inline constexpr char kVolumesDirName[] = ".volumes";
 // Paths inside every sandbox.
 inline constexpr char kEnvdInSandbox[] = "/.warren/envd";
 inline constexpr char kLogDirInSandbox[] = "/.warren/log";
+inline constexpr char kInitDirInSandbox[] = "/.warren/init";
 inline constexpr char kCommandLogName[] = "command.log";
 // What envd did for its callers (envd/audit_log.h), collected into the audit journal.
 inline constexpr char kEnvdAuditLogName[] = "audit.jsonl";

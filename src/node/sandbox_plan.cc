@@ -278,6 +278,10 @@ PlanOutcome PlanSandbox(const PlanInput& in) {
                               : in.envd_path,
                           kEnvdInSandbox, true},
        runtime::BindMount{in.paths.log_dir, kLogDirInSandbox, false}});
+  plan.init_channel = spec.runtime_class != api::kRuntimeGvisor;
+  if (plan.init_channel) {
+    spec.mounts.push_back(runtime::BindMount{in.paths.init_dir, kInitDirInSandbox, true});
+  }
   if (!in.resolv_conf.empty()) {
     spec.egress = true;
     spec.egress_policy = in.egress_policy;
@@ -312,6 +316,10 @@ PlanOutcome PlanSandbox(const PlanInput& in) {
                   user,
                   "--command-user",
                   user};
+  if (plan.init_channel) {
+    spec.command.push_back("--init-dir");
+    spec.command.push_back(kInitDirInSandbox);
+  }
   if (in.envd_spans) {
     spec.command.push_back("--span-log");
     spec.command.push_back(fmt::format("{}/{}", kLogDirInSandbox, kEnvdSpanLogName));

@@ -95,6 +95,10 @@ struct SandboxPlan {
   // The limit on the sandbox's writable layer, logs and emptyDirs together; 0 when the node
   // does not enforce ephemeral-storage.
   int64_t ephemeral_storage_bytes = 0;
+  // envd takes its /init bodies from the init channel at paths.init_dir (envd/init_channel.h),
+  // which the agent makes before the runtime's Create. Native sandboxes only: a gVisor sandbox
+  // sees a host file through its gofer, not the page the node writes, so it gets POST /init.
+  bool init_channel = false;
 };
 
 // Either a plan or the failure that makes one impossible.

@@ -142,6 +142,33 @@ TEST(SandboxPlan, ImpossibleResourcesAreInvalidResources) {
   }
 }
 
+TEST(SandboxPlan, ANativeEnvdFollowsTheInitChannelReadOnly) {
+  PlanInput in = Input();
+  in.runtime_classes = {"native", "gvisor"};
+  PlanOutcome native = PlanSandbox(in);
+  ASSERT_TRUE(native.plan) << native.failure.message;
+  EXPECT_TRUE(native.plan->init_channel);
+  const std::vector<std::string>& cmd = native.plan->spec.command;
+  auto flag = std::find(cmd.begin(), cmd.end(), "--init-dir");
+  ASSERT_NE(flag, cmd.end());
+  ASSERT_NE(flag + 1, cmd.end());
+  EXPECT_EQ(*(flag + 1), kInitDirInSandbox);
+  auto mount =
+      std::find_if(native.plan->spec.mounts.begin(), native.plan->spec.mounts.end(),
+                   [](const runtime::BindMount& m) { return m.target == kInitDirInSandbox; });
+  ASSERT_NE(mount, native.plan->spec.mounts.end());
+  EXPECT_EQ(mount->source, in.paths.init_dir);
+  EXPECT_TRUE(mount->read_only) << "the sandbox must not write its own /init";
+  // A gVisor sandbox would not see the node's writes to a host file: POST /init instead.
+  in.pod.spec.runtime_class_name = "gvisor";
+  PlanOutcome gvisor = PlanSandbox(in);
+  ASSERT_TRUE(gvisor.plan) << gvisor.failure.message;
+  EXPECT_FALSE(gvisor.plan->init_channel);
+  EXPECT_FALSE(Has(gvisor.plan->spec.command, "--init-dir"));
+  for (const runtime::BindMount& m : gvisor.plan->spec.mounts)
+    EXPECT_NE(m.target, kInitDirInSandbox);
+}
+
 TEST(SandboxPlan, RuntimeClassAndRestartPolicyAreChecked) {
   PlanInput in = Input();
   in.pod.spec.runtime_class_name = "gvisor";
@@ -176,7 +203,7 @@ TEST(SandboxPlan, VolumesBecomeBindMounts) {
   PlanOutcome out = PlanSandbox(in);
   ASSERT_TRUE(out.plan) << out.failure.message;
   const auto& mounts = out.plan->spec.mounts;
-  ASSERT_EQ(mounts.size(), 4u);  // envd, log dir, scratch, host
+  ASSERT_EQ(mounts.size(), 5u);  // envd, log dir, scratch, host, the init channel
   EXPECT_EQ(mounts[2].source, in.paths.volumes + "/scratch");
   EXPECT_FALSE(mounts[2].read_only);
   // The subPath is left to the runtime, which resolves it beneath the volume at every Start
@@ -207,7 +234,7 @@ TEST(SandboxPlan, PersistentVolumeClaimsMountTheAttachedVolumeDirectory) {
   PlanOutcome out = PlanSandbox(in);
   ASSERT_TRUE(out.plan) << out.failure.message;
   const auto& mounts = out.plan->spec.mounts;
-  ASSERT_EQ(mounts.size(), 4u);
+  ASSERT_EQ(mounts.size(), 5u);  // envd, log dir, the two volumes, the init channel
   EXPECT_EQ(mounts[2].source, "/v/uid-1");
   EXPECT_EQ(mounts[2].target, "/work");
   EXPECT_FALSE(mounts[2].read_only);

@@ -3,6 +3,7 @@
 // same three environment variables as lifecycle.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Sandbox, SandboxNotFoundError } from 'e2b';
 import { startWarren, useEnv, sleep } from './harness.mjs';
 
@@ -16,7 +17,8 @@ const SETS = '/apis/agents.kruise.io/v1alpha1/namespaces/default/sandboxsets';
 
 after(async () => {
   // The pools go first, or they would refill what the harness deletes.
-  for (const name of ['pool-base', 'pool-recycle', 'pool-idle-memory', 'pool-idle-files']) {
+  for (const name of ['pool-base', 'pool-recycle', 'pool-idle-memory', 'pool-idle-files',
+    'pool-stopped-envd']) {
     await w.apiFetch(`${w.apiUrl}${SETS}/${name}`, { method: 'DELETE' }).catch(() => {});
   }
   await w?.stop();
@@ -100,7 +102,7 @@ test('a recycled sandbox keeps no file, process, env or token of its previous us
   // comes back from recycling is the one the next create gets.
   await patchSet('pool-recycle', { spec: { scaleStrategy: { maxUnavailable: 0 } } });
 
-  const first = await Sandbox.create('pool-recycle', { envs: { OWNER: 'alice' } });
+  const first = await Sandbox.create('pool-recycle', { envs: { OWNER: 'alice', ALICE_ONLY: 'a' } });
   const id = first.sandboxId;
   await first.files.write('/home/user/secret.txt', 'alice was here');
   await first.commands.run('mkdir -p /tmp/alice && echo x > /tmp/alice/x');
@@ -131,9 +133,51 @@ test('a recycled sandbox keeps no file, process, env or token of its previous us
     const ps = await second.commands.run('ps -eo args');
     assert.doesNotMatch(ps.stdout, /sleep 3600/);
     assert.equal((await second.commands.run('echo $OWNER')).stdout, 'bob\n');
+    // Not merged under bob's either: the reset envd starts from the pool's settings alone.
+    assert.equal((await second.commands.run('echo ${ALICE_ONLY:-unset}')).stdout, 'unset\n');
     assert.notEqual(second.envdAccessToken, oldToken);
   } finally {
     await second.kill();
+  }
+});
+
+// The host pid of the sandbox's envd (pid 1 inside; its cgroup path names the sandbox).
+function envdHostPid(sandboxId) {
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'envd' &&
+          readFileSync(`/proc/${p}/cgroup`, 'utf8').includes(sandboxId)) return Number(p);
+    } catch { /* gone */ }
+  }
+  throw new Error(`no envd process of sandbox ${sandboxId}`);
+}
+
+test('a claim does not wait for the member\'s envd: the caller\'s settings are there at its first request', async () => {
+  const name = 'pool-stopped-envd';
+  await applySet(name, 1);
+  await waitFor(`1 available in ${name}`, async () => (await available(name)) >= 1);
+  await patchSet(name, { spec: { scaleStrategy: { maxUnavailable: 0 } } });
+  const member = (await w.sandboxObjects()).find(
+    (o) => o.metadata.labels?.['agents.kruise.io/sandbox-pool'] === name);
+  const memberId = member.metadata.labels['agents.kruise.io/sandbox-id'];
+  // An envd that cannot run at all (as one starved of CPU on a busy host): a claim that sent it
+  // POST /init would wait for it, then give the member up.
+  const pid = envdHostPid(memberId);
+  process.kill(pid, 'SIGSTOP');
+  let sbx;
+  try {
+    sbx = await Sandbox.create(name, { envs: { WHO: 'carol' } });
+    assert.equal(sbx.sandboxId, memberId, 'the stopped member was claimed, not another made');
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+  try {
+    // The first request envd serves after the claim holds carol's env vars, and her token (the
+    // SDK sends it; envd refuses any other, as the recycling test shows of the previous one).
+    assert.equal((await sbx.commands.run('echo $WHO')).stdout, 'carol\n');
+  } finally {
+    await sbx.kill();
   }
 });
 
