@@ -603,17 +603,24 @@ Status NodeAgent::DeliverInit(std::string_view sandbox_id, const std::string& bo
     state = l.state;
   });
   if (!known) return NotFoundError(fmt::format("sandbox {} does not run on this node", sandbox_id));
-  if (!channel) {
-    ASSIGN_OR_RETURN(auto envd, Envd(sandbox_id));
-    return envd->Init(body, timeout);
+  if (channel) {
+    // As a request would have: a sandbox that is not running takes no /init (a claim then tries
+    // another member).
+    if (state != runtime::SandboxState::kRunning) {
+      return FailedPreconditionError(fmt::format("sandbox {} is {}, not running", sandbox_id,
+                                                 runtime::SandboxStateName(state)));
+    }
+    Status written =
+        envd::WriteInitChannel(PathsFor(std::string(sandbox_id)).init_dir, body, SandboxRootUid());
+    if (written.ok()) return written;
+    // The channel lives in the sandbox's directory, under its ephemeral-storage limit: a sandbox
+    // whose files fill it refuses even these few bytes (EDQUOT). envd takes the body by request
+    // then, and from the channel again once there is room.
+    Log()->warn("init channel not written, sending POST /init id={} error=\"{}\"", sandbox_id,
+                written.ToString());
   }
-  // As a request would have: a sandbox that is not running takes no /init (a claim then tries
-  // another member).
-  if (state != runtime::SandboxState::kRunning) {
-    return FailedPreconditionError(
-        fmt::format("sandbox {} is {}, not running", sandbox_id, runtime::SandboxStateName(state)));
-  }
-  return envd::WriteInitChannel(PathsFor(std::string(sandbox_id)).init_dir, body, SandboxRootUid());
+  ASSIGN_OR_RETURN(auto envd, Envd(sandbox_id));
+  return envd->Init(body, timeout);
 }
 
 std::vector<StatsSample> NodeAgent::Metrics(std::string_view sandbox_id, base::WallTime start,

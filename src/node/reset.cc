@@ -93,19 +93,20 @@ NodeAgent::Next NodeAgent::DoReset(api::Object& obj, const std::string& id, Rese
     return Next::kRetry;
   }
   const SandboxPaths paths = PathsFor(id);
-  // The envd started below must not take the previous user's /init from the channel.
+  for (const std::string& dir :
+       {paths.writable + "/upper", paths.writable + "/work", paths.volumes}) {
+    if (Status s = EmptyDirectory(dir); !s.ok()) {
+      finish(s);
+      return Next::kRetry;
+    }
+  }
+  // The envd started below must not take the previous user's /init from the channel. After the
+  // emptying: a user who filled the sandbox's ephemeral-storage limit left no room to write.
   bool channel = false;
   locals_.With(id, [&](const Local& l) { channel = l.init_channel; });
   if (channel) {
     if (Status s = envd::WriteInitChannel(paths.init_dir, "", SandboxRootUid()); !s.ok()) {
       finish(s.WithPrefix("clear the init channel"));
-      return Next::kRetry;
-    }
-  }
-  for (const std::string& dir :
-       {paths.writable + "/upper", paths.writable + "/work", paths.volumes}) {
-    if (Status s = EmptyDirectory(dir); !s.ok()) {
-      finish(s);
       return Next::kRetry;
     }
   }

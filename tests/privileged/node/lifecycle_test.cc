@@ -5,12 +5,15 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include "api/kinds.h"
 #include "api/object_codec.h"
 #include "api/yaml_codec.h"
+#include "envd/init_channel.h"
+#include "net/http_client.h"
 #include "node_fixture.h"
 #include "os/btrfs.h"
 #include "os/cgroup.h"
@@ -271,6 +274,48 @@ TEST_F(NodeTest, ATemplateWithoutResourcesGetsTheDefaultLimits) {
       << "the sandbox's files are not under an ephemeral-storage limit";
   Delete("plain");
   WaitGone("plain");
+}
+
+// The init channel lives in the sandbox's directory, under its ephemeral-storage limit. A sandbox
+// whose files fill that limit still takes an /init (by request, envd/README.md) and can still be
+// reset for its pool, with the previous body gone from the channel.
+TEST_F(NodeTest, ASandboxThatFilledItsDiskStillTakesAnInitAndAReset) {
+  StartAgent();
+  Apply(SandboxYaml("full", "busybox", R"(["sleep", "3600"])", "{ephemeral-storage: 8Mi}"));
+  api::Object ready = WaitFor(
+      "full", [](const api::Object& o) { return ConditionStatus(o, "Ready") == "True"; }, "Ready");
+  const std::string id = SandboxId(ready);
+  const SandboxPaths paths = SandboxPaths::For(Options().root, id);
+  const uid_t root = Options().user_namespace ? Options().userns_host_id : 0;
+  ASSERT_TRUE(envd::WriteInitChannel(paths.init_dir, R"({"envVars":{"BEFORE":"1"}})", root).ok());
+  {
+    // As the sandbox's own writes would: the same subvolume, the same limit.
+    std::ofstream fill(paths.writable + "/upper/fill", std::ios::binary);
+    const std::string mib(1 << 20, 'x');
+    for (int i = 0; i < 32 && fill.write(mib.data(), mib.size()) && fill.flush(); ++i) {
+    }
+  }
+  ASSERT_FALSE(envd::WriteInitChannel(paths.init_dir, R"({"envVars":{"PROBE":"1"}})", root).ok())
+      << "the sandbox's disk did not fill: nothing to show here";
+
+  Status init = agent_->DeliverInit(id, R"({"accessToken":"","envVars":{"AFTER_FULL":"yes"}})", 5s);
+  ASSERT_TRUE(init.ok()) << init;
+  auto envd = agent_->Envd(id);
+  ASSERT_TRUE(envd.ok()) << envd.status();
+  net::ClientRequest get;
+  get.target = "/envs";
+  get.timeout = 5s;
+  auto envs = (*envd)->Do(get);
+  ASSERT_TRUE(envs.ok()) << envs.status();
+  EXPECT_EQ(envs->status, 200) << envs->body;
+  EXPECT_NE(envs->body.find("AFTER_FULL"), std::string::npos) << envs->body;
+
+  Status reset = agent_->Reset(id, 30s);
+  EXPECT_TRUE(reset.ok()) << reset;
+  EXPECT_FALSE(std::filesystem::exists(paths.init_dir + "/" + envd::kInitChannelBody))
+      << "the previous user's body is still in the channel";
+  Delete("full");
+  WaitGone("full");
 }
 
 TEST_F(NodeTest, PoolStockIsReadyWithAFullCpuWeight) {
