@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "base/ids.h"
 #include "base/unique_fd.h"
 
 namespace warren::base {
@@ -48,27 +49,33 @@ Status WriteKernelFile(const std::string& path, std::string_view data) {
 
 Status WriteFileAtomically(const std::string& path, std::string_view data, bool durable,
                            mode_t mode) {
-  std::string tmp = path + ".tmp";
-  UniqueFd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  return WriteFileAtomically(path, data, AtomicWrite{.durable = durable, .mode = mode});
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view data, const AtomicWrite& how) {
+  std::string tmp =
+      how.unique_temp ? fmt::format("{}.{}.tmp", path, RandomAlnum(12)) : path + ".tmp";
+  UniqueFd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, how.mode));
   if (!fd) return ErrnoError(fmt::format("create {}", tmp), errno);
+  auto fail = [&](std::string_view what) {
+    int err = errno;
+    unlink(tmp.c_str());
+    return ErrnoError(fmt::format("{} {}", what, tmp), err);
+  };
   // A temp file left by a crash keeps its old mode through O_TRUNC.
-  if (fchmod(fd.get(), mode) != 0) return ErrnoError(fmt::format("chmod {}", tmp), errno);
+  if (fchmod(fd.get(), how.mode) != 0) return fail("chmod");
   size_t done = 0;
   while (done < data.size()) {
     ssize_t n = write(fd.get(), data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      unlink(tmp.c_str());
-      return ErrnoError(fmt::format("write {}", tmp), err);
-    }
+    if (n < 0) return fail("write");
     done += static_cast<size_t>(n);
   }
-  if (durable && fsync(fd.get()) != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
-    return ErrnoError(fmt::format("fsync {}", tmp), err);
+  if ((how.owner_uid != static_cast<uid_t>(-1) || how.owner_gid != static_cast<gid_t>(-1)) &&
+      fchown(fd.get(), how.owner_uid, how.owner_gid) != 0) {
+    return fail("chown");
   }
+  if (how.durable && fsync(fd.get()) != 0) return fail("fsync");
   fd.reset();
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;

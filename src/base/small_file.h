@@ -27,6 +27,20 @@ Status WriteKernelFile(const std::string& path, std::string_view data);
 Status WriteFileAtomically(const std::string& path, std::string_view data, bool durable = false,
                            mode_t mode = 0644);
 
+// The same, with more said about the file.
+struct AtomicWrite {
+  bool durable = false;
+  mode_t mode = 0644;
+  // The file's owner before it takes `path`'s place (root writing for another user, e.g. a
+  // sandbox's root); -1 keeps the writer's.
+  uid_t owner_uid = static_cast<uid_t>(-1);
+  gid_t owner_gid = static_cast<gid_t>(-1);
+  // The temporary file gets a random name beside `path` instead of `path.tmp`, for writers of
+  // the same path that do not coordinate.
+  bool unique_temp = false;
+};
+Status WriteFileAtomically(const std::string& path, std::string_view data, const AtomicWrite& how);
+
 // Appends `line` to `fd` (opened O_APPEND), first emptying the file when the line would take it
 // past `max_bytes`: for logs another process collects as they grow and that must stay bounded
 // (the reader notices the file shrank and reads it from its start). Best effort: false when the

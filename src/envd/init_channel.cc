@@ -21,12 +21,13 @@ std::string PathIn(const std::string& dir, std::string_view name) {
   return fmt::format("{}/{}", dir, name);
 }
 
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError(fmt::format("write {}", path), errno);
-    data.remove_prefix(static_cast<size_t>(n));
+// A fresh random value at the start of the generation file `fd` (opened for writing).
+Status WriteGeneration(int fd, const std::string& path) {
+  uint64_t value = 0;
+  base::RandomBytes(&value, sizeof value);
+  ssize_t n = pwrite(fd, &value, sizeof value, 0);
+  if (n != static_cast<ssize_t>(sizeof value)) {
+    return ErrnoError(fmt::format("write {}", path), n < 0 ? errno : EIO);
   }
   return Status::Ok();
 }
@@ -35,13 +36,7 @@ Status NewGeneration(const std::string& dir) {
   const std::string path = PathIn(dir, kInitChannelGeneration);
   base::UniqueFd fd(open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd) return ErrnoError(fmt::format("open {}", path), errno);
-  uint64_t value = 0;
-  base::RandomBytes(&value, sizeof value);
-  ssize_t n = pwrite(fd.get(), &value, sizeof value, 0);
-  if (n != static_cast<ssize_t>(sizeof value)) {
-    return ErrnoError(fmt::format("write {}", path), n < 0 ? errno : EIO);
-  }
-  return Status::Ok();
+  return WriteGeneration(fd.get(), path);
 }
 
 }  // namespace
@@ -60,9 +55,7 @@ Status CreateInitChannel(const std::string& dir, uid_t owner) {
     if (errno == EEXIST) return Status::Ok();
     return ErrnoError(fmt::format("create {}", path), errno);
   }
-  uint64_t value = 0;
-  base::RandomBytes(&value, sizeof value);
-  RETURN_IF_ERROR(WriteAll(fd.get(), {reinterpret_cast<const char*>(&value), sizeof value}, path));
+  RETURN_IF_ERROR(WriteGeneration(fd.get(), path));
   if (fchown(fd.get(), owner, owner) != 0) return ErrnoError(fmt::format("chown {}", path), errno);
   return Status::Ok();
 }
@@ -75,22 +68,11 @@ Status WriteInitChannel(const std::string& dir, std::string_view json, uid_t own
     }
     return NewGeneration(dir);
   }
-  // A name of its own per write: writers do not coordinate.
-  const std::string tmp = PathIn(dir, fmt::format(".init.{}.tmp", base::RandomAlnum(12)));
-  base::UniqueFd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd) return ErrnoError(fmt::format("create {}", tmp), errno);
-  Status written = WriteAll(fd.get(), json, tmp);
-  if (written.ok() && fchown(fd.get(), owner, owner) != 0) {
-    written = ErrnoError(fmt::format("chown {}", tmp), errno);
-  }
-  fd.reset();
-  if (written.ok() && rename(tmp.c_str(), body.c_str()) != 0) {
-    written = ErrnoError(fmt::format("rename {} to {}", tmp, body), errno);
-  }
-  if (!written.ok()) {
-    unlink(tmp.c_str());
-    return written;
-  }
+  // A temporary name of its own per write: writers do not coordinate.
+  RETURN_IF_ERROR(base::WriteFileAtomically(
+      body, json,
+      base::AtomicWrite{
+          .mode = 0600, .owner_uid = owner, .owner_gid = owner, .unique_temp = true}));
   return NewGeneration(dir);
 }
 
