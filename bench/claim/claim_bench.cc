@@ -6,6 +6,8 @@
 //               [--idle-seconds 10] [--hibernated 20] [--tail] [--trace-slowest N]
 //   claim_bench --tracing ROUNDS [--pool 50] [--claims 1000]   # the claim path, tracing off vs on
 //
+// With CLAIM_BENCH_LOG=<file> in the environment the server's log is written there at the end.
+//
 // Needs root (real sandboxes); exits 77 (skipped) otherwise.
 
 #include <fmt/format.h>
@@ -695,6 +697,12 @@ int Main(int argc, char** argv) {
   if (o.idle_seconds > 0) {
     CHECK(Eventually([&] { return AvailableReplicas(server, set) >= o.pool; }, 600s));
     MeasureIdlePool(server.data_dir(), static_cast<size_t>(o.pool), o.idle_seconds);
+  }
+  // Read after a run for what the server did during the rows (its warnings, its timings).
+  if (const char* path = getenv("CLAIM_BENCH_LOG")) {
+    std::ofstream out(path);
+    out << server.log();
+    if (!out) fmt::print(stderr, "claim bench: could not write the server's log to {}\n", path);
   }
   auto [p50, p99] = ServerSideQuantiles(server);
   fmt::print(
